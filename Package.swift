@@ -1,0 +1,40 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+let package = Package(
+    name: "Haul",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .library(name: "Haul", targets: ["Haul"]),
+        .library(name: "HaulServer", targets: ["HaulServer"]),
+        .library(name: "HaulCLI", targets: ["HaulCLI"]),
+        .executable(name: "haul", targets: ["haul"]),
+    ],
+    targets: [
+        // C shims: OpenSSL macros and Linux system calls Swift cannot reach directly.
+        .target(
+            name: "CHaulTLS",
+            linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
+        ),
+        .target(name: "CHaulSys"),
+
+        .target(name: "Haul", dependencies: ["CHaulTLS", "CHaulSys"]),
+        .target(name: "HaulServer", dependencies: ["CHaulTLS", "CHaulSys"]),
+        .target(name: "HaulCLI", dependencies: ["Haul", "HaulServer"]),
+        .executableTarget(name: "haul", dependencies: ["HaulCLI"]),
+
+        .target(name: "HaulTestSupport", dependencies: ["Haul", "HaulServer"], path: "Tests/HaulTestSupport"),
+        .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulServer", "HaulTestSupport"]),
+        .testTarget(name: "HaulServerTests", dependencies: ["HaulServer", "HaulTestSupport"]),
+        .testTarget(name: "HaulCLITests", dependencies: ["HaulCLI", "Haul", "HaulServer", "HaulTestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+// One settings loop over every Swift target, as swift-log does.
+for target in package.targets where target.name != "CHaulTLS" && target.name != "CHaulSys" {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,32 @@
+// Linux system calls and constants that the Glibc module does not expose to Swift.
+#ifndef CHAUL_SYS_H
+#define CHAUL_SYS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/// renameat2(RENAME_NOREPLACE) where available (Linux); EEXIST when the target exists.
+/// Falls back to link()+unlink() semantics (also no-replace) on systems without renameat2.
+int haul_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
+
+/// An eventfd (Linux) or a pipe elsewhere, used to wake a thread blocked in poll().
+/// On success stores the fd to poll in *readfd and the fd to signal in *writefd.
+int haul_wakeup_open(int *readfd, int *writefd);
+/// Signals the wake-up fd (idempotent while unread).
+void haul_wakeup_signal(int writefd);
+
+/// fallocate(fd, 0, offset, length) on Linux; posix_fallocate elsewhere. Returns 0 or an errno.
+int haul_preallocate(int fd, int64_t offset, int64_t length);
+
+/// posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL); ignored where unsupported.
+void haul_advise_sequential(int fd);
+
+/// Sets SO_RCVBUF on a socket (best effort).
+void haul_set_receive_buffer(int fd, int bytes);
+
+/// The O_NOFOLLOW | O_CLOEXEC and O_DIRECTORY flag values.
+int haul_o_nofollow(void);
+int haul_o_directory(void);
+int haul_o_cloexec(void);
+
+#endif

@@ -1,0 +1,77 @@
+#define _GNU_SOURCE
+#include "CHaulSys.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#ifdef __linux__
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <linux/fs.h>
+#endif
+
+int haul_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
+#if defined(__linux__) && defined(SYS_renameat2)
+    long rc = syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, RENAME_NOREPLACE);
+    if (rc == 0) return 0;
+    if (errno != ENOSYS && errno != EINVAL) return -1;
+#endif
+    if (linkat(olddirfd, oldpath, newdirfd, newpath, 0) != 0) return -1;
+    return unlinkat(olddirfd, oldpath, 0);
+}
+
+int haul_wakeup_open(int *readfd, int *writefd) {
+#ifdef __linux__
+    int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (fd < 0) return -1;
+    *readfd = fd;
+    *writefd = fd;
+    return 0;
+#else
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    fcntl(fds[1], F_SETFL, O_NONBLOCK);
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+    *readfd = fds[0];
+    *writefd = fds[1];
+    return 0;
+#endif
+}
+
+void haul_wakeup_signal(int writefd) {
+#ifdef __linux__
+    uint64_t one = 1;
+    ssize_t r = write(writefd, &one, sizeof one);
+#else
+    char one = 1;
+    ssize_t r = write(writefd, &one, 1);
+#endif
+    (void)r;
+}
+
+int haul_preallocate(int fd, int64_t offset, int64_t length) {
+#ifdef __linux__
+    if (fallocate(fd, 0, (off_t)offset, (off_t)length) == 0) return 0;
+    if (errno != EOPNOTSUPP && errno != ENOSYS) return errno;
+#endif
+    return posix_fallocate(fd, (off_t)offset, (off_t)length);
+}
+
+void haul_advise_sequential(int fd) {
+#ifdef POSIX_FADV_SEQUENTIAL
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#else
+    (void)fd;
+#endif
+}
+
+void haul_set_receive_buffer(int fd, int bytes) {
+    (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
+}
+
+int haul_o_nofollow(void) { return O_NOFOLLOW; }
+int haul_o_directory(void) { return O_DIRECTORY; }
+int haul_o_cloexec(void) { return O_CLOEXEC; }

@@ -1,0 +1,31 @@
+// Tiny shim over OpenSSL: the headers Haul needs, and functions for what OpenSSL
+// exposes only as macros (Swift cannot call a C macro with arguments).
+#ifndef CHAUL_TLS_H
+#define CHAUL_TLS_H
+
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+#include <openssl/x509v3.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/pem.h>
+
+/// SSL_set_tlsext_host_name (a macro): sets the SNI name. Returns 1 on success.
+int haul_ssl_set_sni(SSL *ssl, const char *name);
+
+/// SSL_CTX_set_mode(ctx, SSL_MODE_AUTO_RETRY | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_ENABLE_PARTIAL_WRITE).
+void haul_ssl_ctx_set_default_modes(SSL_CTX *ctx);
+
+/// SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION).
+int haul_ssl_ctx_require_tls12(SSL_CTX *ctx);
+
+/// Disables TLS renegotiation and compression (SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION)
+/// and makes an unexpected EOF a clean close (SSL_OP_IGNORE_UNEXPECTED_EOF): HTTP framing, not
+/// TLS close_notify, decides whether a body is complete.
+void haul_ssl_ctx_set_default_options(SSL_CTX *ctx);
+
+/// Writes the text of the oldest queued OpenSSL error into buffer (NUL-terminated) and clears
+/// the queue. Returns the error code (0 when the queue was empty).
+unsigned long haul_ssl_take_error(char *buffer, size_t length);
+
+#endif

@@ -1,0 +1,99 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Synchronization
+
+/// One running (or finished) download: its events, its result, and the controls over it.
+///
+/// Every download has its own event stream and state; nothing is shared between two downloads.
+public final class Download: Sendable {
+    /// The key this download is known by in its ``Downloader``.
+    public let key: String
+    /// The request as given.
+    public let request: DownloadRequest
+    /// This download's events; see ``DownloadEvents``.
+    public var events: DownloadEvents {
+        DownloadEvents(queue: queue, onCancel: { [weak self] in self?.cancel() })
+    }
+
+    let destination: Destination
+    let configuration: Downloader.Configuration
+    let queue = EventQueue()
+    let cancellation: CancellationSignal
+
+    private struct Outcome {
+        var result: Result<DownloadResult, DownloadError>?
+        var waiters: [CheckedContinuation<Result<DownloadResult, DownloadError>, Never>] = []
+    }
+    private let outcome = Mutex(Outcome())
+
+    init(request: DownloadRequest, destination: Destination, configuration: Downloader.Configuration) {
+        self.key = request.key
+        self.request = request
+        self.destination = destination
+        self.configuration = configuration
+        self.cancellation = CancellationSignal()
+    }
+
+    /// Runs the transfer on its own thread; `onEnd` runs once it is over.
+    func start(onEnd: @escaping @Sendable () -> Void) {
+        spawnThread(name: "haul-download") { [self] in
+            let job = DownloadJob(request: request, destination: destination, configuration: configuration,
+                                  cancellation: cancellation, events: queue)
+            let result: Result<DownloadResult, DownloadError>
+            do throws(DownloadError) {
+                result = .success(try job.run())
+            } catch {
+                result = .failure(error)
+            }
+            complete(with: result)
+            onEnd()
+        }
+    }
+
+    private func complete(with result: Result<DownloadResult, DownloadError>) {
+        switch result {
+        case .success(let done):
+            queue.yield(done.skipped ? .skipped(done.fileURL) : .finished(done.fileURL))
+            queue.finish(.success(()))
+        case .failure(let error):
+            queue.finish(.failure(error))
+        }
+        let waiters = outcome.withLock { outcome in
+            outcome.result = result
+            defer { outcome.waiters = [] }
+            return outcome.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: result) }
+    }
+
+    /// Stops the download. Connections close at once, the partial file is kept for a later
+    /// resume, and the events and ``result()`` end with ``DownloadError/Code/cancelled``.
+    public func cancel() {
+        cancellation.cancel()
+    }
+
+    /// Waits for the download to end and returns its result.
+    ///
+    /// Cancelling the calling task cancels the download.
+    ///
+    /// - Returns: the final response head and file URL.
+    /// - Throws: the download's ``DownloadError``.
+    public func result() async throws(DownloadError) -> DownloadResult {
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<DownloadResult, DownloadError>, Never>) in
+                let ready = outcome.withLock { outcome -> Result<DownloadResult, DownloadError>? in
+                    if let result = outcome.result { return result }
+                    outcome.waiters.append(continuation)
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        } onCancel: {
+            self.cancel()
+        }
+        return try result.get()
+    }
+}

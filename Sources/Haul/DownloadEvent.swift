@@ -1,0 +1,51 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What a download reports, in order, on its own ``Download/events`` stream.
+public enum DownloadEvent: Sendable {
+    /// The response head arrived and the destination is chosen; bytes start flowing.
+    case started(DownloadStart)
+    /// Bytes arrived. Throttled to about ten a second; the last state is always sent.
+    case progress(DownloadProgress)
+    /// An attempt failed with a retryable error; the next one starts after `delay` seconds.
+    case retrying(attempt: Int, delay: Double, error: DownloadError)
+    /// The download is paused (connections closed, partial file kept).
+    case paused
+    /// A paused download continues.
+    case resumed
+    /// The destination already existed and the conflict policy is `.skip`: nothing was downloaded.
+    case skipped(URL)
+    /// The file is complete, verified and under its final name. Always the last event.
+    case finished(URL)
+}
+
+/// Facts known when a download starts.
+public struct DownloadStart: Sendable {
+    /// The URL as given, secrets redacted (safe to print).
+    public var redactedURL: String
+    /// The final file (it appears only when the download succeeds).
+    public var fileURL: URL
+    /// The file's full length, when known.
+    public var totalBytes: Int64?
+    /// Bytes already on disk from an earlier attempt.
+    public var resumedFrom: Int64
+    /// Connections used for this download.
+    public var connections: Int
+    /// The final response head (after redirects).
+    public var response: ResponseHead
+}
+
+/// The outcome of a finished download.
+public struct DownloadResult: Sendable {
+    /// The final response head (after redirects).
+    public var response: ResponseHead
+    /// The file, under its final name.
+    public var fileURL: URL
+    /// Its length in bytes.
+    public var byteCount: Int64
+    /// True when the file existed and the conflict policy said `.skip` (nothing was downloaded).
+    public var skipped: Bool
+}

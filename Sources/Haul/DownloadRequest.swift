@@ -1,0 +1,33 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What to download: a URL plus the headers sent with it.
+public struct DownloadRequest: Sendable {
+    /// The URL the user gave (`http` or `https`). Its last path component names the file when
+    /// the server sends no `Content-Disposition`.
+    public var url: URL
+    /// Extra request headers. They are sent to the URL's own origin only: a redirect to another
+    /// scheme, host or port drops all of them.
+    public var headers: [(name: String, value: String)]
+    /// What to do when the chosen name already exists (`nil`: the downloader's default).
+    public var conflictPolicy: ConflictPolicy?
+    /// Identifies the download among the downloader's running ones; defaults to the URL.
+    public var key: String
+
+    /// Creates a request.
+    ///
+    /// - Parameters:
+    ///   - url: an `http` or `https` URL.
+    ///   - headers: extra headers, sent to the URL's own origin only.
+    ///   - conflictPolicy: overrides the downloader's default conflict policy.
+    ///   - key: identifies the download; defaults to the URL's absolute string.
+    public init(url: URL, headers: [(name: String, value: String)] = [], conflictPolicy: ConflictPolicy? = nil, key: String? = nil) {
+        self.url = url
+        self.headers = headers
+        self.conflictPolicy = conflictPolicy
+        self.key = key ?? url.absoluteString
+    }
+}

@@ -1,0 +1,131 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Synchronization
+
+/// Starts downloads and keeps track of the running ones by key.
+///
+/// A `Downloader` is `Sendable`: share one across tasks. Each download gets its own
+/// ``Download`` handle with its own event stream, so two downloads never share state.
+///
+/// ```swift
+/// let downloader = Downloader()
+/// let download = downloader.download(url, to: .directory(folder))
+/// for try await event in download.events {
+///     if case .progress(let p) = event { print(p.completedBytes, p.fractionCompleted ?? 0) }
+/// }
+/// ```
+public final class Downloader: Sendable {
+    /// The settings every download of this downloader uses.
+    public let configuration: Configuration
+    private let running = Mutex<[String: Download]>([:])
+
+    /// Creates a downloader.
+    ///
+    /// - Parameter configuration: timeouts, TLS trust, conflict policy and buffer sizes.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// Starts downloading `url` into `destination` and returns its handle.
+    ///
+    /// - Parameters:
+    ///   - url: an `http` or `https` URL.
+    ///   - destination: a folder (the name comes from the server or URL) or an exact file.
+    /// - Returns: the download's handle; iterate ``Download/events`` or await ``Download/result()``.
+    public func download(_ url: URL, to destination: Destination) -> Download {
+        download(DownloadRequest(url: url), to: destination)
+    }
+
+    /// Starts downloading a request into `destination` and returns its handle.
+    ///
+    /// When a download with the same ``DownloadRequest/key`` is running, its handle is returned
+    /// and nothing new starts.
+    ///
+    /// - Parameters:
+    ///   - request: the URL, headers, conflict policy and key.
+    ///   - destination: a folder or an exact file.
+    /// - Returns: the download's handle.
+    public func download(_ request: DownloadRequest, to destination: Destination) -> Download {
+        let (download, isNew) = running.withLock { running -> (Download, Bool) in
+            if let existing = running[request.key] { return (existing, false) }
+            let created = Download(request: request, destination: destination, configuration: configuration)
+            running[request.key] = created
+            return (created, true)
+        }
+        if isNew {
+            download.start { [weak self] in
+                self?.running.withLock { running in
+                    if running[request.key] === download { running[request.key] = nil }
+                }
+            }
+        }
+        return download
+    }
+
+    /// Downloads a request and returns once the file is complete, verified and in place.
+    ///
+    /// Cancelling the calling task cancels the download (the partial file is kept for resume).
+    ///
+    /// - Parameters:
+    ///   - request: the URL, headers, conflict policy and key.
+    ///   - destination: a folder or an exact file.
+    /// - Returns: the final response head and the file's URL.
+    /// - Throws: ``DownloadError`` with a status code (`httpStatus`, `authenticationRefused`)
+    ///   for any non-2xx answer, or any other code from the transfer; `cancelled` on cancellation.
+    public func file(from request: DownloadRequest, to destination: Destination) async throws(DownloadError) -> DownloadResult {
+        try await download(request, to: destination).result()
+    }
+
+    /// Downloads a URL and returns once the file is complete; see ``file(from:to:)``.
+    public func file(from url: URL, to destination: Destination) async throws(DownloadError) -> DownloadResult {
+        try await file(from: DownloadRequest(url: url), to: destination)
+    }
+
+    /// Starts a download and reports through callbacks, for code that is not `async`.
+    ///
+    /// - Parameters:
+    ///   - request: what to download.
+    ///   - destination: where it lands.
+    ///   - onEvent: called for every event, on an arbitrary thread.
+    ///   - completion: called once with the result, on an arbitrary thread.
+    /// - Returns: a token whose ``DownloadToken/cancel()`` cancels the download.
+    @discardableResult
+    public func start(
+        _ request: DownloadRequest,
+        to destination: Destination,
+        onEvent: @escaping @Sendable (DownloadEvent) -> Void = { _ in },
+        completion: @escaping @Sendable (Result<DownloadResult, DownloadError>) -> Void
+    ) -> DownloadToken {
+        let download = download(request, to: destination)
+        let task = Task {
+            do {
+                for try await event in download.events { onEvent(event) }
+            } catch {}
+            do throws(DownloadError) {
+                completion(.success(try await download.result()))
+            } catch {
+                completion(.failure(error))
+            }
+        }
+        return DownloadToken(download: download, task: task)
+    }
+}
+
+/// Returned by ``Downloader/start(_:to:onEvent:completion:)``: cancels its download.
+public final class DownloadToken: Sendable {
+    private let download: Download
+    private let task: Task<Void, Never>
+
+    init(download: Download, task: Task<Void, Never>) {
+        self.download = download
+        self.task = task
+    }
+
+    /// Cancels the download; the completion handler then receives `cancelled`.
+    public func cancel() {
+        download.cancel()
+    }
+}

@@ -1,0 +1,2 @@
+import HaulCLI
+HaulCommand.main()
