@@ -26,3 +26,8 @@ unsigned long haul_ssl_take_error(char *buffer, size_t length) {
     ERR_clear_error();
     return first;
 }
+
+void haul_ssl_ctx_enable_read_ahead(SSL_CTX *ctx, size_t buffer_length) {
+    SSL_CTX_set_read_ahead(ctx, 1);
+    SSL_CTX_set_default_read_buffer_len(ctx, buffer_length);
+}

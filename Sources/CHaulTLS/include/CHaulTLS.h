@@ -24,6 +24,10 @@ int haul_ssl_ctx_require_tls12(SSL_CTX *ctx);
 /// TLS close_notify, decides whether a body is complete.
 void haul_ssl_ctx_set_default_options(SSL_CTX *ctx);
 
+/// SSL_CTX_set_read_ahead(ctx, 1) plus a large default read buffer, so one socket read fills
+/// many TLS records and SSL_read mostly decrypts from memory.
+void haul_ssl_ctx_enable_read_ahead(SSL_CTX *ctx, size_t buffer_length);
+
 /// Writes the text of the oldest queued OpenSSL error into buffer (NUL-terminated) and clears
 /// the queue. Returns the error code (0 when the queue was empty).
 unsigned long haul_ssl_take_error(char *buffer, size_t length);
