@@ -10,7 +10,8 @@ enum ContentDisposition {
     /// Syntax errors (a missing type, a parameter without `=`, an unterminated quoted
     /// string, text after a value, a parameter given twice) make the whole value unusable.
     /// A `filename*` that cannot be decoded (unknown charset, bad `%` escape, bytes that are
-    /// not valid in its charset, a quoted value) is ignored and `filename` is used instead.
+    /// not valid in its charset, a quoted value, an empty value) is ignored and `filename`
+    /// is used instead.
     ///
     /// - Parameter headerValue: the field value, e.g. `attachment; filename="a.txt"`.
     /// - Returns: the name (not yet sanitised), or `nil` when there is none or the value is invalid.
@@ -32,8 +33,7 @@ enum ContentDisposition {
                 break
             }
         }
-        let chosen = extended ?? plain
-        return chosen?.isEmpty == false ? chosen : nil
+        return [extended, plain].lazy.compactMap { $0 }.first { !$0.isEmpty }
     }
 
     /// Decodes an RFC 8187 `ext-value`: `charset'[language]'value-chars`.
