@@ -14,7 +14,7 @@ enum ConflictResolution: Equatable, Sendable {
 ///
 /// Pure: whether a name exists is asked through a closure, so tests use a set and the
 /// downloader asks the file system (relative to the destination folder).
-enum ConflictResolver {
+enum ConflictResolver: Sendable {
     /// The highest number tried by ``ConflictPolicy/rename`` (`name.9999.ext`).
     static let maximumAttempt = 9999
 

@@ -4,7 +4,7 @@
 /// `;`-separated parameters. `filename*` (RFC 8187 extended value: `charset'language'%XX…`,
 /// UTF-8 or ISO-8859-1) is preferred over `filename` (a token or a quoted string with `\`
 /// escapes). The name returned is raw: callers pass it through ``FileNameSanitizer``.
-enum ContentDisposition {
+enum ContentDisposition: Sendable {
     /// The file name proposed by a `Content-Disposition` header value.
     ///
     /// Syntax errors (a missing type, a parameter without `=`, an unterminated quoted
@@ -97,7 +97,7 @@ extension ContentDisposition {
     ///
     /// Scalars at or above U+0080 are accepted inside quoted strings (RFC 9110 `obs-text`),
     /// so a server sending raw UTF-8 there still works; tokens are ASCII only.
-    struct Parser {
+    struct Parser: Sendable {
         private let scalars: [Unicode.Scalar]
         private var position = 0
 

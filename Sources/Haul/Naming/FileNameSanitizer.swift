@@ -4,7 +4,7 @@
 /// starting with a dot, never ending in one of Haul's own suffixes (`.part`, `.resume`,
 /// `.lock`), and at most ``maximumByteCount`` UTF-8 bytes, so that `NAME.resume` still
 /// fits the usual 255-byte limit on file names.
-enum FileNameSanitizer {
+enum FileNameSanitizer: Sendable {
     /// The longest name produced, in UTF-8 bytes: 255 minus the longest suffix Haul adds (`.resume`).
     static let maximumByteCount = 255 - ".resume".utf8.count
 

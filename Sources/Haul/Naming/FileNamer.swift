@@ -4,7 +4,7 @@
 /// URL the user gave (never of a redirect target), then `download`. The chosen name is
 /// sanitised (``FileNameSanitizer``); when it has no extension, one is added from the
 /// `Content-Type` if the type is on the allow-list (``MIMEExtensions``).
-enum FileNamer {
+enum FileNamer: Sendable {
     /// The name used when neither the server nor the URL offers one.
     static let fallbackName = "download"
 

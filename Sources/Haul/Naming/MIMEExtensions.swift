@@ -3,7 +3,7 @@
 /// Only an allow-list of common, inert types maps to an extension. Anything that could run
 /// when double-clicked (programs, installers, scripts, packages, disk images) maps to none,
 /// and so do `application/octet-stream` and every type not listed.
-enum MIMEExtensions {
+enum MIMEExtensions: Sendable {
     /// Media type (lowercase `type/subtype`) to extension (no dot).
     static let table: [String: String] = [
         "text/plain": "txt",
