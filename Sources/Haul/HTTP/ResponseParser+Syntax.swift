@@ -1,0 +1,112 @@
+// Status line, header fields and framing rules of the response parser.
+
+extension ResponseParser {
+    /// `HTTP/1.0` or `HTTP/1.1`, SP, three digits, and an optional SP and reason phrase.
+    func parseStatusLine(_ line: [UInt8]) throws(DownloadError) -> (minorVersion: Int, status: Int, reason: String) {
+        try checkLooksLikeHTTP(line)
+        let prefix = Array("HTTP/1.".utf8)
+        guard line.count >= 12, line.starts(with: prefix), line[7] == UInt8(ascii: "0") || line[7] == UInt8(ascii: "1"),
+              line[8] == UInt8(ascii: " "), line[9...11].allSatisfy(isDigit), line[9] != UInt8(ascii: "0"),
+              line.count == 12 || line[12] == UInt8(ascii: " ")
+        else {
+            throw DownloadError(.malformedResponse, "malformed status line '\(Self.printable(line))'")
+        }
+        let reasonBytes = line.dropFirst(13)
+        guard reasonBytes.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else {
+            throw DownloadError(.malformedResponse, "the status line contains a control character")
+        }
+        let status = line[9...11].reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+        return (Int(line[7] - UInt8(ascii: "0")), status, Self.decodeFieldText(reasonBytes))
+    }
+
+    /// Fails fast when the first bytes of a reply cannot start an HTTP/1.x status line.
+    func checkLooksLikeHTTP(_ bytes: [UInt8]) throws(DownloadError) {
+        let prefix = Array("HTTP/".utf8)
+        let count = min(bytes.count, prefix.count)
+        guard bytes[..<count].elementsEqual(prefix[..<count]) else {
+            throw DownloadError(.malformedResponse, "the server's reply is not HTTP (it starts with '\(Self.printable(bytes))')")
+        }
+    }
+
+    /// `name: OWS value OWS`; the name a token, no whitespace before the colon, no obs-fold.
+    func parseField(_ line: [UInt8]) throws(DownloadError) -> (name: String, value: String) {
+        if line.first == 0x20 || line.first == 0x09 {
+            throw DownloadError(.malformedResponse, "a response header line starts with whitespace (obsolete line folding)")
+        }
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0, line[..<colon].allSatisfy(isTokenByte) else {
+            throw DownloadError(.malformedResponse, "malformed response header line '\(Self.printable(line))'")
+        }
+        var value = line[(colon + 1)...]
+        while let first = value.first, first == 0x20 || first == 0x09 { value.removeFirst() }
+        while let last = value.last, last == 0x20 || last == 0x09 { value.removeLast() }
+        return (String(decoding: line[..<colon], as: UTF8.self), Self.decodeFieldText(value))
+    }
+
+    /// UTF-8 when valid, else ISO-8859-1 (each byte one character).
+    static func decodeFieldText(_ bytes: ArraySlice<UInt8>) -> String {
+        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
+        return String(scalars)
+    }
+
+    /// At most 40 bytes, printable ASCII kept, anything else as `?`.
+    static func printable(_ bytes: [UInt8]) -> String {
+        let shown = bytes.prefix(40).map { $0 >= 0x20 && $0 < 0x7F ? $0 : UInt8(ascii: "?") }
+        return String(decoding: shown, as: UTF8.self) + (bytes.count > 40 ? "..." : "")
+    }
+
+    /// The body framing of a final response (RFC 9112 §6.3).
+    ///
+    /// - Throws: `.malformedResponse` for a transfer coding other than `chunked`;
+    ///   `.invalidContentLength` for a bad `Content-Length`.
+    static func framing(of head: ResponseHead, method: HTTPMethod) throws(DownloadError) -> Framing {
+        if method == .head || head.status < 200 || head.status == 204 || head.status == 304 { return .none }
+        let codings = head.headers.values(for: "Transfer-Encoding")
+        if !codings.isEmpty {
+            let list = codings.flatMap { $0.split(separator: ",") }
+                .map { $0.trimmingOWS().lowercased() }
+                .filter { !$0.isEmpty }
+            guard list == ["chunked"] else {
+                let shown = printable(Array(codings.joined(separator: ", ").utf8))
+                throw DownloadError(.malformedResponse, "unsupported Transfer-Encoding '\(shown)' (only chunked is supported)")
+            }
+            return .chunked  // Content-Length, if any, is ignored: chunked wins
+        }
+        if let length = try contentLength(in: head.headers) { return .length(length) }
+        return .untilClose
+    }
+
+    /// The `Content-Length` of a header block, `nil` when absent.
+    ///
+    /// Digits only (no sign), no overflow; a comma list or repeated field is fine when every
+    /// value is the same.
+    ///
+    /// - Throws: `.invalidContentLength` otherwise.
+    static func contentLength(in headers: HTTPHeaders) throws(DownloadError) -> Int64? {
+        let values = headers.values(for: "Content-Length")
+        if values.isEmpty { return nil }
+        var result: Int64?
+        for element in values.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: false) }) {
+            let text = element.trimmingOWS()
+            guard !text.isEmpty, text.utf8.allSatisfy(isDigit), let value = Int64(text) else {
+                throw DownloadError(.invalidContentLength, "invalid Content-Length '\(printable(Array(values.joined(separator: ", ").utf8)))'")
+            }
+            if let result, result != value {
+                throw DownloadError(.invalidContentLength, "conflicting Content-Length values '\(values.joined(separator: ", "))'")
+            }
+            result = value
+        }
+        return result
+    }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces and tabs.
+    func trimmingOWS() -> String {
+        var slice = Substring(self)
+        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
+        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
+        return String(slice)
+    }
+}

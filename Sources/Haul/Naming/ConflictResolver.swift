@@ -1,0 +1,57 @@
+/// What to do about a name that may already exist in the destination folder.
+enum ConflictResolution: Equatable, Sendable {
+    /// The name is free (or a free numbered name was found): download to it.
+    case use(String)
+    /// The name exists and the policy says to replace it once the download succeeds.
+    case overwrite(String)
+    /// The name exists and the policy says to leave it and not download.
+    case skip(String)
+    /// The name exists and the policy says to fail, or no free numbered name was found.
+    case fail(String)
+}
+
+/// Applies a ``ConflictPolicy`` to a chosen file name.
+///
+/// Pure: whether a name exists is asked through a closure, so tests use a set and the
+/// downloader asks the file system (relative to the destination folder).
+enum ConflictResolver: Sendable {
+    /// The highest number tried by ``ConflictPolicy/rename`` (`name.9999.ext`).
+    static let maximumAttempt = 9999
+
+    /// Resolves a name against what exists.
+    ///
+    /// With ``ConflictPolicy/rename`` the candidates are `stem.1.ext`, `stem.2.ext`, … up
+    /// to ``maximumAttempt``; a name without extension gets `name.1`, and `.tar.gz`-style
+    /// extensions stay together (`a.tar.gz` → `a.1.tar.gz`). A candidate longer than
+    /// ``FileNameSanitizer/maximumByteCount`` bytes has its stem shortened, never its
+    /// extension or number.
+    ///
+    /// - Parameters:
+    ///   - name: a sanitised file name.
+    ///   - policy: what the user asked for (`--on-conflict`).
+    ///   - exists: whether a name is taken in the destination folder.
+    /// - Returns: `.use(name)` when `name` is free, else the policy's outcome; `.fail(name)`
+    ///   when renaming finds no free candidate.
+    static func resolve(name: String, policy: ConflictPolicy, exists: (String) -> Bool) -> ConflictResolution {
+        guard exists(name) else { return .use(name) }
+        switch policy {
+        case .overwrite: return .overwrite(name)
+        case .skip: return .skip(name)
+        case .fail: return .fail(name)
+        case .rename: break
+        }
+        let parts = FileNameParts(name)
+        for attempt in 1...maximumAttempt {
+            let candidate = numbered(parts, attempt)
+            if !exists(candidate) { return .use(candidate) }
+        }
+        return .fail(name)
+    }
+
+    /// `stem.N.ext` (or `stem.N`), with the stem shortened to fit the byte limit.
+    static func numbered(_ parts: FileNameParts, _ attempt: Int) -> String {
+        let suffix = parts.fileExtension.map { ".\(attempt).\($0)" } ?? ".\(attempt)"
+        let budget = FileNameSanitizer.maximumByteCount - suffix.utf8.count
+        return parts.stem.truncatedToUTF8(maxBytes: budget) + suffix
+    }
+}

@@ -1,0 +1,80 @@
+/// Turns an untrusted name (from a header or a URL) into a safe single file name.
+///
+/// The result is one path component with no control characters, never `.` or `..`, never
+/// starting with a dot, never ending in one of Haul's own suffixes (`.part`, `.resume`,
+/// `.lock`), and at most ``maximumByteCount`` UTF-8 bytes, so that `NAME.resume` still
+/// fits the usual 255-byte limit on file names.
+enum FileNameSanitizer: Sendable {
+    /// The longest name produced, in UTF-8 bytes: 255 minus the longest suffix Haul adds (`.resume`).
+    static let maximumByteCount = 255 - ".resume".utf8.count
+
+    /// Suffixes Haul itself puts after a final name; a name ending in one gets a `_` appended,
+    /// so a download can never be mistaken for another one's partial file, resume record or lock.
+    static let reservedSuffixes = [".part", ".resume", ".lock"]
+
+    /// Sanitises a raw name.
+    ///
+    /// In order: every U+FFFD (left by invalid UTF-8) becomes `_`; control characters
+    /// (U+0000–U+001F, U+007F, U+0080–U+009F) and bidirectional formatting characters
+    /// (which can disguise an extension) are removed; the string is split on `/` and `\`
+    /// and the last non-empty component kept; surrounding whitespace and trailing dots are
+    /// trimmed; a leading dot becomes `_`; the name is shortened to ``maximumByteCount``
+    /// bytes keeping its extension (see ``FileNameParts``) and whole `Character`s; a name
+    /// ending in a reserved suffix (compared ignoring ASCII case) gets a `_` appended.
+    /// Sanitising a sanitised name returns it unchanged.
+    ///
+    /// - Parameter raw: the untrusted name.
+    /// - Returns: the safe name, or `nil` when nothing usable is left (empty, `.`, `..`).
+    static func sanitize(_ raw: String) -> String? {
+        var scalars = String.UnicodeScalarView()
+        for scalar in raw.unicodeScalars where !isRemoved(scalar) {
+            scalars.append(scalar == "\u{FFFD}" ? "_" : scalar)
+        }
+        let cleaned = String(scalars)
+        guard let component = cleaned.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last else {
+            return nil
+        }
+        var name = trimmed(Substring(component))
+        guard !name.isEmpty else { return nil }
+        if name.hasPrefix(".") { name = "_" + name.dropFirst() }
+        name = shortened(name, toBytes: maximumByteCount)
+        if reservedSuffixes.contains(where: { FileNameParts.hasASCIISuffixIgnoringCase(name, $0) }) {
+            name = shortened(name, toBytes: maximumByteCount - 1) + "_"
+        }
+        return name.isEmpty ? nil : name
+    }
+
+    /// Whether a scalar is dropped: C0 and C1 controls, DEL, and bidirectional formatting
+    /// characters (U+200E, U+200F, U+202A–U+202E, U+2066–U+2069).
+    private static func isRemoved(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F: true
+        case 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
+    }
+
+    /// Removes surrounding whitespace, then trailing dots and whitespace.
+    private static func trimmed(_ text: Substring) -> String {
+        var text = text.drop(while: \.isWhitespace)
+        while let last = text.last, last.isWhitespace || last == "." {
+            text = text.dropLast()
+        }
+        return String(text)
+    }
+
+    /// Shortens a name to `maxBytes` UTF-8 bytes, cutting the stem and keeping the extension.
+    ///
+    /// Without an extension the end of the name is cut. Whatever the cut leaves at the end
+    /// (dots, whitespace) is trimmed, and a leading dot of a cut stem is not possible since
+    /// the stem keeps its first character.
+    private static func shortened(_ name: String, toBytes maxBytes: Int) -> String {
+        guard name.utf8.count > maxBytes else { return name }
+        let parts = FileNameParts(name)
+        guard let ext = parts.fileExtension else {
+            return trimmed(Substring(name.truncatedToUTF8(maxBytes: maxBytes)))
+        }
+        let stemBudget = maxBytes - ext.utf8.count - 1
+        return parts.stem.truncatedToUTF8(maxBytes: stemBudget) + "." + ext
+    }
+}

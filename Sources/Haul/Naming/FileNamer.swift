@@ -1,0 +1,59 @@
+/// Chooses the name of a downloaded file when the user did not give one (`-o`).
+///
+/// In order: the `Content-Disposition` of the final response, the last path segment of the
+/// URL the user gave (never of a redirect target), then `download`. The chosen name is
+/// sanitised (``FileNameSanitizer``); when it has no extension, one is added from the
+/// `Content-Type` if the type is on the allow-list (``MIMEExtensions``).
+enum FileNamer: Sendable {
+    /// The name used when neither the server nor the URL offers one.
+    static let fallbackName = "download"
+
+    /// The safe file name for a download.
+    ///
+    /// - Parameters:
+    ///   - contentDisposition: the `Content-Disposition` value of the final response, if any.
+    ///   - originalURLPath: the percent-encoded path of the URL the user gave, without the
+    ///     query (e.g. `URL.path(percentEncoded: true)`); a redirect never chooses the name.
+    ///   - contentType: the `Content-Type` value of the final response, if any.
+    /// - Returns: a sanitised, non-empty name of at most ``FileNameSanitizer/maximumByteCount`` bytes.
+    static func name(contentDisposition: String?, originalURLPath: String, contentType: String?) -> String {
+        let chosen = contentDisposition.flatMap(ContentDisposition.filename(from:)).flatMap(FileNameSanitizer.sanitize)
+            ?? FileNameSanitizer.sanitize(lastPathSegment(of: originalURLPath))
+            ?? fallbackName
+        guard FileNameParts(chosen).fileExtension == nil,
+              let ext = contentType.flatMap(MIMEExtensions.fileExtension(forContentType:))
+        else { return chosen }
+        return FileNameSanitizer.sanitize("\(chosen).\(ext)") ?? chosen
+    }
+
+    /// The last segment of a percent-encoded path, decoded.
+    ///
+    /// Anything from a `?` or `#` on is dropped. A path ending in `/` has an empty last
+    /// segment. `%2F` and `%5C` decode to `/` and `\`, which the sanitiser then treats as
+    /// separators. An invalid escape (`%`, `%G1`) is kept as written; decoded bytes that are
+    /// not valid UTF-8 become U+FFFD (and then `_`).
+    ///
+    /// - Parameter path: a percent-encoded URL path.
+    /// - Returns: the decoded segment, possibly empty.
+    static func lastPathSegment(of path: String) -> String {
+        let withoutQuery = path.utf8.prefix { $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+        let segment = withoutQuery.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).last ?? []
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(segment.count)
+        var index = segment.startIndex
+        while index < segment.endIndex {
+            let byte = segment[index]
+            if byte == UInt8(ascii: "%"),
+               segment.distance(from: index, to: segment.endIndex) >= 3,
+               let high = ContentDisposition.hexValue(segment[segment.index(index, offsetBy: 1)]),
+               let low = ContentDisposition.hexValue(segment[segment.index(index, offsetBy: 2)]) {
+                bytes.append(high << 4 | low)
+                index = segment.index(index, offsetBy: 3)
+            } else {
+                bytes.append(byte)
+                index = segment.index(after: index)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
