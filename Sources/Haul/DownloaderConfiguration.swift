@@ -27,6 +27,8 @@ extension Downloader {
         public var bufferSize: Int = 1 << 20
         /// Minimum time between two progress events of one download. Default 0.1 s.
         public var progressInterval: Duration = .milliseconds(100)
+        /// How failed attempts are retried.
+        public var retry: RetryPolicy = RetryPolicy()
 
         /// Creates the default configuration.
         public init() {}
@@ -48,6 +50,37 @@ extension Downloader {
             self.extraCAFile = extraCAFile
             self.insecure = insecure
         }
+    }
+}
+
+/// How retryable failures (network errors, 408, 429, 5xx) are retried: exponential backoff with
+/// jitter, capped.
+public struct RetryPolicy: Sendable, Equatable {
+    /// Attempts after the first one. Default 5; 0 disables retrying.
+    public var maximumRetries: Int = 5
+    /// The first delay; each retry doubles it. Default 1 s.
+    public var initialDelay: Duration = .seconds(1)
+    /// The longest delay. Default 60 s.
+    public var maximumDelay: Duration = .seconds(60)
+
+    /// Creates a retry policy.
+    ///
+    /// - Parameters:
+    ///   - maximumRetries: attempts after the first (0: none).
+    ///   - initialDelay: the first backoff delay.
+    ///   - maximumDelay: the cap on any delay.
+    public init(maximumRetries: Int = 5, initialDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(60)) {
+        self.maximumRetries = maximumRetries
+        self.initialDelay = initialDelay
+        self.maximumDelay = maximumDelay
+    }
+
+    /// The delay before retry number `attempt` (1-based): `initialDelay * 2^(attempt-1)`, capped,
+    /// then jittered to between 50% and 100% of that value by `jitter` (a number in 0...1).
+    func delay(beforeRetry attempt: Int, jitter: Double) -> Duration {
+        let base = initialDelay.seconds * Double(1 << min(max(attempt - 1, 0), 30))
+        let capped = min(base, maximumDelay.seconds)
+        return .milliseconds(Int64((capped * (0.5 + 0.5 * min(max(jitter, 0), 1))) * 1000))
     }
 }
 

@@ -6,11 +6,18 @@ import Glibc
 import Darwin
 #endif
 
-/// A flag that wakes threads blocked in `poll`.
+/// A flag that wakes threads blocked in `poll` or in a blocking `recv`.
 ///
-/// Connections poll the signal's file descriptor beside their socket, so ``cancel()`` ends a
-/// blocked read or connect at once, without busy-polling.
+/// Waits that use `poll` include ``pollDescriptor``; connected sockets register themselves so
+/// that ``cancel()`` shuts them down, which ends a blocked `recv`/`send`/TLS call at once.
+/// Nothing busy-polls.
 final class CancellationSignal: Sendable {
+    private struct State {
+        var cancelled = false
+        var sockets: [Int: Int32] = [:]
+        var nextToken = 0
+    }
+    private let state = Mutex(State())
     private let flag = Atomic<Bool>(false)
     /// The descriptor to include in `poll` (readable once cancelled).
     let pollDescriptor: Int32
@@ -31,10 +38,43 @@ final class CancellationSignal: Sendable {
     /// Whether ``cancel()`` was called.
     var isCancelled: Bool { flag.load(ordering: .acquiring) }
 
-    /// Sets the flag and wakes every poller. Idempotent.
+    /// Sets the flag, shuts down every registered socket and wakes every poller. Idempotent.
     func cancel() {
-        if flag.exchange(true, ordering: .acquiringAndReleasing) == false {
+        flag.store(true, ordering: .releasing)
+        state.withLock { state in
+            guard !state.cancelled else { return }
+            state.cancelled = true
+            for fd in state.sockets.values { shutdown(fd, Int32(SHUT_RDWR)) }
             haul_wakeup_signal(signalDescriptor)
         }
+    }
+
+    /// Registers a socket to shut down on cancellation. Returns `nil` when already cancelled.
+    ///
+    /// The socket must be unregistered before it is closed (so a reused descriptor is never shut down).
+    func register(socket: Int32) -> Int? {
+        state.withLock { state in
+            guard !state.cancelled else { return nil }
+            state.nextToken += 1
+            state.sockets[state.nextToken] = socket
+            return state.nextToken
+        }
+    }
+
+    /// Forgets a socket registered with ``register(socket:)``.
+    func unregister(_ token: Int) {
+        _ = state.withLock { state in state.sockets.removeValue(forKey: token) }
+    }
+
+    /// Sleeps for `duration` unless cancelled first. Returns `false` when cancelled.
+    func sleep(for duration: Duration) -> Bool {
+        let deadline = ContinuousClock.now + duration
+        var fds = [pollfd(fd: pollDescriptor, events: Int16(POLLIN), revents: 0)]
+        while !isCancelled {
+            let ms = (deadline - ContinuousClock.now).milliseconds
+            if ms <= 0 { return true }
+            _ = poll(&fds, 1, Int32(clamping: ms))
+        }
+        return false
     }
 }

@@ -1,4 +1,13 @@
-/// Drives one download: connect, follow redirects, name, transfer, verify, commit.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Drives one download on its own thread: check the destination, connect, follow redirects,
+/// validate the status, choose the name, stream the body into the partial file, commit.
+///
+/// Retryable failures start another attempt after a backoff (see ``RetryPolicy``).
 struct DownloadJob {
     let request: DownloadRequest
     let destination: Destination
@@ -7,6 +16,124 @@ struct DownloadJob {
     let events: EventQueue
 
     func run() throws(DownloadError) -> DownloadResult {
-        throw DownloadError(.notSupported, "the engine is not written yet")
+        let url = try HTTPURL.parse(request.url.absoluteString)
+        // Bad headers are usage errors: find them before any network I/O.
+        _ = try RequestHead.make(method: .get, url: url, userAgent: configuration.userAgent, userHeaders: request.headers,
+                                 sendUserinfo: true, range: nil, ifRange: nil)
+        let target = try DownloadTarget(destination: destination)
+        let tls = TLSContextCache(options: configuration.tls, bufferSize: configuration.bufferSize)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: configuration.bufferSize, alignment: 4096)
+        defer { buffer.deallocate() }
+
+        var attempt = 0
+        while true {
+            do throws(DownloadError) {
+                return try attemptOnce(url: url, target: target, tls: tls, buffer: buffer)
+            } catch {
+                if cancellation.isCancelled { throw DownloadError(.cancelled, "cancelled; the partial file is kept") }
+                attempt += 1
+                guard error.isRetryable, attempt <= configuration.retry.maximumRetries else { throw error }
+                let delay = configuration.retry.delay(beforeRetry: attempt, jitter: Double.random(in: 0...1))
+                events.yield(.retrying(attempt: attempt, delay: delay.seconds, error: error))
+                if !cancellation.sleep(for: delay) { throw DownloadError(.cancelled, "cancelled; the partial file is kept") }
+            }
+        }
+    }
+
+    private func attemptOnce(url: HTTPURL, target: DownloadTarget, tls: TLSContextCache,
+                             buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) -> DownloadResult {
+        let exchange = try HTTPExchange.open(url: url, userHeaders: request.headers, configuration: configuration,
+                                             tls: tls, cancellation: cancellation, buffer: buffer)
+        defer { exchange.reader.connection.close() }
+        let head = exchange.head
+        try Self.validate(head, url: exchange.finalURL)
+
+        let choice = try target.choose(response: head, originalURL: url,
+                                       policy: request.conflictPolicy ?? configuration.conflictPolicy)
+        let finalName: String
+        let replace: Bool
+        switch choice {
+        case .skip(let name):
+            return DownloadResult(response: head, fileURL: target.fileURL(name), byteCount: 0, skipped: true)
+        case .write(let name, let replaces):
+            finalName = name
+            replace = replaces
+        }
+
+        let partial = try PartialFile(creating: finalName + PartialFile.suffix, in: target.folder)
+        do throws(DownloadError) {
+            return try transfer(exchange: exchange, url: url, target: target, finalName: finalName, replace: replace, into: partial)
+        } catch {
+            // Bytes that arrived intact before a network failure, a full disk or a cancellation are
+            // kept for a resume; after a protocol or integrity failure they cannot be trusted.
+            if error.code == .cancelled || error.code == .diskFull || error.code.exitStatus == 4 || cancellation.isCancelled {
+                partial.closeKeeping()
+            } else {
+                partial.discard()
+            }
+            throw error
+        }
+    }
+
+    private func transfer(exchange: HTTPExchange, url: HTTPURL, target: DownloadTarget, finalName: String, replace: Bool,
+                          into partial: PartialFile) throws(DownloadError) -> DownloadResult {
+        let head = exchange.head
+
+        var total: Int64?
+        if case .length(let n)? = exchange.reader.parser.framing { total = n }
+        let progress = ProgressReporter(events: events, interval: configuration.progressInterval)
+        events.yield(.started(DownloadStart(redactedURL: url.description, fileURL: target.fileURL(finalName), totalBytes: total,
+                                            resumedFrom: 0, connections: 1, response: head)))
+        progress.start(total: total, alreadyComplete: 0)
+        defer { progress.finish() }
+
+        var written: Int64 = 0
+        try exchange.reader.readBody(stallTimeout: configuration.stallTimeout) { (slice) throws(DownloadError) in
+            try partial.write(slice, at: written)
+            written += Int64(slice.count)
+            progress.add(slice.count)
+        }
+        if let total, written != total {
+            throw DownloadError(.lengthMismatch, "received \(written) bytes, expected \(total)")
+        }
+        try partial.commit(as: finalName, replace: replace)
+        return DownloadResult(response: head, fileURL: target.fileURL(finalName), byteCount: written, skipped: false)
+    }
+
+    /// Any non-2xx final status is an error, and its body is never saved.
+    static func validate(_ head: ResponseHead, url: HTTPURL) throws(DownloadError) {
+        let status = head.status
+        let said = head.reason.isEmpty ? "\(status)" : "\(status) \(head.reason)"
+        switch status {
+        case 200, 201, 202, 203, 205:
+            return
+        case 204:
+            return
+        case 206:
+            throw DownloadError(.rangeMismatch, "the server answered 206 Partial Content to a request without Range", httpStatus: status)
+        case 401, 403, 407:
+            throw DownloadError(.authenticationRefused, "the server refused access (\(said))", httpStatus: status)
+        default:
+            throw DownloadError(.httpStatus, "the server answered \(said)", httpStatus: status)
+        }
+    }
+}
+
+/// One TLS context per download, made on first use (plain HTTP never loads the trust store).
+final class TLSContextCache {
+    private let options: Downloader.TLSOptions
+    private let bufferSize: Int
+    private var context: TLSContext?
+
+    init(options: Downloader.TLSOptions, bufferSize: Int) {
+        self.options = options
+        self.bufferSize = bufferSize
+    }
+
+    func get() throws(DownloadError) -> TLSContext {
+        if let context { return context }
+        let made = try TLSContext(options: options, readBufferSize: bufferSize)
+        context = made
+        return made
     }
 }

@@ -1,0 +1,43 @@
+/// A request sent and its final response head received, redirects followed.
+struct HTTPExchange {
+    /// The reader positioned at the start of the final response's body.
+    let reader: ResponseReader
+    /// The final response head (not a redirect).
+    let head: ResponseHead
+    /// The URL that answered it.
+    let finalURL: HTTPURL
+
+    /// Connects, sends a GET and follows redirects under ``RedirectPolicy`` until a final answer.
+    ///
+    /// The header budget (bytes and lines) is shared by every response of the chain.
+    static func open(url: HTTPURL, userHeaders: [(name: String, value: String)], configuration: Downloader.Configuration,
+                     tls: TLSContextCache, cancellation: CancellationSignal,
+                     buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) -> HTTPExchange {
+        var policy = RedirectPolicy(original: url, userHeaders: userHeaders, maximumRedirects: configuration.maximumRedirects,
+                                    allowsInsecureRedirects: configuration.allowsInsecureRedirects)
+        var budget = HeaderBudget()
+        while true {
+            let current = policy.current
+            let connection = try Connection(to: current, tls: try tls.get(), connectTimeout: configuration.connectTimeout,
+                                            cancellation: cancellation)
+            let request = try RequestHead.make(method: .get, url: current, userAgent: configuration.userAgent,
+                                               userHeaders: policy.userHeaders, sendUserinfo: policy.sendsUserinfo,
+                                               range: nil, ifRange: nil)
+            let reader = ResponseReader(connection: connection, method: .get, budget: budget, buffer: buffer)
+            let head: ResponseHead
+            do throws(DownloadError) {
+                try connection.write(request.serialized(), timeout: configuration.stallTimeout)
+                head = try reader.readHead(deadline: ContinuousClock.now + configuration.headerTimeout)
+            } catch {
+                connection.close()
+                throw error
+            }
+            budget = reader.parser.budget
+            guard RedirectPolicy.isRedirect(head.status) else {
+                return HTTPExchange(reader: reader, head: head, finalURL: current)
+            }
+            connection.close()
+            _ = try policy.follow(status: head.status, location: head.headers["Location"])
+        }
+    }
+}

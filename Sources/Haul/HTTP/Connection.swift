@@ -1,0 +1,183 @@
+import CHaulTLS
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One client connection, plain or TLS, owned by one thread.
+///
+/// Reads and writes block with a timeout; ``CancellationSignal/cancel()`` wakes them. A TLS
+/// read fills the caller's buffer with as many decrypted records as are already at hand, so a
+/// large buffer means few `pwrite` calls over TLS too.
+final class Connection {
+    private let socket: TCPSocket
+    private var ssl: OpaquePointer?
+    private let cancellation: CancellationSignal
+    private var token: Int?
+    private let peer: String
+
+    /// Connects to `url`'s host and port, and completes the TLS handshake for `https`.
+    ///
+    /// - Throws: network codes, TLS codes (`tlsCertificateUntrusted`, `tlsHostnameMismatch`,
+    ///   `tlsHandshakeFailed`) or `cancelled`.
+    init(to url: HTTPURL, tls: @autoclosure () throws(DownloadError) -> TLSContext, connectTimeout: Duration,
+         cancellation: CancellationSignal) throws(DownloadError) {
+        let start = ContinuousClock.now
+        self.cancellation = cancellation
+        self.peer = url.isIPv6Literal ? "[\(url.host)]:\(url.port)" : "\(url.host):\(url.port)"
+        socket = try TCPSocket.connect(host: url.host, port: url.port, timeout: connectTimeout, cancellation: cancellation)
+        guard let token = cancellation.register(socket: socket.descriptor) else {
+            closeDescriptor(socket.descriptor)
+            throw DownloadError(.cancelled, "cancelled")
+        }
+        self.token = token
+        if url.scheme == .https {
+            do throws(DownloadError) {
+                let remaining = connectTimeout - (ContinuousClock.now - start)
+                try handshake(url: url, context: tls(), timeout: max(remaining, .milliseconds(1)))
+            } catch {
+                self.close()
+                throw error
+            }
+        }
+    }
+
+    deinit { close() }
+
+    private func handshake(url: HTTPURL, context: TLSContext, timeout: Duration) throws(DownloadError) {
+        guard let ssl = SSL_new(context.context) else {
+            throw DownloadError(.tlsHandshakeFailed, "cannot create a TLS session: \(takeOpenSSLError())")
+        }
+        self.ssl = ssl
+        SSL_set_fd(ssl, socket.descriptor)
+        if url.isIPv6Literal || isIPv4Literal(url.host) {
+            if context.verifies { X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), url.host) }
+        } else {
+            _ = haul_ssl_set_sni(ssl, url.host)
+            if context.verifies { SSL_set1_host(ssl, url.host) }
+        }
+        socket.setReceiveTimeout(timeout)
+        socket.setSendTimeout(timeout)
+        let rc = SSL_connect(ssl)
+        if rc == 1 { return }
+        if cancellation.isCancelled { throw DownloadError(.cancelled, "cancelled") }
+        let verify = SSL_get_verify_result(ssl)
+        let reason = takeOpenSSLError()
+        if Int32(verify) != X509_V_OK {
+            let text = String(cString: X509_verify_cert_error_string(verify))
+            switch Int32(verify) {
+            case X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH:
+                throw DownloadError(.tlsHostnameMismatch, "the TLS certificate of \(peer) does not match the host name (\(text))")
+            default:
+                throw DownloadError(.tlsCertificateUntrusted, "the TLS certificate of \(peer) is not trusted (\(text))")
+            }
+        }
+        if SSL_get_error(ssl, rc) == SSL_ERROR_SYSCALL && (errno == EAGAIN || errno == EWOULDBLOCK) {
+            throw DownloadError(.connectTimeout, "the TLS handshake with \(peer) timed out")
+        }
+        throw DownloadError(.tlsHandshakeFailed, "the TLS handshake with \(peer) failed: \(reason)")
+    }
+
+    /// Writes every byte, or throws.
+    ///
+    /// - Throws: `connectionReset`, `stalled` (send timeout), `cancelled`.
+    func write(_ bytes: [UInt8], timeout: Duration) throws(DownloadError) {
+        socket.setSendTimeout(timeout)
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes.withUnsafeBytes { raw -> Int in
+                let base = raw.baseAddress! + sent
+                if let ssl { return Int(SSL_write(ssl, base, Int32(clamping: raw.count - sent))) }
+                return send(socket.descriptor, base, raw.count - sent, Int32(MSG_NOSIGNAL))
+            }
+            if n > 0 { sent += n; continue }
+            if n < 0 && errno == EINTR && ssl == nil { continue }
+            throw ioError(result: n, timeoutCode: .stalled, during: "sending the request")
+        }
+    }
+
+    /// Reads at least one byte into `buffer` (0 means the peer closed the connection).
+    ///
+    /// - Parameters:
+    ///   - buffer: where the bytes go; over TLS it is filled with every record already at hand.
+    ///   - timeout: how long to wait for the first byte.
+    ///   - timeoutCode: the error when it runs out (`stalled` in a body, `headerTimeout` in a head).
+    /// - Throws: `connectionReset`, `networkError`, the timeout code, `cancelled`.
+    func read(into buffer: UnsafeMutableRawBufferPointer, timeout: Duration, timeoutCode: DownloadError.Code) throws(DownloadError) -> Int {
+        socket.setReceiveTimeout(timeout)
+        guard let ssl else {
+            while true {
+                let n = recv(socket.descriptor, buffer.baseAddress, buffer.count, 0)
+                if n >= 0 {
+                    if n == 0 && cancellation.isCancelled { throw DownloadError(.cancelled, "cancelled") }
+                    return n
+                }
+                if errno == EINTR { continue }
+                throw ioError(result: n, timeoutCode: timeoutCode, during: "reading the response")
+            }
+        }
+        var filled = 0
+        while filled < buffer.count {
+            let want = Int32(clamping: buffer.count - filled)
+            let n = SSL_read(ssl, buffer.baseAddress! + filled, want)
+            if n > 0 {
+                filled += Int(n)
+                if SSL_pending(ssl) == 0 && SSL_has_pending(ssl) == 0 { break }
+                continue
+            }
+            if filled > 0 { break }
+            let error = SSL_get_error(ssl, n)
+            if error == SSL_ERROR_ZERO_RETURN {
+                if cancellation.isCancelled { throw DownloadError(.cancelled, "cancelled") }
+                return 0
+            }
+            if error == SSL_ERROR_SYSCALL && n == 0 && errno == 0 {   // EOF without close_notify
+                if cancellation.isCancelled { throw DownloadError(.cancelled, "cancelled") }
+                return 0
+            }
+            throw ioError(result: Int(n), timeoutCode: timeoutCode, during: "reading the response")
+        }
+        return filled
+    }
+
+    private func ioError(result: Int, timeoutCode: DownloadError.Code, during activity: String) -> DownloadError {
+        let code = errno
+        if cancellation.isCancelled { return DownloadError(.cancelled, "cancelled") }
+        if let ssl {
+            let sslError = SSL_get_error(ssl, Int32(clamping: result))
+            if sslError == SSL_ERROR_SSL {
+                return DownloadError(.connectionReset, "TLS error from \(peer) while \(activity): \(takeOpenSSLError())")
+            }
+            _ = takeOpenSSLError()
+        }
+        switch code {
+        case EAGAIN, EWOULDBLOCK:
+            let what = timeoutCode == .headerTimeout ? "the response head did not arrive in time" : "no data for too long (stalled)"
+            return DownloadError(timeoutCode, "\(peer): \(what)")
+        case ECONNRESET, EPIPE:
+            return DownloadError(.connectionReset, "connection to \(peer) reset while \(activity)")
+        default:
+            return DownloadError(.networkError, "network error with \(peer) while \(activity): \(errnoText(code))")
+        }
+    }
+
+    /// Closes the connection (idempotent).
+    func close() {
+        if let token {
+            cancellation.unregister(token)
+            self.token = nil
+            if let ssl {
+                SSL_free(ssl)
+                self.ssl = nil
+            }
+            closeDescriptor(socket.descriptor)
+        }
+    }
+}
+
+/// Whether `host` is a dotted IPv4 literal.
+func isIPv4Literal(_ host: String) -> Bool {
+    var address = in_addr()
+    return inet_pton(AF_INET, host, &address) == 1
+}

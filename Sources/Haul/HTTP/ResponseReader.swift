@@ -1,0 +1,67 @@
+/// Reads one response from a connection through ``ResponseParser``: the head first, then the
+/// body, handing each body slice to the caller straight from the receive buffer (no copy).
+final class ResponseReader {
+    let connection: Connection
+    private(set) var parser: ResponseParser
+    private let buffer: UnsafeMutableRawBufferPointer
+    private var length = 0
+    private var offset = 0
+    private var ended = false
+
+    /// - Parameters:
+    ///   - buffer: the receive buffer, owned by the caller and reused for the whole transfer.
+    init(connection: Connection, method: HTTPMethod, budget: HeaderBudget, buffer: UnsafeMutableRawBufferPointer) {
+        self.connection = connection
+        self.parser = ResponseParser(method: method, budget: budget)
+        self.buffer = buffer
+    }
+
+    /// Reads until the response head is complete.
+    ///
+    /// - Parameter deadline: when the whole head must have arrived.
+    /// - Throws: `headerTimeout`, parser errors, network errors.
+    func readHead(deadline: ContinuousClock.Instant) throws(DownloadError) -> ResponseHead {
+        while true {
+            switch try nextEvent(timeout: { deadline - ContinuousClock.now }, timeoutCode: .headerTimeout) {
+            case .head(let head): return head
+            case .body, .end, .needMore:
+                throw DownloadError(.malformedResponse, "the response ended before its head")
+            }
+        }
+    }
+
+    /// Reads the body to its end, calling `sink` with each slice in order.
+    ///
+    /// - Parameters:
+    ///   - stallTimeout: the longest wait for the next byte.
+    ///   - sink: receives each slice; it must not keep the pointer.
+    /// - Throws: `truncatedBody`, `stalled`, parser and network errors, and whatever `sink` throws.
+    func readBody(stallTimeout: Duration, _ sink: (UnsafeRawBufferPointer) throws(DownloadError) -> Void) throws(DownloadError) {
+        while true {
+            switch try nextEvent(timeout: { stallTimeout }, timeoutCode: .stalled) {
+            case .body(let range):
+                try sink(UnsafeRawBufferPointer(rebasing: buffer[range]))
+            case .end:
+                return
+            case .head, .needMore:
+                throw DownloadError(.malformedResponse, "unexpected second response head")
+            }
+        }
+    }
+
+    private func nextEvent(timeout: () -> Duration, timeoutCode: DownloadError.Code) throws(DownloadError) -> ResponseParser.Event {
+        while true {
+            if ended { return try parser.inputEnded() }
+            let event = try parser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<length]), offset: &offset)
+            guard case .needMore = event else { return event }
+            let timeout = timeout()
+            if timeout <= .zero {
+                throw DownloadError(timeoutCode, timeoutCode == .headerTimeout ? "the response head did not arrive in time" : "no data for too long (stalled)")
+            }
+            let n = try connection.read(into: buffer, timeout: timeout, timeoutCode: timeoutCode)
+            length = n
+            offset = 0
+            if n == 0 { ended = true }
+        }
+    }
+}

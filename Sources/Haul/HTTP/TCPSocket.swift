@@ -1,0 +1,154 @@
+import CHaulSys
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A connected TCP socket in blocking mode, with receive/send timeouts set per call.
+///
+/// Blocking reads keep the hot path at one `recv` per buffer (no `poll` per read). Timeouts
+/// come from `SO_RCVTIMEO`/`SO_SNDTIMEO`; cancellation shuts the socket down from another thread
+/// (see ``CancellationSignal``), which wakes a blocked `recv` at once.
+struct TCPSocket {
+    let descriptor: Int32
+
+    /// Resolves `host` and connects to the first address that answers within the timeout.
+    ///
+    /// - Throws: `dnsFailure`, `connectionRefused`, `connectTimeout`, `networkError`, `cancelled`.
+    static func connect(host: String, port: Int, timeout: Duration, cancellation: CancellationSignal) throws(DownloadError) -> TCPSocket {
+        let deadline = ContinuousClock.now + timeout
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        #if canImport(Glibc)
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        #else
+        hints.ai_socktype = SOCK_STREAM
+        #endif
+        hints.ai_flags = AI_ADDRCONFIG | AI_NUMERICSERV
+        var list: UnsafeMutablePointer<addrinfo>?
+        let rc = getaddrinfo(host, String(port), &hints, &list)
+        if rc != 0 {
+            // AI_ADDRCONFIG hides ::1 when no global IPv6 address exists; retry without it.
+            hints.ai_flags = AI_NUMERICSERV
+            if getaddrinfo(host, String(port), &hints, &list) != 0 {
+                throw DownloadError(.dnsFailure, "cannot resolve host '\(host)': \(String(cString: gai_strerror(rc)))")
+            }
+        }
+        defer { freeaddrinfo(list) }
+        var lastError = DownloadError(.dnsFailure, "no address found for host '\(host)'")
+        var cursor = list
+        while let info = cursor {
+            cursor = info.pointee.ai_next
+            if cancellation.isCancelled { throw DownloadError(.cancelled, "cancelled") }
+            do throws(DownloadError) {
+                return try connect(address: info.pointee, deadline: deadline, cancellation: cancellation, host: host, port: port)
+            } catch {
+                if error.code == .cancelled || error.code == .connectTimeout { throw error }
+                lastError = error
+            }
+        }
+        throw lastError
+    }
+
+    private static func connect(address: addrinfo, deadline: ContinuousClock.Instant, cancellation: CancellationSignal,
+                                host: String, port: Int) throws(DownloadError) -> TCPSocket {
+        let fd = socket(address.ai_family, address.ai_socktype | Int32(SOCK_CLOEXEC_VALUE), address.ai_protocol)
+        guard fd >= 0 else { throw DownloadError(.networkError, "cannot create a socket: \(errnoText())") }
+        var ok = false
+        defer { if !ok { close(fd) } }
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+        if Glibc.connect(fd, address.ai_addr, address.ai_addrlen) != 0 {
+            guard errno == EINPROGRESS else { throw connectError(errno, host: host, port: port) }
+            var fds = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0),
+                       pollfd(fd: cancellation.pollDescriptor, events: Int16(POLLIN), revents: 0)]
+            while true {
+                let remaining = deadline - ContinuousClock.now
+                let ms = remaining.milliseconds
+                if ms <= 0 { throw DownloadError(.connectTimeout, "no connection to \(host) port \(port) within the connect timeout") }
+                let n = poll(&fds, 2, Int32(clamping: ms))
+                if n < 0 && errno == EINTR { continue }
+                if fds[1].revents != 0 { throw DownloadError(.cancelled, "cancelled") }
+                if n > 0 { break }
+            }
+            var soError: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &soError, &length)
+            if soError != 0 { throw connectError(soError, host: host, port: port) }
+        }
+        _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        haul_set_receive_buffer(fd, 4 << 20)
+        ok = true
+        return TCPSocket(descriptor: fd)
+    }
+
+    private static func connectError(_ code: Int32, host: String, port: Int) -> DownloadError {
+        switch code {
+        case ECONNREFUSED: return DownloadError(.connectionRefused, "connection to \(host) port \(port) refused")
+        case ETIMEDOUT: return DownloadError(.connectTimeout, "connection to \(host) port \(port) timed out")
+        default: return DownloadError(.networkError, "cannot connect to \(host) port \(port): \(String(cString: strerror(code)))")
+        }
+    }
+
+    /// Sets how long one `recv` may block (nil: forever).
+    func setReceiveTimeout(_ duration: Duration?) {
+        setTimeout(SO_RCVTIMEO, duration)
+    }
+
+    /// Sets how long one `send` may block (nil: forever).
+    func setSendTimeout(_ duration: Duration?) {
+        setTimeout(SO_SNDTIMEO, duration)
+    }
+
+    private func setTimeout(_ option: Int32, _ duration: Duration?) {
+        var tv = timeval()
+        if let duration {
+            let micros = max(duration.microseconds, 1000)
+            tv.tv_sec = Int(micros / 1_000_000)
+            tv.tv_usec = Int(micros % 1_000_000)
+        }
+        setsockopt(descriptor, SOL_SOCKET, option, &tv, socklen_t(MemoryLayout<timeval>.size))
+    }
+}
+
+/// SOCK_CLOEXEC, which Glibc exposes as an enum case.
+#if canImport(Glibc)
+let SOCK_CLOEXEC_VALUE = Int32(SOCK_CLOEXEC.rawValue)
+#else
+let SOCK_CLOEXEC_VALUE: Int32 = 0
+#endif
+
+/// The text of the current `errno`.
+func errnoText(_ code: Int32 = errno) -> String {
+    String(cString: strerror(code))
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded up, never negative.
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        if seconds < 0 { return 0 }
+        return seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+    }
+
+    /// Whole microseconds, never negative.
+    var microseconds: Int64 {
+        let (seconds, attoseconds) = components
+        if seconds < 0 { return 0 }
+        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+    }
+
+    /// The duration in seconds as a Double.
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
+
+/// Closes a file descriptor (a free function, callable from types that have a `close()` of their own).
+func closeDescriptor(_ fd: Int32) {
+    _ = close(fd)
+}

@@ -1,0 +1,50 @@
+import CHaulTLS
+
+/// An OpenSSL client context: trust store, verification mode, protocol floor, read-ahead.
+///
+/// `@unchecked Sendable`: the `SSL_CTX` is fully configured in `init` and only read afterwards
+/// (`SSL_new` is thread-safe on a configured context).
+final class TLSContext: @unchecked Sendable {
+    let context: OpaquePointer
+    let verifies: Bool
+
+    /// Creates a context trusting the system store plus `options.extraCAFile`.
+    ///
+    /// - Throws: `invalidArgument` when the CA file cannot be loaded.
+    init(options: Downloader.TLSOptions, readBufferSize: Int) throws(DownloadError) {
+        guard let context = SSL_CTX_new(TLS_client_method()) else {
+            throw DownloadError(.tlsHandshakeFailed, "cannot create a TLS context: \(takeOpenSSLError())")
+        }
+        self.context = context
+        self.verifies = !options.insecure
+        _ = haul_ssl_ctx_require_tls12(context)
+        haul_ssl_ctx_set_default_options(context)
+        haul_ssl_ctx_set_default_modes(context)
+        haul_ssl_ctx_enable_read_ahead(context, max(readBufferSize, 64 * 1024))
+        if options.insecure {
+            SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
+        } else {
+            SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+            SSL_CTX_set_default_verify_paths(context)
+            if let file = options.extraCAFile {
+                if SSL_CTX_load_verify_locations(context, file, nil) != 1 {
+                    let reason = takeOpenSSLError()
+                    SSL_CTX_free(context)
+                    throw DownloadError(.invalidArgument, "cannot load CA certificates from '\(file)': \(reason)")
+                }
+            }
+        }
+    }
+
+    deinit {
+        SSL_CTX_free(context)
+    }
+}
+
+/// The oldest queued OpenSSL error as text (the queue is cleared).
+func takeOpenSSLError() -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    let code = haul_ssl_take_error(&buffer, buffer.count)
+    if code == 0 { return "unknown TLS error" }
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}

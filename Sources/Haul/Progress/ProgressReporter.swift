@@ -1,0 +1,77 @@
+import Synchronization
+
+/// Collects a download's byte count from its transfer threads and turns it into throttled
+/// ``DownloadEvent/progress(_:)`` events.
+///
+/// Transfer threads only do an atomic add per read (``add(_:)``). A sampler task wakes every
+/// ``Downloader/Configuration/progressInterval`` and emits a snapshot when something changed (or
+/// once a second, so the speed decays while stalled). ``finish()`` always emits the final state.
+final class ProgressReporter: Sendable {
+    private let completed = Atomic<Int64>(0)
+    private struct State {
+        var total: Int64?
+        var estimator = ThroughputEstimator()
+        var lastSent: (bytes: Int64, seconds: Double)?
+        var sampler: Task<Void, Never>?
+    }
+    private let state = Mutex(State())
+    private let events: EventQueue
+    private let interval: Duration
+    private let origin = ContinuousClock.now
+
+    init(events: EventQueue, interval: Duration) {
+        self.events = events
+        self.interval = interval
+    }
+
+    /// Bytes complete so far.
+    var completedBytes: Int64 { completed.load(ordering: .relaxed) }
+
+    /// Adds bytes written to disk (called on the hot path: one atomic add).
+    @inline(__always)
+    func add(_ count: Int) {
+        completed.add(Int64(count), ordering: .relaxed)
+    }
+
+    /// Starts sampling with a known (or unknown) total and the bytes already on disk.
+    func start(total: Int64?, alreadyComplete: Int64) {
+        completed.store(alreadyComplete, ordering: .relaxed)
+        let interval = interval
+        let task = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                guard let self else { return }
+                self.sample(force: false)
+            }
+        }
+        state.withLock { state in
+            state.total = total
+            state.estimator.record(seconds: (ContinuousClock.now - origin).seconds, bytes: alreadyComplete)
+            state.sampler = task
+        }
+    }
+
+    /// Stops sampling and emits the final state.
+    func finish() {
+        let task = state.withLock { state in
+            defer { state.sampler = nil }
+            return state.sampler
+        }
+        task?.cancel()
+        sample(force: true)
+    }
+
+    private func sample(force: Bool) {
+        let now = (ContinuousClock.now - origin).seconds
+        let bytes = completedBytes
+        let snapshot = state.withLock { state -> DownloadProgress? in
+            state.estimator.record(seconds: now, bytes: bytes)
+            if !force, let last = state.lastSent, last.bytes == bytes, now - last.seconds < 1 { return nil }
+            state.lastSent = (bytes, now)
+            return DownloadProgress(completedBytes: bytes, totalBytes: state.total,
+                                    bytesPerSecond: state.estimator.bytesPerSecond,
+                                    estimatedTimeRemaining: state.estimator.estimatedTimeRemaining(total: state.total))
+        }
+        if let snapshot { events.yield(.progress(snapshot)) }
+    }
+}

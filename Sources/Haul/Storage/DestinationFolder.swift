@@ -1,0 +1,89 @@
+import CHaulSys
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An open folder that downloads land in; every file operation is relative to it (`openat`,
+/// `renameat`), so a name can never reach outside it.
+final class DestinationFolder {
+    let path: String
+    let descriptor: Int32
+
+    /// Opens `path`, creating it (and its parents) when missing, and checks it is writable.
+    ///
+    /// - Throws: `fileSystem` when it cannot be created, opened or written.
+    init(path: String) throws(DownloadError) {
+        self.path = path
+        try Self.createDirectories(path)
+        let fd = open(path, O_RDONLY | haul_o_directory() | haul_o_cloexec())
+        guard fd >= 0 else {
+            throw DownloadError(.fileSystem, "cannot open the folder '\(path)': \(errnoText())")
+        }
+        guard access(path, W_OK | X_OK) == 0 else {
+            let reason = errnoText()
+            close(fd)
+            throw DownloadError(.fileSystem, "cannot write into the folder '\(path)': \(reason)")
+        }
+        descriptor = fd
+    }
+
+    deinit { close(descriptor) }
+
+    private static func createDirectories(_ path: String) throws(DownloadError) {
+        var isDirectory = stat()
+        if stat(path, &isDirectory) == 0 {
+            guard (isDirectory.st_mode & S_IFMT) == S_IFDIR else {
+                throw DownloadError(.fileSystem, "'\(path)' exists and is not a folder")
+            }
+            return
+        }
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += component + "/"
+            if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
+                throw DownloadError(.fileSystem, "cannot create the folder '\(prefix)': \(errnoText())")
+            }
+        }
+    }
+
+    /// What is at `name` in this folder (symlinks are not followed).
+    func entry(_ name: String) -> EntryKind {
+        var info = stat()
+        guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return .missing }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return .regularFile
+        case S_IFLNK: return .symlink
+        case S_IFDIR: return .directory
+        default: return .other
+        }
+    }
+
+    /// The kinds of entry ``entry(_:)`` reports.
+    enum EntryKind: Equatable { case missing, regularFile, symlink, directory, other }
+
+    /// Removes the regular file or symlink `name` (never follows it). Missing is fine.
+    func remove(_ name: String) throws(DownloadError) {
+        if unlinkat(descriptor, name, 0) != 0 && errno != ENOENT {
+            throw DownloadError(.fileSystem, "cannot remove '\(path)/\(name)': \(errnoText())")
+        }
+    }
+
+    /// Renames `from` to `to` inside the folder, atomically. With `replace == false` an existing
+    /// `to` is never replaced (`destinationExists`).
+    func rename(_ from: String, to: String, replace: Bool) throws(DownloadError) {
+        let rc = replace ? renameat(descriptor, from, descriptor, to) : haul_rename_noreplace(descriptor, from, descriptor, to)
+        guard rc == 0 else {
+            if errno == EEXIST { throw DownloadError(.destinationExists, "'\(path)/\(to)' appeared while downloading; it was left as it is") }
+            throw DownloadError(.fileSystem, "cannot rename '\(from)' to '\(to)' in '\(path)': \(errnoText())")
+        }
+    }
+
+    /// Flushes the folder's entries (the rename) to disk.
+    func sync() throws(DownloadError) {
+        if fsync(descriptor) != 0 && errno != EINVAL {
+            throw DownloadError(.fileSystem, "cannot sync the folder '\(path)': \(errnoText())")
+        }
+    }
+}
