@@ -1,0 +1,102 @@
+@testable import Haul
+
+/// What a parser produced for a whole input: heads, body bytes, whether it ended.
+struct ParseOutcome: Equatable {
+    var heads: [ResponseHead] = []
+    var body: [UInt8] = []
+    var ended = false
+}
+
+/// Feeds `chunks` to `parser` as successive reads, following the calling contract, then EOF when asked.
+func drive(_ parser: inout ResponseParser, chunks: [[UInt8]], eof: Bool = false) throws(DownloadError) -> ParseOutcome {
+    var outcome = ParseOutcome()
+    reads: for chunk in chunks {
+        var failure: DownloadError?
+        chunk.withUnsafeBytes { buffer in
+            var offset = 0
+            do throws(DownloadError) {
+                while true {
+                    let before = offset
+                    let event = try parser.parse(buffer, offset: &offset)
+                    precondition(offset >= before && offset <= buffer.count, "offset moved backwards or past the end")
+                    switch event {
+                    case .needMore:
+                        precondition(offset == buffer.count, "needMore before consuming everything")
+                        return
+                    case .head(let head):
+                        outcome.heads.append(head)
+                    case .body(let range):
+                        precondition(range.lowerBound >= before && range.upperBound == offset && !range.isEmpty)
+                        outcome.body.append(contentsOf: buffer[range])
+                    case .end:
+                        outcome.ended = true
+                        return
+                    }
+                }
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        if outcome.ended { break reads }
+    }
+    if eof && !outcome.ended {
+        let event = try parser.inputEnded()
+        outcome.ended = event == .end
+    }
+    return outcome
+}
+
+/// Parses `bytes` delivered in one read.
+func parseWhole(_ text: String, method: HTTPMethod = .get, eof: Bool = false,
+                budget: HeaderBudget = HeaderBudget()) throws(DownloadError) -> ParseOutcome {
+    var parser = ResponseParser(method: method, budget: budget)
+    return try drive(&parser, chunks: [Array(text.utf8)], eof: eof)
+}
+
+/// Splits bytes into pieces at pseudo-random points (deterministic for a seed).
+func randomSplits(_ bytes: [UInt8], seed: UInt64) -> [[UInt8]] {
+    var generator = SplitMix64(seed: seed)
+    var pieces: [[UInt8]] = []
+    var index = 0
+    while index < bytes.count {
+        let length = Int(generator.next() % 17) + 1
+        let end = min(bytes.count, index + length)
+        pieces.append(Array(bytes[index..<end]))
+        index = end
+    }
+    return pieces
+}
+
+/// A small deterministic random number generator for reproducible splits.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Every event of one read, up to and including `.needMore` or `.end`.
+func events(_ parser: inout ResponseParser, _ bytes: [UInt8]) throws -> [ResponseParser.Event] {
+    var result: [ResponseParser.Event] = []
+    var failure: DownloadError?
+    bytes.withUnsafeBytes { buffer in
+        var offset = 0
+        do throws(DownloadError) {
+            while true {
+                let event = try parser.parse(buffer, offset: &offset)
+                result.append(event)
+                if event == .needMore || event == .end { return }
+            }
+        } catch {
+            failure = error
+        }
+    }
+    if let failure { throw failure }
+    return result
+}
