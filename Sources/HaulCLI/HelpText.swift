@@ -31,8 +31,8 @@ enum HelpText {
         """
         Usage: haul demo [--size=SIZE] [--connections=N]
 
-        Serves a generated file on 127.0.0.1 and downloads it twice, with 1 connection and
-        with N, to show the speed-up with no internet. Removes what it wrote.
+        Serves a generated file on 127.0.0.1 and downloads it twice, with 1 connection
+        and with N, to show the speed-up with no internet. Removes what it wrote.
 
         Options:
         \(optionLines(OptionTable.demo))
