@@ -10,7 +10,7 @@ import Haul
 ///   state is always drawn, then a newline.
 /// - Plain (not a TTY, or `TERM=dumb`): a line every ``plainInterval`` and a final line; no escape codes.
 ///
-/// Without a known total there is no percent, bar or ETA: a spinner (interactive) or bytes only.
+/// Without a known total there is no percent, bar or ETA: a spinner `[/]` (interactive) or bytes only.
 struct ProgressRenderer {
     /// How the text is laid out.
     enum Mode: Sendable {
@@ -115,8 +115,9 @@ struct ProgressRenderer {
     /// The download stopped early (failure or Ctrl-C): draws the last state and ends the line.
     mutating func end() -> String {
         guard mode == .interactive, lineOpen, let latest else { return "" }
+        let text = redraw(latest, tail: .eta) + "\n"
         lineOpen = false
-        return redraw(latest, tail: .eta) + "\n"
+        return text
     }
 
     /// Prints a whole line (a warning, a retry notice) without garbling the progress line:
@@ -140,11 +141,16 @@ struct ProgressRenderer {
         return Self.clearLine + interactiveLine(progress, tail: tail)
     }
 
-    /// The interactive line for `progress`, at most `width - 1` columns.
+    /// The interactive line for `progress`, at most `width - 1` columns:
+    /// `name  45% [=====>     ] 12.0 MiB / 27.0 MiB  4.5 MiB/s  ETA 0:03`.
     private func interactiveLine(_ progress: DownloadProgress, tail: Tail) -> String {
         let limit = max(1, width - 1)
         let fraction = progress.fractionCompleted
-        let percent = fraction.map { "\(Int(($0 * 100).rounded(.down)))%".padding(toWidth: 4) }
+        let percent = fraction.map { fraction -> String in
+            let text = "\(Int((fraction * 100).rounded(.down)))%"
+            return String(repeating: " ", count: max(0, 4 - text.count)) + text
+        }
+        let lead = percent ?? "[\(Self.spinner[spinnerIndex % Self.spinner.count])]"
         let bytes = progress.totalBytes.map { HumanFormat.bytes(progress.completedBytes) + " / " + HumanFormat.bytes($0) }
             ?? HumanFormat.bytes(progress.completedBytes)
         let speed = HumanFormat.speed(progress.bytesPerSecond)
@@ -152,33 +158,31 @@ struct ProgressRenderer {
         case .eta: fraction == nil ? nil : "ETA " + HumanFormat.clock(progress.estimatedTimeRemaining)
         case .elapsed(let seconds): "in " + HumanFormat.elapsed(seconds)
         }
-        let spin = fraction == nil ? String(Self.spinner[spinnerIndex % Self.spinner.count]) : nil
 
         // From the richest layout to the barest; the first that fits with a short name wins.
         let layouts: [(bar: Bool, pieces: [String?])] = [
-            (true, [percent, bytes, speed, timing]),
-            (false, [percent, bytes, speed, timing]),
-            (false, [percent, bytes, speed]),
-            (false, [percent, bytes]),
-            (false, [percent ?? bytes]),
+            (true, [bytes, speed, timing]),
+            (false, [bytes, speed, timing]),
+            (false, [bytes, speed]),
+            (false, [bytes]),
+            (false, []),
         ]
         let minimumName = min(HumanFormat.displayWidth(name), 8)
         for layout in layouts {
-            let pieces = ([spin] + layout.pieces).compactMap { $0 }
-            let tailText = pieces.joined(separator: "  ")
-            let barMinimum = layout.bar && fraction != nil ? 12 : 0
-            let fixed = tailText.count + 1 + (barMinimum > 0 ? barMinimum + 1 : 0)
+            let rest = layout.pieces.compactMap { $0 }.joined(separator: "  ")
+            let barWidth = layout.bar && fraction != nil ? 12 : 0
+            // name, " ", lead, [" ", bar], [" ", rest]
+            let fixed = 1 + lead.count + (barWidth > 0 ? 1 + barWidth : 0) + (rest.isEmpty ? 0 : 1 + rest.count)
             guard minimumName + fixed <= limit else { continue }
             let nameWidth = min(HumanFormat.displayWidth(name), max(minimumName, min(40, limit - fixed)))
-            let shownName = HumanFormat.truncate(name, toWidth: nameWidth)
-            var line = shownName.padding(toWidth: nameWidth) + " "
-            if barMinimum > 0, let fraction {
-                let barWidth = min(52, limit - HumanFormat.displayWidth(line) - tailText.count - 1)
-                line += Self.bar(fraction, width: barWidth) + " "
+            var line = HumanFormat.truncate(name, toWidth: nameWidth).padding(toWidth: nameWidth) + " " + lead
+            if barWidth > 0, let fraction {
+                let room = limit - HumanFormat.displayWidth(line) - 1 - (rest.isEmpty ? 0 : 1 + rest.count)
+                line += " " + Self.bar(fraction, width: min(52, room))
             }
-            return line + tailText
+            return rest.isEmpty ? line : line + " " + rest
         }
-        return HumanFormat.truncate(name + " " + (percent ?? bytes), toWidth: limit)
+        return HumanFormat.truncate(name + " " + lead, toWidth: limit)
     }
 
     /// `[=====>     ]`, `width` columns including the brackets.
