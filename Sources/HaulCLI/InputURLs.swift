@@ -25,7 +25,7 @@ enum InputURLs {
     /// - Throws: ``DownloadError/Code/fileSystem`` when the file cannot be read.
     static func readList(_ path: String, terminal: some Terminal) throws(DownloadError) -> String {
         if path == "-" { return terminal.readStandardInput() }
-        let url = URL(fileURLWithPath: path, relativeTo: terminal.currentDirectory)
+        let url = URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: terminal.currentDirectory.path, isDirectory: true))
         let descriptor = open(url.path, O_RDONLY)
         guard descriptor >= 0 else {
             throw DownloadError(.fileSystem, "cannot read '\(path)': \(String(cString: strerror(errno)))")

@@ -83,8 +83,10 @@ struct Runner {
                         conflictPolicy: options.conflictPolicy, key: "haul-cli-\(index) \(url.absoluteString)")
     }
 
+    /// `path` made absolute against the terminal's working directory, `.` and `..` resolved.
     private func absolutePath(_ path: String, isDirectory: Bool) -> URL {
-        URL(fileURLWithPath: path, isDirectory: isDirectory, relativeTo: terminal.currentDirectory).standardizedFileURL
+        let base = URL(fileURLWithPath: terminal.currentDirectory.path, isDirectory: true)
+        return URL(fileURLWithPath: path, isDirectory: isDirectory, relativeTo: base).standardizedFileURL
     }
 
     private func download(_ urls: [URL], displayURLs: [String]) async -> Int32 {
