@@ -1,4 +1,5 @@
 import Haul
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -10,10 +11,18 @@ import Darwin
 /// ``main()`` is what the executable calls; ``run(arguments:terminal:)`` is the same command
 /// with its output captured, for tests and embedding.
 public enum HaulCommand {
-    /// Runs `haul demo`; filled in by the demo's implementation.
+    /// Runs `haul demo` and returns its exit status; set by the demo's implementation.
     ///
-    /// Returns the exit status. While `nil`, `haul demo` prints that it is not available and exits 1.
-    nonisolated(unsafe) public static var demoRunner: (@Sendable (DemoOptions, any Terminal) async -> Int32)?
+    /// While `nil`, `haul demo` prints that it is not available and exits 1.
+    public static var demoRunner: DemoRunner? {
+        get { demoRunnerStorage.withLock { $0 } }
+        set { demoRunnerStorage.withLock { $0 = newValue } }
+    }
+
+    /// What runs `haul demo`: the parsed demo options and the terminal in, the exit status out.
+    public typealias DemoRunner = @Sendable (DemoOptions, any Terminal) async -> Int32
+
+    private static let demoRunnerStorage = Mutex<DemoRunner?>(nil)
 
     /// Runs the command with the process arguments and exits with its status.
     public static func main() async -> Never {
