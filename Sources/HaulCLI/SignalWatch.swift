@@ -12,19 +12,22 @@ import Darwin
 /// command can cancel its download, end the progress line and exit with its own status.
 /// ``stop()`` cancels the source and restores the default action.
 ///
-/// A second signal while the first is being handled ends the process at once with
-/// `128 + signal` (130 for SIGINT), in case a download does not stop.
+/// With `exitsOnRepeat`, a second signal ends the process at once with `128 + signal`
+/// (130 for SIGINT), in case a download does not stop.
+///
+/// On Linux the source is registered asynchronously: a signal sent within moments of creating
+/// the watch may be ignored.
 final class SignalWatch: InterruptWatch {
     private let signalNumber: Int32
     private let source: Mutex<(any DispatchSourceSignal)?>
 
-    init(signal signalNumber: Int32, handler: @escaping @Sendable () -> Void) {
+    init(signal signalNumber: Int32, exitsOnRepeat: Bool, handler: @escaping @Sendable () -> Void) {
         self.signalNumber = signalNumber
         _ = signal(signalNumber, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
         let count = Atomic<Int>(0)
         source.setEventHandler {
-            if count.add(1, ordering: .relaxed).newValue > 1 {
+            if count.add(1, ordering: .relaxed).newValue > 1 && exitsOnRepeat {
                 _exit(128 + signalNumber)
             }
             handler()

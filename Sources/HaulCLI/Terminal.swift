@@ -122,9 +122,10 @@ public struct SystemTerminal: Terminal {
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// Ignores SIGINT's default action and delivers it through a Dispatch signal source.
+    /// Ignores SIGINT's default action and delivers it through a Dispatch signal source; a
+    /// second Ctrl-C ends the process at once with status 130.
     public func watchInterrupts(_ handler: @escaping @Sendable () -> Void) -> any InterruptWatch {
-        SignalWatch(signal: SIGINT, handler: handler)
+        SignalWatch(signal: SIGINT, exitsOnRepeat: true, handler: handler)
     }
 }
 
