@@ -31,17 +31,9 @@ enum InputURLs {
             throw DownloadError(.fileSystem, "cannot read '\(path)': \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count > 0 {
-                bytes.append(contentsOf: chunk[0..<count])
-            } else if count == 0 {
-                break
-            } else if errno != EINTR {
-                throw DownloadError(.fileSystem, "cannot read '\(path)': \(String(cString: strerror(errno)))")
-            }
+        let (bytes, failure) = readAll(from: descriptor)
+        if let failure {
+            throw DownloadError(.fileSystem, "cannot read '\(path)': \(String(cString: strerror(failure)))")
         }
         return String(decoding: bytes, as: UTF8.self)
     }

@@ -107,19 +107,7 @@ public struct SystemTerminal: Terminal {
 
     /// Reads descriptor 0 to its end.
     public func readStandardInput() -> String {
-        var data: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
-            if count > 0 {
-                data.append(contentsOf: chunk[0..<count])
-            } else if count < 0 && errno == EINTR {
-                continue
-            } else {
-                break
-            }
-        }
-        return String(decoding: data, as: UTF8.self)
+        String(decoding: readAll(from: 0).bytes, as: UTF8.self)
     }
 
     /// Ignores SIGINT's default action and delivers it through a Dispatch signal source; a
@@ -136,4 +124,22 @@ private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count
     #elseif canImport(Darwin)
     Darwin.write(descriptor, bytes, count)
     #endif
+}
+
+/// Reads `descriptor` to its end, retrying `EINTR`.
+///
+/// - Returns: the bytes read, and the `errno` of the read that failed (`nil` at a clean end).
+func readAll(from descriptor: Int32) -> (bytes: [UInt8], error: Int32?) {
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        if count > 0 {
+            bytes.append(contentsOf: chunk[0..<count])
+        } else if count == 0 {
+            return (bytes, nil)
+        } else if errno != EINTR {
+            return (bytes, errno)
+        }
+    }
 }
