@@ -1,5 +1,72 @@
+import Haul
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The `haul` command.
+///
+/// ``main()`` is what the executable calls; ``run(arguments:terminal:)`` is the same command
+/// with its output captured, for tests and embedding.
 public enum HaulCommand {
-    /// Runs the command with the process arguments and exits.
-    public static func main() {}
+    /// Runs `haul demo` and returns its exit status; set by the demo's implementation.
+    ///
+    /// While `nil`, `haul demo` prints that it is not available and exits 1.
+    public static var demoRunner: DemoRunner? {
+        get { demoRunnerStorage.withLock { $0 } }
+        set { demoRunnerStorage.withLock { $0 = newValue } }
+    }
+
+    /// What runs `haul demo`: the parsed demo options and the terminal in, the exit status out.
+    public typealias DemoRunner = @Sendable (DemoOptions, any Terminal) async -> Int32
+
+    private static let demoRunnerStorage = Mutex<DemoRunner?>(nil)
+
+    /// Runs the command with the process arguments and exits with its status.
+    public static func main() async -> Never {
+        let status = await run(arguments: Array(CommandLine.arguments.dropFirst()), terminal: SystemTerminal())
+        exit(status)
+    }
+
+    /// Runs the command.
+    ///
+    /// - Parameters:
+    ///   - arguments: the arguments without the program name.
+    ///   - terminal: where output goes and where stdin, the working directory and Ctrl-C come from.
+    /// - Returns: the exit status (CONTRACT.md): 0 success, 2 usage error, the lowest failure status...
+    public static func run(arguments: [String], terminal: some Terminal) async -> Int32 {
+        let command: ParsedCommand
+        do throws(UsageError) {
+            command = try ArgumentParser.parse(arguments)
+        } catch {
+            printUsageError(error, to: terminal)
+            return ExitStatus.usage
+        }
+        switch command {
+        case .help:
+            terminal.write(HelpText.download, to: .output)
+            return ExitStatus.success
+        case .demoHelp:
+            terminal.write(HelpText.demo, to: .output)
+            return ExitStatus.success
+        case .version:
+            terminal.write("haul \(HaulInfo.version)\n", to: .output)
+            return ExitStatus.success
+        case .demo(let options):
+            guard let demoRunner else {
+                terminal.write("haul: demo is not available yet\n", to: .error)
+                return ExitStatus.failure
+            }
+            return await demoRunner(options, terminal)
+        case .download(let options):
+            return await Runner(options: options, terminal: terminal).run()
+        }
+    }
+
+    /// Prints `haul: <message>` and the `--help` hint to standard error.
+    static func printUsageError(_ error: UsageError, to terminal: some Terminal) {
+        terminal.write("haul: \(HumanFormat.printable(error.message))\nTry 'haul --help' for more information.\n", to: .error)
+    }
 }

@@ -1,2 +1,3 @@
 import HaulCLI
-HaulCommand.main()
+
+await HaulCommand.main()

@@ -1,0 +1,260 @@
+import Haul
+
+/// Turns `haul`'s arguments into a ``ParsedCommand``, GNU style.
+///
+/// Accepted forms: `--name=value`, `--name value`, `-o value`, `-ovalue`, bundled flags (`-kq`,
+/// `-kqo FILE`), `--` to end options, options anywhere among the URLs. A lone `-` is an operand.
+/// Every mistake is a ``UsageError`` whose message matches GNU `getopt` where it can.
+public enum ArgumentParser {
+    /// Parses the arguments that follow the program name.
+    ///
+    /// - Parameter arguments: the arguments, without `argv[0]`.
+    /// - Returns: what to do.
+    /// - Throws: ``UsageError`` for an unknown option, a missing or invalid value, an option
+    ///   that is not supported yet, a missing URL, or `-o` with several URLs.
+    public static func parse(_ arguments: [String]) throws(UsageError) -> ParsedCommand {
+        if arguments.first == "demo" {
+            return try parseDemo(arguments.dropFirst())
+        }
+        let (options, operands) = try scan(arguments[...], table: OptionTable.download)
+        var command = CommandOptions()
+        for (spec, value) in options {
+            switch spec.id {
+            case .help: return .help
+            case .version: return .version
+            default: try apply(spec, value, to: &command)
+            }
+        }
+        command.urls = operands
+        if command.urls.isEmpty && command.inputFile == nil {
+            throw UsageError("missing URL")
+        }
+        if command.output != nil && command.urls.count > 1 {
+            throw UsageError("--output can only be used with a single URL")
+        }
+        return .download(command)
+    }
+
+    private static func parseDemo(_ arguments: ArraySlice<String>) throws(UsageError) -> ParsedCommand {
+        let (options, operands) = try scan(arguments, table: OptionTable.demo)
+        var demo = DemoOptions()
+        for (spec, value) in options {
+            switch spec.id {
+            case .help: return .demoHelp
+            case .demoSize:
+                guard let size = byteCount(value ?? ""), size >= 1 else {
+                    throw invalidValue(value, spec, "expected a size such as 512M (suffixes K, M, G)")
+                }
+                demo.size = size
+            case .demoConnections:
+                demo.connections = try integer(value, spec, in: 1...16, "a whole number from 1 to 16")
+            default:
+                break
+            }
+        }
+        if let extra = operands.first {
+            throw UsageError("unexpected argument '\(extra)' for demo")
+        }
+        return .demo(demo)
+    }
+
+    /// Stores one option's value into `command`, validating it.
+    private static func apply(_ spec: OptionSpec, _ value: String?, to command: inout CommandOptions) throws(UsageError) {
+        if spec.availability == .notYetSupported {
+            throw UsageError("\(spec.longSpelling) is not yet supported")
+        }
+        switch spec.id {
+        case .output: command.output = try path(value, spec)
+        case .directory: command.directory = try path(value, spec)
+        case .inputFile: command.inputFile = try path(value, spec)
+        case .caCert: command.caCertificateFile = try path(value, spec)
+        case .connections:
+            command.connections = try integer(value, spec, in: 1...16, "a whole number from 1 to 16")
+        case .maxDownloads:
+            command.maxDownloads = try integer(value, spec, in: 1...Int.max, "a whole number of at least 1")
+        case .retries:
+            command.retries = try integer(value, spec, in: 0...Int.max, "a whole number of at least 0")
+        case .retryWait: command.retryWait = try duration(value, spec, allowsZero: true)
+        case .connectTimeout: command.connectTimeout = try duration(value, spec, allowsZero: false)
+        case .headerTimeout: command.headerTimeout = try duration(value, spec, allowsZero: false)
+        case .stallTimeout: command.stallTimeout = try duration(value, spec, allowsZero: false)
+        case .header: command.headers.append(try header(value ?? ""))
+        case .onConflict:
+            guard let policy = ConflictPolicy(rawValue: value ?? "") else {
+                throw invalidValue(value, spec, "expected rename, overwrite, skip or fail")
+            }
+            command.conflictPolicy = policy
+        case .noContinue: command.continuesPartial = false
+        case .insecure: command.insecure = true
+        case .engine:
+            switch CommandOptions.Engine(rawValue: value ?? "") {
+            case .native?: command.engine = .native
+            case .urlSession?: throw UsageError("--engine=urlsession is not yet supported")
+            case nil: throw invalidValue(value, spec, "expected native or urlsession")
+            }
+        case .json: command.json = true
+        case .quiet: command.quiet = true
+        case .checksum, .limitRate, .help, .version, .demoSize, .demoConnections:
+            break  // refused above, handled by the caller, or not in this table
+        }
+    }
+
+    // MARK: - Scanning
+
+    /// Splits arguments into recognised options (with their values) and operands.
+    ///
+    /// - Throws: ``UsageError`` for an unknown option or a missing or unexpected value.
+    static func scan(_ arguments: ArraySlice<String>, table: [OptionSpec]) throws(UsageError)
+        -> (options: [(OptionSpec, String?)], operands: [String])
+    {
+        var options: [(OptionSpec, String?)] = []
+        var operands: [String] = []
+        var index = arguments.startIndex
+        var optionsEnded = false
+
+        func nextArgument() -> String? {
+            guard index < arguments.endIndex else { return nil }
+            defer { index += 1 }
+            return arguments[index]
+        }
+
+        while let argument = nextArgument() {
+            if optionsEnded || argument == "-" || !argument.hasPrefix("-") {
+                operands.append(argument)
+            } else if argument == "--" {
+                optionsEnded = true
+            } else if argument.hasPrefix("--") {
+                let body = argument.dropFirst(2)
+                let name = body.prefix { $0 != "=" }
+                let inline = name.endIndex < body.endIndex ? String(body[body.index(after: name.endIndex)...]) : nil
+                guard let spec = table.first(where: { $0.long == name }) else {
+                    throw UsageError("unrecognized option '--\(name)'")
+                }
+                if spec.takesValue {
+                    guard let value = inline ?? nextArgument() else {
+                        throw UsageError("option '\(spec.longSpelling)' requires an argument")
+                    }
+                    options.append((spec, value))
+                } else if inline != nil {
+                    throw UsageError("option '\(spec.longSpelling)' doesn't allow an argument")
+                } else {
+                    options.append((spec, nil))
+                }
+            } else {
+                let letters = Array(argument.dropFirst())
+                var position = 0
+                while position < letters.count {
+                    let letter = letters[position]
+                    position += 1
+                    guard let spec = table.first(where: { $0.short == letter }) else {
+                        throw UsageError("invalid option -- '\(letter)'")
+                    }
+                    guard spec.takesValue else {
+                        options.append((spec, nil))
+                        continue
+                    }
+                    let attached = String(letters[position...])
+                    guard let value = attached.isEmpty ? nextArgument() : attached else {
+                        throw UsageError("option requires an argument -- '\(letter)'")
+                    }
+                    options.append((spec, value))
+                    break
+                }
+            }
+        }
+        return (options, operands)
+    }
+
+    // MARK: - Values
+
+    private static func invalidValue(_ value: String?, _ spec: OptionSpec, _ expected: String) -> UsageError {
+        UsageError("invalid value '\(value ?? "")' for \(spec.longSpelling): \(expected)")
+    }
+
+    private static func path(_ value: String?, _ spec: OptionSpec) throws(UsageError) -> String {
+        guard let value, !value.isEmpty else { throw invalidValue(value, spec, "expected a path") }
+        return value
+    }
+
+    private static func integer(_ value: String?, _ spec: OptionSpec, in range: ClosedRange<Int>,
+                                _ expected: String) throws(UsageError) -> Int {
+        guard let value, !value.isEmpty, value.allSatisfy(\.isASCIIDigit), let number = Int(value),
+              range.contains(number) else {
+            throw invalidValue(value, spec, "expected \(expected)")
+        }
+        return number
+    }
+
+    /// The longest duration accepted, in seconds (beyond it, `Duration` arithmetic could overflow).
+    static let maximumSeconds = 1_000_000.0
+
+    /// Seconds with optional decimals: `30`, `2.5`, `.5`.
+    private static func duration(_ value: String?, _ spec: OptionSpec, allowsZero: Bool) throws(UsageError) -> Duration {
+        let expected = allowsZero ? "expected a number of seconds, such as 1 or 2.5"
+                                  : "expected a number of seconds above 0, such as 30 or 2.5"
+        guard let seconds = decimal(value ?? ""), seconds <= maximumSeconds, allowsZero || seconds > 0 else {
+            throw invalidValue(value, spec, expected)
+        }
+        return .seconds(seconds)
+    }
+
+    /// A plain decimal number (`12`, `2.5`, `.5`, `3.`): digits and at most one dot; no sign,
+    /// exponent, hexadecimal, `inf` or `nan`.
+    static func decimal(_ text: String) -> Double? {
+        guard text.contains(where: \.isASCIIDigit),
+              text.allSatisfy({ $0.isASCIIDigit || $0 == "." }),
+              text.filter({ $0 == "." }).count <= 1 else { return nil }
+        return Double(text.hasPrefix(".") ? "0" + text : text)
+    }
+
+    /// A byte count with an optional 1024-based suffix: `512`, `64K`, `1.5M`, `2G` (case-insensitive).
+    ///
+    /// - Returns: the bytes, or `nil` when malformed or above 1 TiB.
+    static func byteCount(_ text: String) -> Int64? {
+        var number = Substring(text)
+        var multiplier = 1.0
+        if let last = number.last?.uppercased() {
+            switch last {
+            case "K": multiplier = 1024
+            case "M": multiplier = 1024 * 1024
+            case "G": multiplier = 1024 * 1024 * 1024
+            default: break
+            }
+            if multiplier > 1 { number = number.dropLast() }
+        }
+        guard let value = decimal(String(number)) else { return nil }
+        let bytes = (value * multiplier).rounded()
+        guard bytes <= Double(Int64(1) << 40) else { return nil }
+        return Int64(bytes)
+    }
+
+    /// Validates `Name: value`: the name an HTTP token, the value free of control characters.
+    static func header(_ text: String) throws(UsageError) -> CommandOptions.Header {
+        let invalid = UsageError("invalid header '\(text)': expected 'Name: value' with a name made of letters, digits and !#$%&'*+-.^_`|~")
+        guard let colon = text.firstIndex(of: ":") else { throw invalid }
+        let name = String(text[..<colon])
+        let tokenSymbols = "!#$%&'*+-.^_`|~"
+        guard !name.isEmpty, name.unicodeScalars.allSatisfy({ scalar in
+            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || tokenSymbols.unicodeScalars.contains(scalar))
+        }) else { throw invalid }
+        let value = text[text.index(after: colon)...].trimmingBlanks()
+        guard value.unicodeScalars.allSatisfy({ $0 == "\t" || ($0.value >= 0x20 && $0.value != 0x7F) }) else {
+            throw UsageError("invalid header '\(name)': the value contains control characters")
+        }
+        return CommandOptions.Header(name: name, value: value)
+    }
+}
+
+extension Character {
+    /// `0`-`9` only (not other scripts' digits).
+    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}
+
+extension StringProtocol {
+    /// The text without leading and trailing spaces and tabs.
+    func trimmingBlanks() -> String {
+        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = firstIndex(where: { !blank($0) }), let last = lastIndex(where: { !blank($0) }) else { return "" }
+        return String(self[first...last])
+    }
+}

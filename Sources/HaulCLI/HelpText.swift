@@ -1,0 +1,83 @@
+/// Writes `haul --help` from ``OptionTable``.
+enum HelpText {
+    /// The width help is wrapped to.
+    static let width = 80
+
+    /// The full `haul --help` text, ending with a newline.
+    static var download: String {
+        """
+        Usage: haul [OPTION]... URL...
+               haul demo [--size=SIZE] [--connections=N]
+
+        Download files over HTTP(S) quickly and safely. Rerunning the same command after
+        an interruption resumes: bytes already on disk and still valid are not fetched
+        again.
+
+        Options:
+        \(optionLines(OptionTable.download))
+        Durations are in seconds and may have decimals (2.5).
+
+        Exit status: 0 all downloads succeeded; 1 generic failure; 2 usage error;
+        3 local file error; 4 network failure; 5 TLS failure; 6 authentication refused;
+        7 protocol error; 8 server error response; 9 integrity failure;
+        10 destination exists (--on-conflict=fail); 11 file locked by another download;
+        130 interrupted. With several downloads the lowest non-zero status wins.
+
+        """
+    }
+
+    /// The `haul demo --help` text, ending with a newline.
+    static var demo: String {
+        """
+        Usage: haul demo [--size=SIZE] [--connections=N]
+
+        Serves a generated file on 127.0.0.1 and downloads it twice, with 1 connection
+        and with N, to show the speed-up with no internet. Removes what it wrote.
+
+        Options:
+        \(optionLines(OptionTable.demo))
+        """
+    }
+
+    /// The option list: names in a left column, help wrapped in the right one.
+    static func optionLines(_ table: [OptionSpec]) -> String {
+        let lefts = table.map(leftColumn)
+        let column = (lefts.map(\.count).max() ?? 0) + 2
+        var text = ""
+        for (spec, left) in zip(table, lefts) {
+            var help = spec.help
+            if spec.availability == .notYetSupported { help += " (not yet supported)" }
+            let lines = wrap(help, width: width - column)
+            text += left.padding(toWidth: column) + (lines.first ?? "") + "\n"
+            for line in lines.dropFirst() {
+                text += String(repeating: " ", count: column) + line + "\n"
+            }
+        }
+        return text
+    }
+
+    /// `  -o, --output=FILE` or `      --json`.
+    static func leftColumn(_ spec: OptionSpec) -> String {
+        let short = spec.short.map { "  -\($0), " } ?? "      "
+        let value = spec.placeholder.map { "=" + $0 } ?? ""
+        return short + spec.longSpelling + value
+    }
+
+    /// Splits `text` into lines of at most `width` characters at spaces (a longer word stays whole).
+    static func wrap(_ text: String, width: Int) -> [String] {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ") {
+            if line.isEmpty {
+                line = String(word)
+            } else if line.count + 1 + word.count <= width {
+                line += " " + word
+            } else {
+                lines.append(line)
+                line = String(word)
+            }
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
+    }
+}

@@ -1,0 +1,121 @@
+import Haul
+
+/// A JSON value, encoded by hand so the output is exactly what CONTRACT.md shows: keys in the
+/// given order, one line, `null` for unknowns.
+indirect enum JSONValue: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case number(Double)
+    case string(String)
+    case object([(String, JSONValue)])
+
+    static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.encoded == rhs.encoded }
+
+    /// The value as compact JSON text.
+    var encoded: String {
+        var text = ""
+        encode(into: &text)
+        return text
+    }
+
+    private func encode(into text: inout String) {
+        switch self {
+        case .null: text += "null"
+        case .bool(let value): text += value ? "true" : "false"
+        case .integer(let value): text += String(value)
+        case .number(let value):
+            // JSON has no NaN or infinity; Swift's shortest round-trip form is valid JSON otherwise.
+            text += value.isFinite ? "\(value)" : "null"
+        case .string(let value): Self.encodeString(value, into: &text)
+        case .object(let members):
+            text += "{"
+            for (index, (key, value)) in members.enumerated() {
+                if index > 0 { text += "," }
+                Self.encodeString(key, into: &text)
+                text += ":"
+                value.encode(into: &text)
+            }
+            text += "}"
+        }
+    }
+
+    /// Quotes `string`: `"` and `\` escaped, control characters as `\n`, `\t`... or `\u00XX`,
+    /// everything else (including non-ASCII) passed through as UTF-8.
+    static func encodeString(_ string: String, into text: inout String) {
+        text += "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": text += "\\\""
+            case "\\": text += "\\\\"
+            case "\n": text += "\\n"
+            case "\r": text += "\\r"
+            case "\t": text += "\\t"
+            case "\u{08}": text += "\\b"
+            case "\u{0C}": text += "\\f"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                let hex = String(scalar.value, radix: 16)
+                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: text.unicodeScalars.append(scalar)
+            }
+        }
+        text += "\""
+    }
+}
+
+/// The `--json` events of CONTRACT.md, one object per line on standard output.
+enum JSONEvent: Sendable {
+    /// `{"event":"started","id":…,"url":…,"file":…,"total":…,"resumedFrom":…,"connections":…}`
+    case started(id: String, url: String, file: String, total: Int64?, resumedFrom: Int64, connections: Int)
+    /// `{"event":"progress","id":…,"bytes":…,"total":…,"speed":…,"eta":…}`
+    case progress(id: String, bytes: Int64, total: Int64?, speed: Double, eta: Double?)
+    /// `{"event":"retrying","id":…,"attempt":…,"delay":…,"error":{"code":…,"message":…}}`
+    case retrying(id: String, attempt: Int, delay: Double, error: DownloadError)
+    /// `{"event":"finished","id":…,"file":…,"bytes":…}` plus `"sha256"` when computed and
+    /// `"skipped":true` when the file existed and `--on-conflict=skip` kept it.
+    case finished(id: String, file: String, bytes: Int64, sha256: String?, skipped: Bool)
+    /// `{"event":"failed","id":…,"exitCode":…,"error":{"code":…,"message":…},"partial":…}`
+    case failed(id: String, exitCode: Int32, error: DownloadError, partial: String?)
+
+    /// The event as one line of JSON, ending with a newline.
+    var line: String { value.encoded + "\n" }
+
+    /// The event as a JSON object.
+    var value: JSONValue {
+        switch self {
+        case let .started(id, url, file, total, resumedFrom, connections):
+            return .object([
+                ("event", .string("started")), ("id", .string(id)), ("url", .string(url)),
+                ("file", .string(file)), ("total", total.map(JSONValue.integer) ?? .null),
+                ("resumedFrom", .integer(resumedFrom)), ("connections", .integer(Int64(connections))),
+            ])
+        case let .progress(id, bytes, total, speed, eta):
+            return .object([
+                ("event", .string("progress")), ("id", .string(id)), ("bytes", .integer(bytes)),
+                ("total", total.map(JSONValue.integer) ?? .null), ("speed", .number(speed)),
+                ("eta", eta.map(JSONValue.number) ?? .null),
+            ])
+        case let .retrying(id, attempt, delay, error):
+            return .object([
+                ("event", .string("retrying")), ("id", .string(id)), ("attempt", .integer(Int64(attempt))),
+                ("delay", .number(delay)), ("error", Self.errorObject(error)),
+            ])
+        case let .finished(id, file, bytes, sha256, skipped):
+            var members: [(String, JSONValue)] = [
+                ("event", .string("finished")), ("id", .string(id)), ("file", .string(file)), ("bytes", .integer(bytes)),
+            ]
+            if let sha256 { members.append(("sha256", .string(sha256))) }
+            if skipped { members.append(("skipped", .bool(true))) }
+            return .object(members)
+        case let .failed(id, exitCode, error, partial):
+            return .object([
+                ("event", .string("failed")), ("id", .string(id)), ("exitCode", .integer(Int64(exitCode))),
+                ("error", Self.errorObject(error)), ("partial", partial.map(JSONValue.string) ?? .null),
+            ])
+        }
+    }
+
+    private static func errorObject(_ error: DownloadError) -> JSONValue {
+        .object([("code", .string(error.code.name)), ("message", .string(error.message))])
+    }
+}

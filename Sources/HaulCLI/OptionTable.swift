@@ -1,0 +1,112 @@
+/// One command-line option: its names, its value, its help and whether it works yet.
+///
+/// The tables below are the only place options are described: ``ArgumentParser`` reads them to
+/// recognise options and ``HelpText`` reads them to write `--help`, so the two cannot drift.
+struct OptionSpec: Sendable {
+    /// Identifies an option; the parser switches over it exhaustively.
+    enum ID: Sendable, CaseIterable {
+        case output, directory, connections, maxDownloads, inputFile, checksum, limitRate
+        case retries, retryWait, connectTimeout, headerTimeout, stallTimeout, header, onConflict
+        case noContinue, caCert, insecure, engine, json, quiet, help, version
+        case demoSize, demoConnections
+    }
+
+    /// Whether the option's feature exists yet.
+    enum Availability: Sendable {
+        /// Parsed and honoured.
+        case available
+        /// Parsed, then refused with a usage error; marked "(not yet supported)" in `--help`.
+        case notYetSupported
+    }
+
+    /// The parser's key.
+    let id: ID
+    /// The one-letter name (`o` for `-o`), if any.
+    let short: Character?
+    /// The long name without dashes (`output` for `--output`).
+    let long: String
+    /// The value's placeholder in help (`FILE`), or `nil` for a flag that takes no value.
+    let placeholder: String?
+    /// One sentence for `--help`.
+    let help: String
+    /// Whether the feature exists yet.
+    let availability: Availability
+
+    init(_ id: ID, _ short: Character? = nil, _ long: String, _ placeholder: String? = nil,
+         _ help: String, _ availability: Availability = .available) {
+        self.id = id
+        self.short = short
+        self.long = long
+        self.placeholder = placeholder
+        self.help = help
+        self.availability = availability
+    }
+
+    /// Whether the option needs a value.
+    var takesValue: Bool { placeholder != nil }
+
+    /// `--long` as the user types it.
+    var longSpelling: String { "--" + long }
+}
+
+/// The option tables of `haul` and `haul demo`.
+enum OptionTable {
+    /// Every option of `haul [OPTION]... URL...`, in help order.
+    static let download: [OptionSpec] = [
+        OptionSpec(.output, "o", "output", "FILE",
+                   "save the (single) URL as FILE; an existing FILE is replaced only when the download succeeds"),
+        OptionSpec(.directory, "d", "dir", "DIR",
+                   "save into DIR (created if missing); default: the current directory"),
+        OptionSpec(.connections, "x", "connections", "N",
+                   "connections per download, 1-16; default 4; 1 disables splitting"),
+        OptionSpec(.maxDownloads, "j", "max-downloads", "N",
+                   "downloads running at once; default 4"),
+        OptionSpec(.inputFile, "i", "input-file", "FILE",
+                   "read URLs from FILE, one per line ('-' = stdin); blank lines and # comments are ignored"),
+        OptionSpec(.checksum, nil, "checksum", "ALGO=HEX",
+                   "verify the file (sha256, sha1 or md5) before it gets its final name",
+                   .notYetSupported),
+        OptionSpec(.limitRate, nil, "limit-rate", "RATE",
+                   "overall cap in bytes/s, suffixes K, M, G (1024-based)", .notYetSupported),
+        OptionSpec(.retries, nil, "retries", "N",
+                   "attempts after a retryable failure; default 5; 0 = none"),
+        OptionSpec(.retryWait, nil, "retry-wait", "SECONDS",
+                   "first backoff delay; default 1; doubles, jittered, capped at 60"),
+        OptionSpec(.connectTimeout, nil, "connect-timeout", "SECONDS",
+                   "time allowed to connect; default 30"),
+        OptionSpec(.headerTimeout, nil, "header-timeout", "SECONDS",
+                   "time allowed for the response head once the request is sent; default 30"),
+        OptionSpec(.stallTimeout, nil, "stall-timeout", "SECONDS",
+                   "drop and retry a connection that delivers no byte for this long; default 30"),
+        OptionSpec(.header, "H", "header", "'Name: value'",
+                   "extra request header, repeatable; sent to the original origin only"),
+        OptionSpec(.onConflict, nil, "on-conflict", "MODE",
+                   "when the chosen name exists: rename (default, name.1.ext), overwrite, skip or fail"),
+        OptionSpec(.noContinue, nil, "no-continue", nil,
+                   "discard any partial download of this file and start over"),
+        OptionSpec(.caCert, nil, "cacert", "FILE",
+                   "also trust the CA certificates in this PEM file"),
+        OptionSpec(.insecure, "k", "insecure", nil,
+                   "do not verify TLS certificates (warns once)"),
+        OptionSpec(.engine, nil, "engine", "NAME",
+                   "native (default); urlsession is not yet supported"),
+        OptionSpec(.json, nil, "json", nil,
+                   "machine-readable events on stdout, one JSON object per line; no progress bar"),
+        OptionSpec(.quiet, "q", "quiet", nil,
+                   "print nothing but errors"),
+        OptionSpec(.help, "h", "help", nil,
+                   "show this help and exit"),
+        OptionSpec(.version, "V", "version", nil,
+                   "show the version and exit"),
+    ]
+
+    /// The options of `haul demo`.
+    static let demo: [OptionSpec] = [
+        OptionSpec(.demoSize, nil, "size", "SIZE",
+                   "size of the generated file, suffixes K, M, G (1024-based); default 512M"),
+        OptionSpec(.demoConnections, nil, "connections", "N",
+                   "connections for the second download, 1-16; default 4"),
+        OptionSpec(.help, "h", "help", nil,
+                   "show this help and exit"),
+    ]
+}

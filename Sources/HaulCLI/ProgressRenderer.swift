@@ -1,0 +1,221 @@
+import Haul
+
+/// Turns one download's progress into terminal text; pure: no clock, no output of its own.
+///
+/// The caller passes every event with the time it happened (an offset from any origin) and
+/// writes the returned text to standard error.
+///
+/// - Interactive (a TTY): one line redrawn in place with `\r\u{1B}[2K` — name, percent, bar,
+///   bytes, speed, ETA — at most ``redrawInterval`` apart, never wider than ``width``; the final
+///   state is always drawn, then a newline.
+/// - Plain (not a TTY, or `TERM=dumb`): a line every ``plainInterval`` and a final line; no escape codes.
+///
+/// Without a known total there is no percent, bar or ETA: a spinner `[/]` (interactive) or bytes only.
+struct ProgressRenderer {
+    /// How the text is laid out.
+    enum Mode: Sendable {
+        /// Redraw one line in place.
+        case interactive
+        /// Append plain lines.
+        case plain
+    }
+
+    /// Clears the current line and returns to its start.
+    static let clearLine = "\r\u{1B}[2K"
+    static let spinner: [Character] = ["|", "/", "-", "\\"]
+
+    let mode: Mode
+    /// The terminal width; lines are kept one column narrower so the cursor never wraps.
+    var width: Int
+    /// The shortest time between two interactive redraws.
+    let redrawInterval: Duration
+    /// The time between two plain progress lines.
+    let plainInterval: Duration
+
+    private var name = ""
+    private var startTime: Duration = .zero
+    private var resumedFrom: Int64 = 0
+    private var throttle: Throttle
+    private var latest: DownloadProgress?
+    private var lineOpen = false
+    private var spinnerIndex = 0
+
+    /// Creates a renderer.
+    ///
+    /// - Parameters:
+    ///   - mode: interactive or plain.
+    ///   - width: the terminal width in columns.
+    ///   - redrawInterval: the shortest time between interactive redraws (~10 per second).
+    ///   - plainInterval: the time between plain progress lines.
+    init(mode: Mode, width: Int, redrawInterval: Duration = .milliseconds(100), plainInterval: Duration = .seconds(5)) {
+        self.mode = mode
+        self.width = width
+        self.redrawInterval = redrawInterval
+        self.plainInterval = plainInterval
+        self.throttle = Throttle(interval: mode == .interactive ? redrawInterval : plainInterval)
+    }
+
+    /// A download started: remembers its name and draws its first state.
+    ///
+    /// - Parameters:
+    ///   - name: the file's name (control characters are shown as `?`).
+    ///   - totalBytes: its length, when known.
+    ///   - resumedFrom: bytes already on disk.
+    ///   - now: the time of the event.
+    mutating func start(name: String, totalBytes: Int64?, resumedFrom: Int64, at now: Duration) -> String {
+        self.name = HumanFormat.printable(name)
+        self.startTime = now
+        self.resumedFrom = resumedFrom
+        self.latest = DownloadProgress(completedBytes: resumedFrom, totalBytes: totalBytes,
+                                       bytesPerSecond: 0, estimatedTimeRemaining: nil)
+        throttle.reset()
+        throttle.record(now)
+        switch mode {
+        case .interactive:
+            return redraw(latest!, tail: .eta)
+        case .plain:
+            let size = totalBytes.map(HumanFormat.bytes) ?? "size unknown"
+            let resumed = resumedFrom > 0 ? ", resuming at \(HumanFormat.bytes(resumedFrom))" : ""
+            return "\(self.name): started (\(size)\(resumed))\n"
+        }
+    }
+
+    /// New progress: returns the redraw, or `""` when throttled.
+    mutating func update(_ progress: DownloadProgress, at now: Duration) -> String {
+        latest = progress
+        guard throttle.permits(at: now) else { return "" }
+        switch mode {
+        case .interactive:
+            spinnerIndex += 1
+            return redraw(progress, tail: .eta)
+        case .plain:
+            return plainLine(progress) + "\n"
+        }
+    }
+
+    /// The download succeeded with `byteCount` bytes: draws the final state and ends the line.
+    mutating func finish(byteCount: Int64, at now: Duration) -> String {
+        let seconds = max(0, (now - startTime).secondsValue)
+        let transferred = max(0, byteCount - resumedFrom)
+        let speed = seconds > 0 ? Double(transferred) / seconds : 0
+        let final = DownloadProgress(completedBytes: byteCount, totalBytes: byteCount, bytesPerSecond: speed,
+                                     estimatedTimeRemaining: 0)
+        latest = final
+        switch mode {
+        case .interactive:
+            let text = redraw(final, tail: .elapsed(seconds)) + "\n"
+            lineOpen = false
+            return text
+        case .plain:
+            return "\(name): done, \(HumanFormat.bytes(byteCount)) in \(HumanFormat.elapsed(seconds))"
+                + " (\(HumanFormat.speed(speed)))\n"
+        }
+    }
+
+    /// The download stopped early (failure or Ctrl-C): draws the last state and ends the line.
+    mutating func end() -> String {
+        guard mode == .interactive, lineOpen, let latest else { return "" }
+        let text = redraw(latest, tail: .eta) + "\n"
+        lineOpen = false
+        return text
+    }
+
+    /// Prints a whole line (a warning, a retry notice) without garbling the progress line:
+    /// clears it, prints `line`, and makes the next update redraw at once.
+    mutating func message(_ line: String) -> String {
+        guard mode == .interactive, lineOpen else { return line + "\n" }
+        lineOpen = false
+        throttle.reset()
+        return Self.clearLine + line + "\n"
+    }
+
+    // MARK: - Layout
+
+    private enum Tail {
+        case eta
+        case elapsed(Double)
+    }
+
+    private mutating func redraw(_ progress: DownloadProgress, tail: Tail) -> String {
+        lineOpen = true
+        return Self.clearLine + interactiveLine(progress, tail: tail)
+    }
+
+    /// The interactive line for `progress`, at most `width - 1` columns:
+    /// `name  45% [=====>     ] 12.0 MiB / 27.0 MiB  4.5 MiB/s  ETA 0:03`.
+    private func interactiveLine(_ progress: DownloadProgress, tail: Tail) -> String {
+        let limit = max(1, width - 1)
+        let fraction = progress.fractionCompleted
+        let percent = fraction.map { fraction -> String in
+            let text = "\(Int((fraction * 100).rounded(.down)))%"
+            return String(repeating: " ", count: max(0, 4 - text.count)) + text
+        }
+        let lead = percent ?? "[\(Self.spinner[spinnerIndex % Self.spinner.count])]"
+        let bytes = progress.totalBytes.map { HumanFormat.bytes(progress.completedBytes) + " / " + HumanFormat.bytes($0) }
+            ?? HumanFormat.bytes(progress.completedBytes)
+        let speed = HumanFormat.speed(progress.bytesPerSecond)
+        let timing: String? = switch tail {
+        case .eta: fraction == nil ? nil : "ETA " + HumanFormat.clock(progress.estimatedTimeRemaining)
+        case .elapsed(let seconds): "in " + HumanFormat.elapsed(seconds)
+        }
+
+        // From the richest layout to the barest; the first that fits with a short name wins.
+        let layouts: [(bar: Bool, pieces: [String?])] = [
+            (true, [bytes, speed, timing]),
+            (false, [bytes, speed, timing]),
+            (false, [bytes, speed]),
+            (false, [bytes]),
+            (false, []),
+        ]
+        let minimumName = min(HumanFormat.displayWidth(name), 8)
+        for layout in layouts {
+            let rest = layout.pieces.compactMap { $0 }.joined(separator: "  ")
+            let barWidth = layout.bar && fraction != nil ? 12 : 0
+            // name, " ", lead, [" ", bar], [" ", rest]
+            let fixed = 1 + lead.count + (barWidth > 0 ? 1 + barWidth : 0) + (rest.isEmpty ? 0 : 1 + rest.count)
+            guard minimumName + fixed <= limit else { continue }
+            let nameWidth = min(HumanFormat.displayWidth(name), max(minimumName, min(40, limit - fixed)))
+            var line = HumanFormat.truncate(name, toWidth: nameWidth).padding(toWidth: nameWidth) + " " + lead
+            if barWidth > 0, let fraction {
+                let room = limit - HumanFormat.displayWidth(line) - 1 - (rest.isEmpty ? 0 : 1 + rest.count)
+                line += " " + Self.bar(fraction, width: min(52, room))
+            }
+            return rest.isEmpty ? line : line + " " + rest
+        }
+        return HumanFormat.truncate(name + " " + lead, toWidth: limit)
+    }
+
+    /// `[=====>     ]`, `width` columns including the brackets.
+    static func bar(_ fraction: Double, width: Int) -> String {
+        let inner = max(0, width - 2)
+        let filled = min(inner, Int((fraction * Double(inner)).rounded(.down)))
+        if filled == inner { return "[" + String(repeating: "=", count: inner) + "]" }
+        let head = filled > 0 || fraction > 0 ? ">" : " "
+        return "[" + String(repeating: "=", count: filled) + head + String(repeating: " ", count: inner - filled - 1) + "]"
+    }
+
+    private func plainLine(_ progress: DownloadProgress) -> String {
+        let speed = HumanFormat.speed(progress.bytesPerSecond)
+        guard let total = progress.totalBytes, let fraction = progress.fractionCompleted else {
+            return "\(name): \(HumanFormat.bytes(progress.completedBytes)), \(speed)"
+        }
+        return "\(name): \(Int((fraction * 100).rounded(.down)))% of \(HumanFormat.bytes(total))"
+            + " (\(HumanFormat.bytes(progress.completedBytes))), \(speed), ETA \(HumanFormat.clock(progress.estimatedTimeRemaining))"
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var secondsValue: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
+
+extension String {
+    /// The string followed by spaces up to `width` display columns.
+    func padding(toWidth width: Int) -> String {
+        let current = HumanFormat.displayWidth(self)
+        return current >= width ? self : self + String(repeating: " ", count: width - current)
+    }
+}

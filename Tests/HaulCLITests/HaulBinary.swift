@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+
+/// Finds and runs the built `haul` executable, for process-level tests.
+///
+/// The binary is looked up, in order: `$HAUL_BINARY`; beside the running test bundle or any
+/// folder above it (SwiftPM puts `haul` in the same build folder as the test bundle, on Linux
+/// and macOS); `.build/debug/haul` under the package that holds this source file.
+enum HaulBinary {
+    /// The executable's location, or `nil` when it was not built.
+    static let url: URL? = locate()
+
+    /// What a finished `haul` process left behind.
+    struct Outcome: Sendable {
+        /// The exit status (or `128 + signal` when a signal ended it).
+        var status: Int32
+        /// Everything written to standard output, as UTF-8.
+        var standardOutput: String
+        /// Everything written to standard error, as UTF-8.
+        var standardError: String
+    }
+
+    /// Runs `haul` with `arguments` and waits for it (killed after `timeout` seconds).
+    ///
+    /// Standard input is empty; output goes through temporary files, so a large output never
+    /// blocks the child.
+    static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 60) throws -> Outcome {
+        let binary = try #require(url, "the haul executable was not found; run `swift build` first or set HAUL_BINARY")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("haul-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let outURL = folder.appendingPathComponent("stdout"), errURL = folder.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+        defer { try? out.close(); try? err.close() }
+
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = folder
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let watchdog = DispatchWorkItem { [process] in if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
+        process.waitUntilExit()
+        watchdog.cancel()
+
+        let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        return Outcome(status: status,
+                       standardOutput: try String(contentsOf: outURL, encoding: .utf8),
+                       standardError: try String(contentsOf: errURL, encoding: .utf8))
+    }
+
+    private static func locate() -> URL? {
+        let manager = FileManager.default
+        func executable(_ url: URL) -> URL? {
+            var isDirectory: ObjCBool = false
+            guard manager.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue,
+                  manager.isExecutableFile(atPath: url.path) else { return nil }
+            return url
+        }
+        if let explicit = ProcessInfo.processInfo.environment["HAUL_BINARY"], !explicit.isEmpty {
+            return executable(URL(fileURLWithPath: explicit))
+        }
+        // Beside the test bundle: walk up from the running executable and the loaded bundles.
+        let starts = [Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments.first ?? "")]
+            + Bundle.allBundles.map(\.bundleURL)
+        for start in starts.compactMap({ $0?.resolvingSymlinksInPath() }) {
+            var folder = start.deletingLastPathComponent()
+            for _ in 0..<6 where folder.path != "/" {
+                if let found = executable(folder.appendingPathComponent("haul")) { return found }
+                folder = folder.deletingLastPathComponent()
+            }
+        }
+        // The package that holds this file: <package>/Tests/HaulCLITests/HaulBinary.swift.
+        var folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while folder.path != "/" {
+            if manager.fileExists(atPath: folder.appendingPathComponent("Package.swift").path) {
+                return executable(folder.appendingPathComponent(".build/debug/haul"))
+            }
+            folder = folder.deletingLastPathComponent()
+        }
+        return nil
+    }
+}

@@ -1,0 +1,121 @@
+@testable import HaulCLI
+import Testing
+
+/// The help text is held here word for word: a change to the option table shows up as a diff.
+@Suite struct HelpTextTests {
+    @Test func downloadHelpIsTheGoldenText() {
+        let golden = """
+            Usage: haul [OPTION]... URL...
+                   haul demo [--size=SIZE] [--connections=N]
+
+            Download files over HTTP(S) quickly and safely. Rerunning the same command after
+            an interruption resumes: bytes already on disk and still valid are not fetched
+            again.
+
+            Options:
+              -o, --output=FILE              save the (single) URL as FILE; an existing FILE
+                                             is replaced only when the download succeeds
+              -d, --dir=DIR                  save into DIR (created if missing); default:
+                                             the current directory
+              -x, --connections=N            connections per download, 1-16; default 4; 1
+                                             disables splitting
+              -j, --max-downloads=N          downloads running at once; default 4
+              -i, --input-file=FILE          read URLs from FILE, one per line ('-' =
+                                             stdin); blank lines and # comments are ignored
+                  --checksum=ALGO=HEX        verify the file (sha256, sha1 or md5) before it
+                                             gets its final name (not yet supported)
+                  --limit-rate=RATE          overall cap in bytes/s, suffixes K, M, G
+                                             (1024-based) (not yet supported)
+                  --retries=N                attempts after a retryable failure; default 5;
+                                             0 = none
+                  --retry-wait=SECONDS       first backoff delay; default 1; doubles,
+                                             jittered, capped at 60
+                  --connect-timeout=SECONDS  time allowed to connect; default 30
+                  --header-timeout=SECONDS   time allowed for the response head once the
+                                             request is sent; default 30
+                  --stall-timeout=SECONDS    drop and retry a connection that delivers no
+                                             byte for this long; default 30
+              -H, --header='Name: value'     extra request header, repeatable; sent to the
+                                             original origin only
+                  --on-conflict=MODE         when the chosen name exists: rename (default,
+                                             name.1.ext), overwrite, skip or fail
+                  --no-continue              discard any partial download of this file and
+                                             start over
+                  --cacert=FILE              also trust the CA certificates in this PEM file
+              -k, --insecure                 do not verify TLS certificates (warns once)
+                  --engine=NAME              native (default); urlsession is not yet
+                                             supported
+                  --json                     machine-readable events on stdout, one JSON
+                                             object per line; no progress bar
+              -q, --quiet                    print nothing but errors
+              -h, --help                     show this help and exit
+              -V, --version                  show the version and exit
+
+            Durations are in seconds and may have decimals (2.5).
+
+            Exit status: 0 all downloads succeeded; 1 generic failure; 2 usage error;
+            3 local file error; 4 network failure; 5 TLS failure; 6 authentication refused;
+            7 protocol error; 8 server error response; 9 integrity failure;
+            10 destination exists (--on-conflict=fail); 11 file locked by another download;
+            130 interrupted. With several downloads the lowest non-zero status wins.
+
+            """
+        #expect(HelpText.download == golden)
+    }
+
+    @Test func demoHelpIsTheGoldenText() {
+        let golden = """
+            Usage: haul demo [--size=SIZE] [--connections=N]
+
+            Serves a generated file on 127.0.0.1 and downloads it twice, with 1 connection
+            and with N, to show the speed-up with no internet. Removes what it wrote.
+
+            Options:
+                  --size=SIZE      size of the generated file, suffixes K, M, G
+                                   (1024-based); default 512M
+                  --connections=N  connections for the second download, 1-16; default 4
+              -h, --help           show this help and exit
+
+            """
+        #expect(HelpText.demo == golden)
+    }
+
+    @Test(arguments: [HelpText.download, HelpText.demo])
+    func noLineIsWiderThan80Columns(text: String) {
+        for line in text.split(separator: "\n") {
+            #expect(line.count <= 80, "\(line)")
+        }
+    }
+
+    @Test func everyOptionOfTheTableIsInTheHelp() {
+        for spec in OptionTable.download {
+            let left = HelpText.leftColumn(spec)
+            let line = HelpText.download.split(separator: "\n").first { $0.hasPrefix(left + " ") }
+            #expect(line != nil, "no help line for \(spec.longSpelling)")
+            if let short = spec.short { #expect(left.contains("-\(short), --\(spec.long)")) }
+        }
+    }
+
+    @Test func unsupportedOptionsAreMarked() {
+        let marked = OptionTable.download.filter { $0.availability == .notYetSupported }.map(\.id)
+        #expect(marked.count == 2)
+        #expect(marked.contains(.checksum) && marked.contains(.limitRate))
+        let text = HelpText.download.replacingNewlinesWithSpaces()
+        #expect(text.contains("(1024-based) (not yet supported)"))
+        #expect(text.contains("final name (not yet supported)"))
+        #expect(text.contains("urlsession is not yet supported"))
+    }
+
+    @Test func wrapKeepsWordsAndWidth() {
+        #expect(HelpText.wrap("aa bb cc dd", width: 5) == ["aa bb", "cc dd"])
+        #expect(HelpText.wrap("a verylongword b", width: 4) == ["a", "verylongword", "b"])
+        #expect(HelpText.wrap("", width: 10).isEmpty)
+    }
+}
+
+extension String {
+    /// The text with each newline and the indentation after it collapsed into one space.
+    fileprivate func replacingNewlinesWithSpaces() -> String {
+        split(separator: "\n").map { $0.trimmingBlanks() }.joined(separator: " ")
+    }
+}

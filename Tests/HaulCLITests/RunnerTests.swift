@@ -1,0 +1,165 @@
+import Foundation
+import Haul
+@testable import HaulCLI
+import Testing
+
+/// Runs the command in-process with a captured terminal.
+private func run(_ arguments: [String], standardInput: String = "", directory: URL? = nil) async -> (Int32, CapturedTerminal) {
+    let terminal = CapturedTerminal(currentDirectory: directory ?? URL(fileURLWithPath: "/tmp", isDirectory: true),
+                                    standardInput: standardInput)
+    let status = await HaulCommand.run(arguments: arguments, terminal: terminal)
+    return (status, terminal)
+}
+
+@Suite struct ExitStatusTests {
+    @Test(arguments: [
+        ([Int32](), Int32(0)), ([Int32(0), 0], Int32(0)), ([Int32(0), 4, 7], Int32(4)), ([Int32(8), 3, 0], Int32(3)), ([Int32(9), 2, 130], Int32(2)), ([Int32(130)], Int32(130)), ([Int32(11), 10], Int32(10)),
+    ])
+    func lowestNonZeroStatusWins(statuses: [Int32], expected: Int32) {
+        #expect(ExitStatus.combined(statuses) == expected)
+    }
+}
+
+@Suite struct URLRedactionTests {
+    @Test(arguments: [
+        ("https://user:pass@host.example/path?a=1", "https://host.example/path?a=1"),
+        ("https://host/f.iso?X-Amz-Signature=abc&X-Amz-Credential=k&X-Amz-Expires=60",
+         "https://host/f.iso?X-Amz-Signature=REDACTED&X-Amz-Credential=REDACTED&X-Amz-Expires=60"),
+        ("http://h/x?token=t&name=file&api_key=k#frag", "http://h/x?token=REDACTED&name=file&api_key=REDACTED#frag"),
+        ("http://h/x?sig=a=b&flag&&", "http://h/x?sig=REDACTED&flag&&"),
+        ("http://h:8080/plain", "http://h:8080/plain"),
+        ("http://u@h/a b?password=x", "http://h/a b?password=REDACTED"),
+        ("not a url ?session=1", "not a url ?session=REDACTED"),
+    ])
+    func secretsAreHidden(url: String, expected: String) {
+        #expect(URLRedaction.redact(url) == expected)
+    }
+}
+
+@Suite struct InputURLTests {
+    @Test func listsIgnoreBlankLinesAndComments() {
+        let list = "# mirrors\nhttp://a/1\r\n\n   \n  http://b/2  \n\t# indented comment\nhttp://c/3"
+        #expect(InputURLs.urls(inList: list) == ["http://a/1", "http://b/2", "http://c/3"])
+    }
+
+    @Test(arguments: ["http://host/file", "https://h:8443/a?b=c", "HTTP://Host/x", "http://[::1]:8080/f", "http://h/ä.zip"])
+    func validURLsPass(text: String) throws {
+        _ = try InputURLs.validate(text)
+    }
+
+    @Test(arguments: [
+        ("http://[::1", DownloadError.Code.invalidURL), ("http://a b/", .invalidURL), ("http://h/x\u{7}", .invalidURL),
+        ("http://", .invalidURL), ("http:///path", .invalidURL), ("http://h:99999/", .invalidURL),
+        ("ftp://h/f", .unsupportedScheme), ("file:///etc/passwd", .unsupportedScheme), ("host/file", .unsupportedScheme),
+    ])
+    func invalidURLsAreRefused(text: String, code: DownloadError.Code) {
+        #expect(throws: DownloadError.self) { try InputURLs.validate(text) }
+        do {
+            _ = try InputURLs.validate(text)
+        } catch {
+            #expect(error.code == code)
+            #expect(error.code.exitStatus == 2)
+        }
+    }
+}
+
+@Suite struct RunnerTests {
+    @Test func badURLsExitTwoWithOneRedactedLineEachBeforeAnyDownload() async {
+        let (status, terminal) = await run(["http://user:pw@h/a b?token=s", "ftp://h/f", "-q"])
+        #expect(status == 2)
+        #expect(terminal.standardError == """
+            haul: http://h/a b?token=REDACTED: invalid URL: it contains spaces or control characters
+            haul: ftp://h/f: unsupported URL scheme 'ftp': only http and https are supported
+
+            """)
+        #expect(terminal.standardOutput.isEmpty)
+    }
+
+    @Test func inputFromStandardInputIsReadAndChecked() async {
+        let (status, terminal) = await run(["-i", "-"], standardInput: "# list\n\nnot-a-url\n")
+        #expect(status == 2)
+        #expect(terminal.standardError == "haul: not-a-url: unsupported URL: it needs http:// or https://\n")
+    }
+
+    @Test func unreadableInputFileIsALocalFileError() async {
+        let (status, terminal) = await run(["-i", "/nonexistent/haul-list.txt"])
+        #expect(status == 3)
+        #expect(terminal.standardError == "haul: cannot read '/nonexistent/haul-list.txt': No such file or directory\n")
+    }
+
+    @Test func emptyInputListFails() async {
+        let (status, terminal) = await run(["-i", "-"], standardInput: "# nothing\n\n")
+        #expect(status == 1)
+        #expect(terminal.standardError == "haul: no URLs in '-'\n")
+    }
+
+    @Test func outputWithSeveralListedURLsIsAUsageError() async {
+        let (status, terminal) = await run(["-o", "f", "-i", "-"], standardInput: "http://a/1\nhttp://b/2\n")
+        #expect(status == 2)
+        #expect(terminal.standardError == "haul: --output can only be used with a single URL\nTry 'haul --help' for more information.\n")
+    }
+
+    @Test func usageErrorsPrintTheHint() async {
+        let (status, terminal) = await run(["--bogus", "http://h/"])
+        #expect(status == 2)
+        #expect(terminal.standardError == "haul: unrecognized option '--bogus'\nTry 'haul --help' for more information.\n")
+        #expect(terminal.standardOutput.isEmpty)
+    }
+
+    @Test func helpAndVersionGoToStandardOutput() async {
+        let (helpStatus, help) = await run(["--help"])
+        #expect(helpStatus == 0 && help.standardOutput == HelpText.download && help.standardError.isEmpty)
+        let (versionStatus, version) = await run(["-V"])
+        #expect(versionStatus == 0 && version.standardOutput == "haul \(HaulInfo.version)\n")
+        let (demoHelpStatus, demoHelp) = await run(["demo", "-h"])
+        #expect(demoHelpStatus == 0 && demoHelp.standardOutput == HelpText.demo)
+    }
+
+    @Test func optionsBecomeTheDownloaderConfiguration() throws {
+        guard case .download(let options) = try ArgumentParser.parse([
+            "--connect-timeout=2.5", "--header-timeout=4", "--stall-timeout=0.5", "-k", "--cacert", "certs/ca.pem",
+            "--on-conflict=fail", "-H", "Authorization: Bearer x", "http://h/",
+        ]) else { Issue.record("not a download"); return }
+        let runner = Runner(options: options, terminal: CapturedTerminal(currentDirectory: URL(fileURLWithPath: "/work/here")))
+        let configuration = runner.configuration
+        #expect(configuration.connectTimeout == .milliseconds(2500))
+        #expect(configuration.headerTimeout == .seconds(4))
+        #expect(configuration.stallTimeout == .milliseconds(500))
+        #expect(configuration.tls.insecure)
+        #expect(configuration.tls.extraCAFile == "/work/here/certs/ca.pem")
+        #expect(configuration.conflictPolicy == .fail)
+        let request = runner.request(for: URL(string: "http://h/")!, index: 0)
+        #expect(request.headers.map(\.name) == ["Authorization"] && request.headers.map(\.value) == ["Bearer x"])
+        #expect(request.conflictPolicy == .fail)
+        #expect(request.key != runner.request(for: URL(string: "http://h/")!, index: 1).key)
+    }
+
+    @Test(arguments: [
+        (["-o", "out/f.bin"], Destination.file(URL(fileURLWithPath: "/work/here/out/f.bin"))),
+        (["-o", "/abs/f.bin"], .file(URL(fileURLWithPath: "/abs/f.bin"))),
+        (["-d", "dl"], .directory(URL(fileURLWithPath: "/work/here/dl", isDirectory: true))),
+        (["-d", "../up"], .directory(URL(fileURLWithPath: "/work/up", isDirectory: true))),
+        ([], .directory(URL(fileURLWithPath: "/work/here", isDirectory: true))),
+    ])
+    func destinationFollowsOutputAndDir(arguments: [String], expected: Destination) throws {
+        guard case .download(let options) = try ArgumentParser.parse(arguments + ["http://h/"]) else {
+            Issue.record("not a download")
+            return
+        }
+        let cwd = URL(fileURLWithPath: "/work/here", isDirectory: true)
+        let destination = Runner(options: options, terminal: CapturedTerminal(currentDirectory: cwd)).destination
+        switch (destination, expected) {
+        case (.file(let got), .file(let want)), (.directory(let got), .directory(let want)):
+            #expect(got.path == want.path)
+        default:
+            Issue.record("\(destination) is not \(expected)")
+        }
+    }
+
+    @Test func demoWithoutARunnerIsNotAvailable() async {
+        guard HaulCommand.demoRunner == nil else { return }
+        let (status, terminal) = await run(["demo", "--size=1M"])
+        #expect(status == 1)
+        #expect(terminal.standardError == "haul: demo is not available yet\n")
+    }
+}
