@@ -48,8 +48,8 @@ public final class Download: Sendable {
             } catch {
                 result = .failure(error)
             }
+            onEnd()   // first, so the key is free again by the time anyone learns the result
             complete(with: result)
-            onEnd()
         }
     }
 

@@ -11,19 +11,6 @@ import Darwin
 /// ``main()`` is what the executable calls; ``run(arguments:terminal:)`` is the same command
 /// with its output captured, for tests and embedding.
 public enum HaulCommand {
-    /// Runs `haul demo` and returns its exit status; set by the demo's implementation.
-    ///
-    /// While `nil`, `haul demo` prints that it is not available and exits 1.
-    public static var demoRunner: DemoRunner? {
-        get { demoRunnerStorage.withLock { $0 } }
-        set { demoRunnerStorage.withLock { $0 = newValue } }
-    }
-
-    /// What runs `haul demo`: the parsed demo options and the terminal in, the exit status out.
-    public typealias DemoRunner = @Sendable (DemoOptions, any Terminal) async -> Int32
-
-    private static let demoRunnerStorage = Mutex<DemoRunner?>(nil)
-
     /// Runs the command with the process arguments and exits with its status.
     public static func main() async -> Never {
         let status = await run(arguments: Array(CommandLine.arguments.dropFirst()), terminal: SystemTerminal())
@@ -55,11 +42,7 @@ public enum HaulCommand {
             terminal.write("haul \(HaulInfo.version)\n", to: .output)
             return ExitStatus.success
         case .demo(let options):
-            guard let demoRunner else {
-                terminal.write("haul: demo is not available yet\n", to: .error)
-                return ExitStatus.failure
-            }
-            return await demoRunner(options, terminal)
+            return await Demo(options: options, terminal: terminal).run()
         case .download(let options):
             return await Runner(options: options, terminal: terminal).run()
         }

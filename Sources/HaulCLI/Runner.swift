@@ -64,6 +64,7 @@ struct Runner {
             extraCAFile: options.caCertificateFile.map { absolutePath($0, isDirectory: false).path },
             insecure: options.insecure)
         configuration.conflictPolicy = options.conflictPolicy
+        configuration.retry = RetryPolicy(maximumRetries: options.retries, initialDelay: options.retryWait)
         return configuration
     }
 

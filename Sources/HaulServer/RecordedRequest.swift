@@ -121,9 +121,10 @@ enum RequestHeadParser {
     ///
     /// - Returns: the request, or `nil` when the request line or a field is malformed.
     static func parse(_ head: ArraySlice<UInt8>) -> RecordedRequest? {
-        let text = String(decoding: head, as: UTF8.self)
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            line.hasSuffix("\r") ? line.dropLast() : line
+        // Split on LF bytes: in a Swift String "\r\n" is one Character, so splitting the text on "\n" would not.
+        var lines = head.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { bytes in
+            let line = String(decoding: bytes, as: UTF8.self)
+            return line.hasSuffix("\r") ? Substring(line.unicodeScalars.dropLast()) : Substring(line)
         }
         guard !lines.isEmpty else { return nil }
         let requestLine = lines.removeFirst().split(separator: " ", omittingEmptySubsequences: false)

@@ -155,11 +155,4 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
             Issue.record("\(destination) is not \(expected)")
         }
     }
-
-    @Test func demoWithoutARunnerIsNotAvailable() async {
-        guard HaulCommand.demoRunner == nil else { return }
-        let (status, terminal) = await run(["demo", "--size=1M"])
-        #expect(status == 1)
-        #expect(terminal.standardError == "haul: demo is not available yet\n")
-    }
 }

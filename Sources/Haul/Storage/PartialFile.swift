@@ -66,6 +66,9 @@ final class PartialFile {
     /// - Parameter replace: whether an existing `finalName` may be replaced.
     /// - Throws: `fileSystem`, `diskFull`, `destinationExists` (when `replace` is false and the name appeared).
     func commit(as finalName: String, replace: Bool) throws(DownloadError) {
+        // The partial is private (0600) while it is incomplete; the finished file gets the usual
+        // permissions, 0666 less the process umask, like any file a program creates.
+        _ = fchmod(descriptor, mode_t(0o666) & ~processUmask)
         if fsync(descriptor) != 0 {
             let code = errno
             throw DownloadError(code == ENOSPC ? .diskFull : .fileSystem, "cannot sync '\(folder.path)/\(name)': \(errnoText(code))")
@@ -94,3 +97,10 @@ final class PartialFile {
         }
     }
 }
+
+/// The process umask, read once (umask can only be read by setting it, so it is restored at once).
+let processUmask: mode_t = {
+    let mask = umask(0o022)
+    umask(mask)
+    return mask
+}()
