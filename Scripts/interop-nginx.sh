@@ -106,7 +106,7 @@ check_download "-d names the file from the URL (small.bin)" "$NAMED/small.bin" "
 check_download "-d --on-conflict=rename gives small.1.bin" "$NAMED/small.1.bin" "$small_sha" \
     -d "$NAMED" --on-conflict=rename "$NGINX_HTTP_URL/small.bin"
 case_name="-d folder holds exactly small.bin and small.1.bin"
-listing=$(find "$NAMED" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | LC_ALL=C sort | tr '\n' ' ')
+listing=$(find "$NAMED" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | LC_ALL=C sort | tr '\n' ' ' || true)
 if [[ "$listing" == "small.1.bin small.bin " ]]; then
     pass "$case_name"
 else
@@ -117,6 +117,11 @@ total=$((passed + failed))
 if [[ $failed -eq 0 ]]; then
     echo "interop-nginx: all $total cases passed ($(haul_description))"
 else
-    echo "interop-nginx: $failed of $total cases FAILED ($(haul_description)); nginx log: $NGINX_WORK/logs/error.log"
+    echo "interop-nginx: $failed of $total cases FAILED ($(haul_description))"
+    if [[ "${KEEP_WORK:-0}" == 1 || -n "${WORK_DIR:-}" ]]; then
+        echo "server logs and downloads kept in $NGINX_WORK"
+    else
+        echo "rerun with KEEP_WORK=1 to keep the server logs and downloads"
+    fi
     exit 1
 fi
