@@ -207,6 +207,8 @@ nginx_make_file() {
     { openssl enc -aes-128-ctr -pass pass:haul -nosalt -pbkdf2 </dev/zero 2>/dev/null || true; } \
         | head -c "$bytes" >"$path.tmp"
     [[ $(stat -c %s "$path.tmp") -eq $bytes ]] || die "could not write $bytes bytes to $path"
+    # Flush it now, so its writeback does not slow down the first downloads that read it.
+    sync "$path.tmp"
     mv -f "$path.tmp" "$path"
     echo "$path"
 }
