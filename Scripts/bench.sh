@@ -40,6 +40,8 @@ require_command curl curl
 require_command aria2c aria2
 require_command cmp diffutils
 require_command python3 python3
+# GNU time by its path: `time` alone is a shell keyword.
+require_command /usr/bin/time time
 resolve_haul
 nginx_setup
 nginx_start
@@ -65,17 +67,26 @@ CLIENT_LOG=$NGINX_WORK/client.log
 # ---------------------------------------------------------------------------------------------
 # Measuring one run
 
-# A tiny wrapper: runs a command, prints "exit wall user sys maxrss_kib" for it. CPU and RSS come
-# from getrusage(RUSAGE_CHILDREN), so they cover the client and anything it waits for.
+# A tiny wrapper: runs a command, prints "exit wall user sys maxrss_kib" for it.
+# - wall: a monotonic clock around the run;
+# - CPU: wait4() on that child alone (the client and anything it waited for, and nothing the
+#   python launcher ran before, which getrusage(RUSAGE_CHILDREN) would count);
+# - peak RSS: from GNU time wrapped around the client. A child's ru_maxrss starts at the size of
+#   the process that forked it, so forking straight from python would report python's ~13 MiB as
+#   a floor; GNU time is ~1 MiB.
 MEASURE=$NGINX_WORK/measure.py
 cat >"$MEASURE" <<'PY'
-import resource, subprocess, sys, time
-log = open(sys.argv[1], "ab")
+import os, subprocess, sys, time
+log, rss_file, command = sys.argv[1], sys.argv[2], sys.argv[3:]
 start = time.perf_counter()
-status = subprocess.run(sys.argv[2:], stdin=subprocess.DEVNULL, stdout=log, stderr=log).returncode
+with open(log, "ab") as out:
+    child = subprocess.Popen(["/usr/bin/time", "-q", "-f", "%M", "-o", rss_file, *command],
+                             stdin=subprocess.DEVNULL, stdout=out, stderr=out)
+    _, status, usage = os.wait4(child.pid, 0)
 wall = time.perf_counter() - start
-usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(f"{status}\t{wall:.4f}\t{usage.ru_utime:.4f}\t{usage.ru_stime:.4f}\t{usage.ru_maxrss}")
+with open(rss_file) as f:
+    rss = int(f.read().split()[-1])
+print(f"{os.waitstatus_to_exitcode(status)}\t{wall:.4f}\t{usage.ru_utime:.4f}\t{usage.ru_stime:.4f}\t{rss}")
 PY
 
 # Fills the array CMD with the command line for CLIENT fetching URL into OUT.
@@ -124,7 +135,7 @@ run_once() {
     client_command "$client" "$url" "$out" "$tls"
     : >"$CLIENT_LOG"
     local result status wall user sys rss verified=1
-    result=$(python3 "$MEASURE" "$CLIENT_LOG" "${CMD[@]}")
+    result=$(python3 "$MEASURE" "$CLIENT_LOG" "$NGINX_WORK/rss" "${CMD[@]}")
     IFS=$'\t' read -r status wall user sys rss <<<"$result"
     if [[ $status -ne 0 ]] || ! cmp -s "$out" "$source_file"; then
         verified=0

@@ -72,7 +72,7 @@ require_command() {
         DEBIAN_FRONTEND=noninteractive apt-get update -qq </dev/null >&2
         HAUL_APT_UPDATED=1
     fi
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$package" </dev/null >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o Dpkg::Use-Pty=0 --no-install-recommends "$package" </dev/null >&2
     command -v "$command" >/dev/null 2>&1 || die "installing '$package' did not provide '$command'"
 }
 
