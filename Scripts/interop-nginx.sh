@@ -9,6 +9,7 @@
 #   HAUL_BIN=PATH        the haul binary to test (default: build release, see lib/common.sh)
 #   HAUL_STANDIN=curl    run the cases with a curl stand-in instead (to debug this script)
 #   SIZE_MIB=256         size of the large file
+#   HAUL_TIMEOUT=300     seconds one haul run may take before it is killed (exit 124)
 #   WORK_DIR=DIR         use (and keep) this work dir instead of a temp dir
 #   KEEP_WORK=1          keep the temp work dir (server logs, downloads) for inspection
 set -euo pipefail

@@ -111,12 +111,19 @@ haul_description() {
     fi
 }
 
-# Runs haul with the given arguments (or the stand-in when HAUL_STANDIN=curl).
+# Runs haul with the given arguments (or the stand-in when HAUL_STANDIN=curl). A run that takes
+# longer than HAUL_TIMEOUT seconds (default 300) is killed and returns 124, so a hang cannot
+# stall CI.
 haul() {
     if [[ "${HAUL_STANDIN:-}" == curl ]]; then
         haul_standin_curl "$@"
     else
-        "$HAUL_BIN" "$@"
+        local status=0
+        timeout --kill-after=10 "${HAUL_TIMEOUT:-300}" "$HAUL_BIN" "$@" || status=$?
+        if [[ $status -eq 124 || $status -eq 137 ]]; then
+            log "haul did not finish within ${HAUL_TIMEOUT:-300} s: haul $*"
+        fi
+        return "$status"
     fi
 }
 
