@@ -121,9 +121,9 @@ enum RequestHeadParser {
     ///
     /// - Returns: the request, or `nil` when the request line or a field is malformed.
     static func parse(_ head: ArraySlice<UInt8>) -> RecordedRequest? {
-        let text = String(decoding: head, as: UTF8.self)
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            line.hasSuffix("\r") ? line.dropLast() : line
+        // Split bytes, not Characters: "\r\n" is one Character in Swift.
+        var lines = head.split(separator: 10, omittingEmptySubsequences: false).map { line in
+            String(decoding: line.last == 13 ? line.dropLast() : line, as: UTF8.self)
         }
         guard !lines.isEmpty else { return nil }
         let requestLine = lines.removeFirst().split(separator: " ", omittingEmptySubsequences: false)
