@@ -49,3 +49,19 @@ import Testing
         }
     }
 }
+
+@Suite struct TestSupportTests {
+    @Test func temporaryDirectoryIsFreshAndRemoved() async throws {
+        let kept = try await withTemporaryDirectory { dir -> URL in
+            await Task.yield()
+            #expect(listFiles(dir).isEmpty)
+            try Data("x".utf8).write(to: dir.appendingPathComponent("b.txt"))
+            try Data("y".utf8).write(to: dir.appendingPathComponent("a.txt"))
+            #expect(listFiles(dir) == ["a.txt", "b.txt"])
+            return dir
+        }
+        #expect(!FileManager.default.fileExists(atPath: kept.path))
+        let synchronous = withTemporaryDirectory { dir in dir }
+        #expect(!FileManager.default.fileExists(atPath: synchronous.path))
+    }
+}
