@@ -42,7 +42,7 @@ enum BytesRoute {
         let extras = BuiltinRoutes.extraHeaders(request)
 
         if let statusText = request.queryValue("status"), let status = Int(statusText) {
-            let page = Response.errorPage(status: status)
+            let page = Response.allowsBody(status) ? Response.errorPage(status: status) : ""
             var fields: [(String, String)] = [("Content-Type", "text/html; charset=utf-8"),
                                               ("Content-Length", "\(page.utf8.count)")] + extras
             if close { fields.append(("Connection", "close")) }

@@ -121,10 +121,9 @@ enum RequestHeadParser {
     ///
     /// - Returns: the request, or `nil` when the request line or a field is malformed.
     static func parse(_ head: ArraySlice<UInt8>) -> RecordedRequest? {
-        // Split on LF bytes: in a Swift String "\r\n" is one Character, so splitting the text on "\n" would not.
-        var lines = head.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { bytes in
-            let line = String(decoding: bytes, as: UTF8.self)
-            return line.hasSuffix("\r") ? Substring(line.unicodeScalars.dropLast()) : Substring(line)
+        // Split bytes, not Characters: "\r\n" is one Character in Swift.
+        var lines = head.split(separator: 10, omittingEmptySubsequences: false).map { line in
+            String(decoding: line.last == 13 ? line.dropLast() : line, as: UTF8.self)
         }
         guard !lines.isEmpty else { return nil }
         let requestLine = lines.removeFirst().split(separator: " ", omittingEmptySubsequences: false)

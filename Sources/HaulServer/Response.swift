@@ -13,6 +13,9 @@ enum Response {
     /// A complete response with a `text/plain` body and `Content-Length`.
     static func simple(status: Int, body: String, close: Bool, headers: [(String, String)] = [],
                        includeBody: Bool = true) -> String {
+        guard allowsBody(status) else {
+            return head(status: status, headers: headers + (close ? [("Connection", "close")] : []))
+        }
         var fields: [(String, String)] = [
             ("Content-Type", "text/plain; charset=utf-8"),
             ("Content-Length", "\(body.utf8.count)"),
@@ -20,6 +23,11 @@ enum Response {
         fields += headers
         if close { fields.append(("Connection", "close")) }
         return head(status: status, headers: fields) + (includeBody ? body : "")
+    }
+
+    /// Whether a response with `status` may carry a body (not 1xx, 204 or 304).
+    static func allowsBody(_ status: Int) -> Bool {
+        status >= 200 && status != 204 && status != 304
     }
 
     /// A short HTML error page for `status`.

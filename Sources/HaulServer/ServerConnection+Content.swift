@@ -25,7 +25,8 @@ extension ServerConnection {
             writeSize = min(writeSize, max(1, bytesPerSecond / 20))
         }
         let end = stopAfter.map { min(range.upperBound, range.lowerBound + max(0, $0)) } ?? range.upperBound
-        let pattern = content.patternBuffer(chunkSize: writeSize)
+        // No write is longer than the range, so small bodies get a small buffer.
+        let pattern = content.patternBuffer(chunkSize: min(writeSize, max(1, range.count)))
         let start = ContinuousClock.now
         var offset = range.lowerBound
         try pattern.withUnsafeBytes { raw in

@@ -58,6 +58,9 @@ final class ServerCore: Sendable {
         let first = state.withLock { state -> Bool in
             guard !state.stopped else { return false }
             state.stopped = true
+            // shutdown first: a thread still inside poll() holds a reference to the socket,
+            // so close() alone would leave it listening (and accepting) until poll returns.
+            _ = shutdown(state.listener, Int32(SHUT_RDWR))
             _ = close(state.listener)
             state.listener = -1
             for fd in state.connections.values { _ = shutdown(fd, Int32(SHUT_RDWR)) }

@@ -3,11 +3,14 @@ import Foundation
 /// Runs `body` with a fresh, empty folder under the system's temporary directory, and removes
 /// the folder and everything in it afterwards, however `body` ends.
 ///
+/// Stops the test process if the folder cannot be created (the temporary directory is
+/// unusable, so no test could run), which keeps the function `rethrows`.
+///
 /// - Parameter body: receives the folder's URL.
 /// - Returns: what `body` returns.
-/// - Throws: what `body` throws, or the error creating the folder.
-public func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> T {
-    let directory = try makeTemporaryDirectory()
+/// - Throws: what `body` throws.
+public func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async rethrows -> T {
+    let directory = makeTemporaryDirectoryOrDie()
     defer { try? FileManager.default.removeItem(at: directory) }
     return try await body(directory)
 }
@@ -16,9 +19,9 @@ public func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async thr
 ///
 /// - Parameter body: receives the folder's URL.
 /// - Returns: what `body` returns.
-/// - Throws: what `body` throws, or the error creating the folder.
-public func withTemporaryDirectory<T>(_ body: (URL) throws -> T) throws -> T {
-    let directory = try makeTemporaryDirectory()
+/// - Throws: what `body` throws.
+public func withTemporaryDirectory<T>(_ body: (URL) throws -> T) rethrows -> T {
+    let directory = makeTemporaryDirectoryOrDie()
     defer { try? FileManager.default.removeItem(at: directory) }
     return try body(directory)
 }
@@ -38,4 +41,12 @@ func makeTemporaryDirectory() throws -> URL {
     let directory = base.appendingPathComponent("haul-test-\(UUID().uuidString)", isDirectory: true)
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
     return directory
+}
+
+private func makeTemporaryDirectoryOrDie() -> URL {
+    do {
+        return try makeTemporaryDirectory()
+    } catch {
+        fatalError("cannot create a temporary directory: \(error)")
+    }
 }
