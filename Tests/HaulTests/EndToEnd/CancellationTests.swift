@@ -9,7 +9,7 @@ struct CancellationTests {
     @Test("cancel() ends the download with cancelled and keeps NAME.part", .timeLimit(.minutes(1)))
     func cancelHandle() async throws {
         let server = try HaulServer(configuration: .init(rateLimit: 100_000))
-        try await withTemporaryDirectory { dir in
+        await withTemporaryDirectory { dir in
             let download = testDownloader().download(url(server, "/bytes/5000000/slow.bin"), to: .directory(dir))
             var cancelled = false
             do throws(DownloadError) {

@@ -149,7 +149,7 @@ struct DownloadTests {
     @Test("the callback form reports events and the result")
     func callbackForm() async throws {
         let server = try HaulServer()
-        try await withTemporaryDirectory { dir in
+        await withTemporaryDirectory { dir in
             let result: Result<DownloadResult, DownloadError> = await withCheckedContinuation { continuation in
                 testDownloader().start(DownloadRequest(url: url(server, "/bytes/10000/cb.bin")), to: .directory(dir)) { result in
                     continuation.resume(returning: result)

@@ -12,7 +12,7 @@ struct FailureTests {
     ])
     func statuses(status: Int, code: String, exit: Int32) async throws {
         let server = try HaulServer()
-        try await withTemporaryDirectory { dir in
+        await withTemporaryDirectory { dir in
             let error = await expectFailure(testDownloader(), DownloadRequest(url: url(server, "/status/\(status)")), to: .directory(dir))
             #expect(error?.code.name == code)
             #expect(error?.code.exitStatus == exit)
@@ -39,7 +39,7 @@ struct FailureTests {
     ])
     func protocolErrors(path: String, code: String) async throws {
         let server = try HaulServer()
-        try await withTemporaryDirectory { dir in
+        await withTemporaryDirectory { dir in
             let error = await expectFailure(testDownloader(), DownloadRequest(url: url(server, path)), to: .directory(dir))
             #expect(error?.code.name == code)
             // Only a resumable network failure keeps a partial file; nothing gets a final name.
@@ -65,7 +65,7 @@ struct FailureTests {
             $0.stallTimeout = .milliseconds(500)
             $0.headerTimeout = .milliseconds(700)
         }
-        try await withTemporaryDirectory { dir in
+        await withTemporaryDirectory { dir in
             let stalled = await expectFailure(downloader, DownloadRequest(url: url(server, "/bytes/1000000/s.bin?stall-after=10")), to: .directory(dir))
             #expect(stalled?.code == .stalled)
             #expect(listFiles(dir) == ["s.bin.part"])
@@ -80,7 +80,7 @@ struct FailureTests {
     func endlessHeaders() async throws {
         let server = try HaulServer()
         let downloader = testDownloader { $0.headerTimeout = .milliseconds(800) }
-        try await withTemporaryDirectory { dir in
+        await withTemporaryDirectory { dir in
             let error = await expectFailure(downloader, DownloadRequest(url: url(server, "/endless-headers")), to: .directory(dir))
             #expect(error?.code == .headerTimeout)
             #expect(listFiles(dir) == [])
@@ -92,7 +92,7 @@ struct FailureTests {
         let server = try HaulServer()
         let dead = server.url("/bytes/1")
         server.stop()
-        try await withTemporaryDirectory { dir in
+        await withTemporaryDirectory { dir in
             let error = await expectFailure(testDownloader(), DownloadRequest(url: URL(string: dead)!), to: .directory(dir))
             #expect(error?.code == .connectionRefused)
             #expect(error?.code.exitStatus == 4)
@@ -130,7 +130,7 @@ struct FailureTests {
         "http://127.0.0.1:99999/x", "ftp://127.0.0.1/x", "http://[::1/x",
     ])
     func badInput(text: String) async throws {
-        try await withTemporaryDirectory { dir in
+        await withTemporaryDirectory { dir in
             guard let bad = URL(string: text) else { return }   // Foundation already refuses it: nothing to send
             let error = await expectFailure(testDownloader(), DownloadRequest(url: bad), to: .directory(dir))
             #expect(error?.code.exitStatus == 2)
@@ -140,7 +140,7 @@ struct FailureTests {
     @Test("a header with a line break is refused before any request is sent")
     func badHeader() async throws {
         let server = try HaulServer()
-        try await withTemporaryDirectory { dir in
+        await withTemporaryDirectory { dir in
             let request = DownloadRequest(url: url(server, "/bytes/10"), headers: [("X-Evil", "a\r\nInjected: yes")])
             let error = await expectFailure(testDownloader(), request, to: .directory(dir))
             #expect(error?.code == .invalidArgument)

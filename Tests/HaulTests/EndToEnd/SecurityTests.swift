@@ -49,7 +49,7 @@ struct SecurityTests {
     func schemeRefused(location: String) async throws {
         let server = try HaulServer()
         let encoded = location.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-        try await withTemporaryDirectory { dir in
+        await withTemporaryDirectory { dir in
             let error = await expectFailure(testDownloader(), DownloadRequest(url: url(server, "/redirect-to?url=\(encoded)")), to: .directory(dir))
             #expect(error?.code == .redirectRefused)
             #expect(error?.code.exitStatus == 7)
@@ -131,7 +131,7 @@ struct SecurityTests {
     @Test("error messages never contain URL secrets")
     func redactedErrors() async throws {
         let server = try HaulServer()
-        try await withTemporaryDirectory { dir in
+        await withTemporaryDirectory { dir in
             var components = URLComponents(string: server.url("/status/404"))!
             components.user = "bob"
             components.password = "hunter2"

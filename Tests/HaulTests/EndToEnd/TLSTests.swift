@@ -39,7 +39,7 @@ struct TLSTests {
     @Test("a certificate for another host name fails with tlsHostnameMismatch")
     func wrongHost() async throws {
         let (server, certificates) = try Self.server(\.wrongHostCertFile, key: \.wrongHostKeyFile)
-        try await withTemporaryDirectory { dir in
+        await withTemporaryDirectory { dir in
             let downloader = testDownloader { $0.tls = .init(extraCAFile: certificates.caFile) }
             let error = await expectFailure(downloader, DownloadRequest(url: url(server, "/bytes/10")), to: .directory(dir))
             #expect(error?.code == .tlsHostnameMismatch)
@@ -52,7 +52,7 @@ struct TLSTests {
         let (server, certificates) = try Self.server(\.serverCertFile, key: \.serverKeyFile)
         let plain = try HaulServer()
         let encoded = plain.url("/bytes/10").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-        try await withTemporaryDirectory { dir in
+        await withTemporaryDirectory { dir in
             let downloader = testDownloader { $0.tls = .init(extraCAFile: certificates.caFile) }
             let error = await expectFailure(downloader, DownloadRequest(url: url(server, "/redirect-to?url=\(encoded)")), to: .directory(dir))
             #expect(error?.code == .redirectRefused)
