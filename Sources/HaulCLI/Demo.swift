@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Haul
 import HaulServer
 
@@ -63,24 +72,24 @@ struct Demo {
 
     /// Compares the file with the server's deterministic content, 1 MiB at a time.
     private func verify(_ file: URL) -> Verification {
-        guard let handle = try? FileHandle(forReadingFrom: file) else { return .failure("cannot open \(file.path)") }
-        defer { try? handle.close() }
+        let fd = open(file.path, O_RDONLY)
+        guard fd >= 0 else { return .failure("cannot open \(file.path)") }
+        defer { close(fd) }
         let content = HaulServer.content()
-        let expected = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { expected.deallocate() }
+        let size = 1 << 20
+        let got = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+        let expected = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+        defer { got.deallocate(); expected.deallocate() }
         var offset: Int64 = 0
         while true {
-            let chunk: Data
-            do {
-                chunk = try handle.read(upToCount: 1 << 20) ?? Data()   // nil at the end of the file
-            } catch {
-                return .failure("cannot read \(file.path): \(error)")
+            let n = read(fd, got.baseAddress, size)
+            if n < 0 { return .failure("cannot read \(file.path)") }
+            if n == 0 { break }
+            content.fill(UnsafeMutableRawBufferPointer(rebasing: expected[0..<n]), from: offset)
+            guard memcmp(got.baseAddress!, expected.baseAddress!, n) == 0 else {
+                return .failure("byte mismatch in the block at offset \(offset)")
             }
-            if chunk.isEmpty { break }
-            content.fill(UnsafeMutableRawBufferPointer(rebasing: expected[0..<chunk.count]), from: offset)
-            let same = chunk.withUnsafeBytes { got in memcmp(got.baseAddress!, expected.baseAddress!, chunk.count) == 0 }
-            guard same else { return .failure("byte mismatch in the 1 MiB block at offset \(offset)") }
-            offset += Int64(chunk.count)
+            offset += Int64(n)
         }
         guard offset == options.size else { return .failure("the file has \(offset) bytes, expected \(options.size)") }
         return .success(offset)

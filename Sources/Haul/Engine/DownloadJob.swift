@@ -21,7 +21,7 @@ struct DownloadJob {
         _ = try RequestHead.make(method: .get, url: url, userAgent: configuration.userAgent, userHeaders: request.headers,
                                  sendUserinfo: true, range: nil, ifRange: nil)
         let target = try DownloadTarget(destination: destination)
-        let tls = TLSContextCache(options: configuration.tls, bufferSize: configuration.bufferSize)
+        let tls = TLSContextCache(options: configuration.tls)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: configuration.bufferSize, alignment: 4096)
         defer { buffer.deallocate() }
 
@@ -122,17 +122,15 @@ struct DownloadJob {
 /// One TLS context per download, made on first use (plain HTTP never loads the trust store).
 final class TLSContextCache {
     private let options: Downloader.TLSOptions
-    private let bufferSize: Int
     private var context: TLSContext?
 
-    init(options: Downloader.TLSOptions, bufferSize: Int) {
+    init(options: Downloader.TLSOptions) {
         self.options = options
-        self.bufferSize = bufferSize
     }
 
     func get() throws(DownloadError) -> TLSContext {
         if let context { return context }
-        let made = try TLSContext(options: options, readBufferSize: bufferSize)
+        let made = try TLSContext(options: options)
         context = made
         return made
     }
