@@ -9,9 +9,9 @@ enum HelpText {
         Usage: haul [OPTION]... URL...
                haul demo [--size=SIZE] [--connections=N]
 
-        Download files over HTTP(S) quickly and safely. Rerunning the same command after
-        an interruption resumes: bytes already on disk and still valid are not fetched
-        again.
+        Download files over HTTP(S) quickly and safely: a file gets its final name only
+        once it is complete. After an interruption the partial file (NAME.part) is kept;
+        resuming from it is not supported yet.
 
         Options:
         \(optionLines(OptionTable.download))

@@ -8,18 +8,20 @@ import Testing
             Usage: haul [OPTION]... URL...
                    haul demo [--size=SIZE] [--connections=N]
 
-            Download files over HTTP(S) quickly and safely. Rerunning the same command after
-            an interruption resumes: bytes already on disk and still valid are not fetched
-            again.
+            Download files over HTTP(S) quickly and safely: a file gets its final name only
+            once it is complete. After an interruption the partial file (NAME.part) is kept;
+            resuming from it is not supported yet.
 
             Options:
               -o, --output=FILE              save the (single) URL as FILE; an existing FILE
                                              is replaced only when the download succeeds
               -d, --dir=DIR                  save into DIR (created if missing); default:
                                              the current directory
-              -x, --connections=N            connections per download, 1-16; default 4; 1
-                                             disables splitting
-              -j, --max-downloads=N          downloads running at once; default 4
+              -x, --connections=N            connections per download, 1-16; default 4
+                                             (splitting is not supported yet: one connection
+                                             is used)
+              -j, --max-downloads=N          downloads running at once; default 4 (for now
+                                             URLs run one after another)
               -i, --input-file=FILE          read URLs from FILE, one per line ('-' =
                                              stdin); blank lines and # comments are ignored
                   --checksum=ALGO=HEX        verify the file (sha256, sha1 or md5) before it
