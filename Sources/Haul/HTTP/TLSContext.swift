@@ -13,6 +13,10 @@ final class TLSContext: @unchecked Sendable {
     /// buffer forward as records are consumed, which costs more the larger the buffer.
     static let readAheadBufferSize = 128 * 1024
 
+    /// TLS 1.2 suites: forward-secret AEAD first (AES-128 before AES-256), then OpenSSL's other strong ones.
+    static let tls12Ciphers = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+        + "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:HIGH:!aNULL:!eNULL:!MD5:!RC4:!3DES"
+
     /// Creates a context trusting the system store plus `options.extraCAFile`.
     ///
     /// - Throws: `invalidArgument` when the CA file cannot be loaded.
@@ -25,6 +29,10 @@ final class TLSContext: @unchecked Sendable {
         _ = haul_ssl_ctx_require_tls12(context)
         haul_ssl_ctx_set_default_options(context)
         haul_ssl_ctx_set_default_modes(context)
+        // AES-128-GCM first, as browsers order it: as strong as needed and about a third cheaper
+        // than AES-256-GCM for both ends (servers follow the client's order by default).
+        _ = SSL_CTX_set_ciphersuites(context, "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256")
+        _ = SSL_CTX_set_cipher_list(context, Self.tls12Ciphers)
         haul_ssl_ctx_enable_read_ahead(context, Self.readAheadBufferSize)
         if options.insecure {
             SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
