@@ -133,9 +133,9 @@ func eventNames(_ events: [[String: Any]]) -> [String] {
     events.map { $0["event"] as? String ?? "?" }
 }
 
-/// A JSON number as an integer (`nil` for `null`, absence or a non-integer).
+/// A JSON number as an integer (`nil` for `null`, absence, a string or a non-integer).
 func jsonInteger(_ value: Any?) -> Int64? {
-    guard let number = value as? NSNumber, !(value is Bool) else { return nil }
+    guard let number = value as? NSNumber else { return nil }
     let integer = number.int64Value
     return Double(integer) == number.doubleValue ? integer : nil
 }
