@@ -28,6 +28,26 @@ struct EndToEndDownloadTests {
         }
     }
 
+    /// Plain progress lines come every 5 seconds, so this download is paced to last about 6.
+    @Test func progressLinesArePlainWhenStandardErrorIsNotATerminal() async throws {
+        let server = try HaulServer()
+        try await withTemporaryDirectory { dir in
+            let size = 1_200_000
+            let outcome = try await haul(["-d", dir.path, server.url("/bytes/\(size)/slow.bin?rate=200000")], in: dir)
+            #expect(outcome.status == 0)
+            #expect(!outcome.standardError.contains("\u{1B}") && !outcome.standardError.contains("\r"))
+            let lines = outcome.errorLines
+            #expect(lines.count >= 3, "\(lines)")
+            #expect(lines.first == "slow.bin: started (\(HumanFormat.bytes(Int64(size))))")
+            for line in lines.dropFirst().dropLast() {
+                #expect(line.hasPrefix("slow.bin: ") && line.contains("% of \(HumanFormat.bytes(Int64(size))) (") && line.contains(", ETA "),
+                        "\(line)")
+            }
+            #expect(lines.last?.hasPrefix("slow.bin: done, \(HumanFormat.bytes(Int64(size))) in ") == true, "\(lines)")
+            #expect(fileContents(dir.appendingPathComponent("slow.bin")) == served(size))
+        }
+    }
+
     @Test func relativeDirectoryAndDefaultDirectoryAreTheWorkingDirectory() async throws {
         let server = try HaulServer()
         try await withTemporaryDirectory { root in
