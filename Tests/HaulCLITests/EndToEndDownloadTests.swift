@@ -112,6 +112,21 @@ struct EndToEndDownloadTests {
         }
     }
 
+    @Test func anInputFileListsTheURLs() async throws {
+        let server = try HaulServer()
+        try await withTemporaryDirectory { root in
+            let list = "# downloads\n\n  \(server.url("/bytes/10/one.bin"))  \n\t# skipped\n\(server.url("/bytes/20/two.bin?seed=4"))\n"
+            try Data(list.utf8).write(to: root.appendingPathComponent("list.txt"))
+            let outcome = try await haul(["-q", "-i", "list.txt", "-d", "dl", server.url("/bytes/30/zero.bin")], in: root)
+            #expect(outcome.status == 0, "\(outcome.standardError)")
+            let dir = root.appendingPathComponent("dl")
+            #expect(listFiles(dir) == ["one.bin", "two.bin", "zero.bin"])
+            #expect(fileContents(dir.appendingPathComponent("two.bin")) == served(20, seed: 4))
+            // Arguments first, then the list, in order.
+            #expect(server.requests.map(\.path) == ["/bytes/30/zero.bin", "/bytes/10/one.bin", "/bytes/20/two.bin"])
+        }
+    }
+
     @Test func theLowestNonZeroStatusWins() async throws {
         let server = try HaulServer()
         let refusing = try RefusingPort()

@@ -55,6 +55,27 @@ struct EndToEndSecurityTests {
         }
     }
 
+    @Test func userinfoStaysWithItsOriginAndOutOfTheEvents() async throws {
+        let origin = try HaulServer()
+        let other = try HaulServer()
+        try await withTemporaryDirectory { dir in
+            let target = other.url("/bytes/100/f.bin")
+            let query = "url=\(queryEncoded(target))&token=toksecret"
+            let url = "http://alice:pw-secret@127.0.0.1:\(origin.port)/redirect-to?\(query)"
+            let outcome = try await haul(["--json", "-d", dir.path, url], in: dir)
+            #expect(outcome.status == 0)
+            #expect(outcome.standardError.isEmpty)
+            let started = try #require(outcome.jsonEvents().first)
+            #expect(started["url"] as? String
+                        == "http://127.0.0.1:\(origin.port)/redirect-to?url=\(queryEncoded(target))&token=REDACTED")
+            #expect(!outcome.standardOutput.contains("pw-secret") && !outcome.standardOutput.contains("toksecret"))
+            #expect(origin.requests.first?.header("Authorization") == "Basic " + Data("alice:pw-secret".utf8).base64EncodedString())
+            #expect(!other.requests.isEmpty)
+            #expect(other.requests.allSatisfy { $0.header("Authorization") == nil })
+            #expect(listFiles(dir) == ["redirect-to"])
+        }
+    }
+
     @Test func aRedirectLoopThroughSignedURLsIsRedacted() async throws {
         let server = try HaulServer()
         server.route("/self") { _, connection in
@@ -71,6 +92,18 @@ struct EndToEndSecurityTests {
                 #expect(!text.contains("pw-secret") && !text.contains("sigsecret") && !text.contains("toksecret"), "\(text)")
             }
             #expect(listFiles(dir) == [])
+        }
+    }
+
+    @Test(arguments: [("evil.bin.part", "evil.bin.part_"), ("evil.bin.resume", "evil.bin.resume_"), ("evil.lock", "evil.lock_"),
+                      (".part", "_part"), ("a.PART", "a.PART_")])
+    func namesThatLookLikeOurOwnFilesAreChanged(name: String, saved: String) async throws {
+        let server = try HaulServer()
+        try await withTemporaryDirectory { dir in
+            let disposition = "attachment; filename=\"\(name)\""
+            let outcome = try await haul(["-q", "-d", dir.path, server.url("/bytes/100/x.bin?cd=\(queryEncoded(disposition))")], in: dir)
+            #expect(outcome.status == 0)
+            #expect(listFiles(dir) == [saved])
         }
     }
 
