@@ -1,0 +1,115 @@
+import Foundation
+import HaulServer
+import HaulTestSupport
+import Testing
+
+/// Ctrl-C (SIGINT) sent to the real `haul` binary in the middle of a download, and the resume
+/// that rerunning the same command performs.
+@Suite(.timeLimit(.minutes(1)))
+struct EndToEndSignalTests {
+    /// The size of `path`, or 0 when it does not exist.
+    static func size(_ url: URL) -> Int64 {
+        ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? 0
+    }
+
+    /// Starts `arguments`, waits until `partial` holds bytes and the server saw a request, sends SIGINT.
+    static func interrupt(_ arguments: [String], in dir: URL, partial: URL, server: HaulServer) async throws -> HaulBinary.Outcome {
+        let process = try HaulProcess(arguments, in: dir)
+        let downloading = await waitUntil { !server.requests.isEmpty && size(partial) > 0 }
+        #expect(downloading, "no bytes arrived in \(partial.lastPathComponent): \(process.standardErrorSoFar)")
+        #expect(process.isRunning, "haul ended before Ctrl-C: \(process.standardErrorSoFar)")
+        process.interrupt()
+        return try await process.finish(timeout: .seconds(20))
+    }
+
+    @Test(arguments: [false, true])
+    func ctrlCExits130AndKeepsThePartial(json: Bool) async throws {
+        let server = try HaulServer()
+        try await withTemporaryDirectory { dir in
+            let url = server.url("/bytes/50000000/big.bin?rate=2000000")
+            let partial = dir.appendingPathComponent("big.bin.part")
+            let outcome = try await Self.interrupt((json ? ["--json"] : []) + ["-d", dir.path, url], in: dir,
+                                                   partial: partial, server: server)
+            #expect(outcome.status == 130)
+            #expect(outcome.errorLines.last == "haul: \(url): interrupted; run the same command again to resume", "\(outcome.standardError)")
+            #expect(outcome.errorLines.filter { $0.hasPrefix("haul: ") }.count == 1)
+            #expect(!outcome.standardError.contains("\u{1B}"))
+            let files = listFiles(dir)
+            #expect(files.contains("big.bin.part"))
+            #expect(!files.contains("big.bin"))
+            #expect(files.allSatisfy { $0.hasPrefix("big.bin.") }, "\(files)")
+            #expect(Self.size(partial) > 0)
+            if json {
+                let events = outcome.jsonEvents()
+                #expect(events.count == outcome.outputLines.count)
+                #expect(eventNames(events).first == "started")
+                let failed = try #require(events.last)
+                #expect(failed["event"] as? String == "failed")
+                #expect(jsonInteger(failed["exitCode"]) == 130)
+                #expect((failed["error"] as? [String: Any])?["code"] as? String == "cancelled")
+                #expect(failed["partial"] as? String == partial.path)
+            } else {
+                #expect(outcome.standardOutput.isEmpty)
+            }
+        }
+    }
+
+    @Test func ctrlCStopsTheRunBeforeTheNextURL() async throws {
+        let server = try HaulServer()
+        try await withTemporaryDirectory { dir in
+            let slow = server.url("/bytes/50000000/big.bin?rate=2000000")
+            let outcome = try await Self.interrupt(["-q", "-d", dir.path, slow, server.url("/bytes/10/next.bin")], in: dir,
+                                                   partial: dir.appendingPathComponent("big.bin.part"), server: server)
+            #expect(outcome.status == 130)
+            #expect(outcome.standardError == "haul: \(slow): interrupted; run the same command again to resume\n")
+            #expect(!listFiles(dir).contains("next.bin") && !listFiles(dir).contains("big.bin"))
+            #expect(server.requests.allSatisfy { $0.path == "/bytes/50000000/big.bin" })
+        }
+    }
+
+    /// Interrupts a `--json` download of `size` bytes, then reruns the same command to its end.
+    ///
+    /// - Returns: the rerun and the requests the server received during it.
+    static func interruptAndRerun(size: Int, server: HaulServer, in dir: URL) async throws
+        -> (outcome: HaulBinary.Outcome, requests: [RecordedRequest]) {
+        let url = server.url("/bytes/\(size)/resume.bin?rate=1500000")
+        let arguments = ["--json", "-d", dir.path, url]
+        let interrupted = try await interrupt(arguments, in: dir, partial: dir.appendingPathComponent("resume.bin.part"),
+                                              server: server)
+        #expect(interrupted.status == 130)
+        #expect(listFiles(dir).contains("resume.bin.part"))
+        let requestsBefore = server.requests.count
+        let rerun = try await haul(arguments, in: dir)
+        return (rerun, Array(server.requests.dropFirst(requestsBefore)))
+    }
+
+    @Test func rerunningAfterCtrlCFinishesByteIdentical() async throws {
+        let server = try HaulServer()
+        try await withTemporaryDirectory { dir in
+            let size = 3_000_000
+            let (rerun, _) = try await Self.interruptAndRerun(size: size, server: server, in: dir)
+            #expect(rerun.status == 0, "\(rerun.standardError)")
+            #expect(rerun.standardError.isEmpty)
+            #expect(eventNames(rerun.jsonEvents()).last == "finished")
+            #expect(listFiles(dir) == ["resume.bin"])
+            #expect(fileContents(dir.appendingPathComponent("resume.bin")) == served(size))
+        }
+    }
+
+    @Test(.disabled("resume is not implemented yet (README: one connection, no resume); enable when it lands"))
+    func rerunningAfterCtrlCResumesFromThePartial() async throws {
+        let server = try HaulServer()
+        try await withTemporaryDirectory { dir in
+            let size = 6_000_000
+            let (rerun, requests) = try await Self.interruptAndRerun(size: size, server: server, in: dir)
+            #expect(rerun.status == 0, "\(rerun.standardError)")
+            let started = try #require(rerun.jsonEvents().first)
+            #expect(started["event"] as? String == "started")
+            let resumedFrom = try #require(jsonInteger(started["resumedFrom"]))
+            #expect(resumedFrom > 0 && resumedFrom < Int64(size))
+            #expect(listFiles(dir) == ["resume.bin"])
+            #expect(fileContents(dir.appendingPathComponent("resume.bin")) == served(size))
+            #expect(!requests.isEmpty && requests.allSatisfy { $0.header("Range") != nil }, "the rerun asks only for missing bytes")
+        }
+    }
+}
