@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <signal.h>
+#include <pthread.h>
 #ifdef __linux__
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
@@ -68,8 +70,11 @@ void haul_advise_sequential(int fd) {
 #endif
 }
 
-void haul_set_receive_buffer(int fd, int bytes) {
-    (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
+void haul_block_sigpipe_in_thread(void) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    (void)pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
 
 int haul_o_nofollow(void) { return O_NOFOLLOW; }

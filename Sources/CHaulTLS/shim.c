@@ -14,7 +14,7 @@ int haul_ssl_ctx_require_tls12(SSL_CTX *ctx) {
 }
 
 void haul_ssl_ctx_set_default_options(SSL_CTX *ctx) {
-    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_IGNORE_UNEXPECTED_EOF);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
 }
 
 unsigned long haul_ssl_take_error(char *buffer, size_t length) {
@@ -30,4 +30,9 @@ unsigned long haul_ssl_take_error(char *buffer, size_t length) {
 void haul_ssl_ctx_enable_read_ahead(SSL_CTX *ctx, size_t buffer_length) {
     SSL_CTX_set_read_ahead(ctx, 1);
     SSL_CTX_set_default_read_buffer_len(ctx, buffer_length);
+}
+
+int haul_ssl_error_is_unexpected_eof(void) {
+    unsigned long e = ERR_peek_error();
+    return e != 0 && ERR_GET_LIB(e) == ERR_LIB_SSL && ERR_GET_REASON(e) == SSL_R_UNEXPECTED_EOF_WHILE_READING;
 }

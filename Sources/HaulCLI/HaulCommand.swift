@@ -13,6 +13,7 @@ import Darwin
 public enum HaulCommand {
     /// Runs the command with the process arguments and exits with its status.
     public static func main() async -> Never {
+        signal(SIGPIPE, SIG_IGN)   // a closed socket or pipe is an error to report, not a reason to die
         let status = await run(arguments: Array(CommandLine.arguments.dropFirst()), terminal: SystemTerminal())
         exit(status)
     }

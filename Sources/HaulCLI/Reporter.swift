@@ -92,7 +92,7 @@ final class Reporter {
     func retrying(attempt: Int, delay: Double, error: DownloadError) {
         switch style {
         case .progress:
-            let line = "haul: \(displayURL): \(error.message); retrying in \(HumanFormat.elapsed(delay)) (attempt \(attempt))"
+            let line = "haul: \(displayURL): \(HumanFormat.printable(error.message)); retrying in \(HumanFormat.elapsed(delay)) (attempt \(attempt))"
             terminal.write(renderer.message(line), to: .error)
         case .json:
             emit(.retrying(id: id, attempt: attempt, delay: delay, error: error))
@@ -128,7 +128,7 @@ final class Reporter {
     ///   - error: what went wrong.
     ///   - interrupted: the failure is the user's Ctrl-C.
     func failed(_ error: DownloadError, interrupted: Bool) {
-        let message = interrupted ? "interrupted; run the same command again to resume" : error.message
+        let message = interrupted ? "interrupted; the partial file is kept" : error.message
         switch style {
         case .progress:
             terminal.write(renderer.end(), to: .error)

@@ -31,7 +31,7 @@ struct EndToEndSignalTests {
             let outcome = try await Self.interrupt((json ? ["--json"] : []) + ["-d", dir.path, url], in: dir,
                                                    partial: partial, server: server)
             #expect(outcome.status == 130)
-            #expect(outcome.errorLines.last == "haul: \(url): interrupted; run the same command again to resume", "\(outcome.standardError)")
+            #expect(outcome.errorLines.last == "haul: \(url): interrupted; the partial file is kept", "\(outcome.standardError)")
             #expect(outcome.errorLines.filter { $0.hasPrefix("haul: ") }.count == 1)
             #expect(!outcome.standardError.contains("\u{1B}"))
             let files = listFiles(dir)
@@ -61,7 +61,7 @@ struct EndToEndSignalTests {
             let outcome = try await Self.interrupt(["-q", "-d", dir.path, slow, server.url("/bytes/10/next.bin")], in: dir,
                                                    partial: dir.appendingPathComponent("big.bin.part"), server: server)
             #expect(outcome.status == 130)
-            #expect(outcome.standardError == "haul: \(slow): interrupted; run the same command again to resume\n")
+            #expect(outcome.standardError == "haul: \(slow): interrupted; the partial file is kept\n")
             #expect(!listFiles(dir).contains("next.bin") && !listFiles(dir).contains("big.bin"))
             #expect(server.requests.allSatisfy { $0.path == "/bytes/50000000/big.bin" })
         }

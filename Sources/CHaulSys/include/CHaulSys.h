@@ -21,8 +21,9 @@ int haul_preallocate(int fd, int64_t offset, int64_t length);
 /// posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL); ignored where unsupported.
 void haul_advise_sequential(int fd);
 
-/// Sets SO_RCVBUF on a socket (best effort).
-void haul_set_receive_buffer(int fd, int bytes);
+/// Blocks SIGPIPE in the calling thread, so a write to a closed socket (OpenSSL writes with
+/// write(2), which cannot pass MSG_NOSIGNAL) fails with EPIPE instead of killing the process.
+void haul_block_sigpipe_in_thread(void);
 
 /// The O_NOFOLLOW | O_CLOEXEC and O_DIRECTORY flag values.
 int haul_o_nofollow(void);

@@ -19,10 +19,14 @@ void haul_ssl_ctx_set_default_modes(SSL_CTX *ctx);
 /// SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION).
 int haul_ssl_ctx_require_tls12(SSL_CTX *ctx);
 
-/// Disables TLS renegotiation and compression (SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION)
-/// and makes an unexpected EOF a clean close (SSL_OP_IGNORE_UNEXPECTED_EOF): HTTP framing, not
-/// TLS close_notify, decides whether a body is complete.
+/// Disables TLS renegotiation and compression (SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION).
+/// An EOF without close_notify stays an error (see haul_ssl_error_is_unexpected_eof), so a body
+/// delimited only by the connection's close can be told apart from a cut one.
 void haul_ssl_ctx_set_default_options(SSL_CTX *ctx);
+
+/// Whether the oldest queued OpenSSL error is "unexpected EOF while reading" (the peer closed
+/// the TCP connection without a TLS close_notify). Does not clear the queue.
+int haul_ssl_error_is_unexpected_eof(void);
 
 /// SSL_CTX_set_read_ahead(ctx, 1) plus a large default read buffer, so one socket read fills
 /// many TLS records and SSL_read mostly decrypts from memory.

@@ -1,10 +1,11 @@
+import CHaulSys
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// Runs `body` on a new detached OS thread.
+/// Runs `body` on a new detached OS thread (with SIGPIPE blocked: see `haul_block_sigpipe_in_thread`).
 ///
 /// Transfers block in `poll`/`recv`/`pwrite`; they get threads of their own so they never
 /// block Swift's cooperative pool.
@@ -25,6 +26,7 @@ func spawnThread(name: String, _ body: @escaping @Sendable () -> Void) {
     #endif
     let rc = pthread_create(&thread, &attributes, { raw in
         let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+        haul_block_sigpipe_in_thread()
         box.body()
         return nil
     }, box)

@@ -16,6 +16,10 @@ final class Connection {
     private let cancellation: CancellationSignal
     private var token: Int?
     private let peer: String
+    private var receiveTimeout: Duration?
+    private var sendTimeout: Duration?
+    /// Whether the peer closed a TLS connection without close_notify (an EOF that could be a cut).
+    private(set) var closedWithoutNotify = false
 
     /// Connects to `url`'s host and port, and completes the TLS handshake for `https`.
     ///
@@ -57,14 +61,16 @@ final class Connection {
             _ = haul_ssl_set_sni(ssl, url.host)
             if context.verifies { SSL_set1_host(ssl, url.host) }
         }
-        socket.setReceiveTimeout(timeout)
-        socket.setSendTimeout(timeout)
+        setReceiveTimeout(timeout)
+        setSendTimeout(timeout)
         let rc = SSL_connect(ssl)
         if rc == 1 { return }
+        let savedErrno = errno
+        let sslError = SSL_get_error(ssl, rc)
         if cancellation.isCancelled { throw DownloadError(.cancelled, "cancelled") }
         let verify = SSL_get_verify_result(ssl)
-        let reason = takeOpenSSLError()
         if Int32(verify) != X509_V_OK {
+            _ = takeOpenSSLError()
             let text = String(cString: X509_verify_cert_error_string(verify))
             switch Int32(verify) {
             case X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH:
@@ -73,17 +79,47 @@ final class Connection {
                 throw DownloadError(.tlsCertificateUntrusted, "the TLS certificate of \(peer) is not trusted (\(text))")
             }
         }
-        if SSL_get_error(ssl, rc) == SSL_ERROR_SYSCALL && (errno == EAGAIN || errno == EWOULDBLOCK) {
+        // Not a certificate problem: tell a slow or vanished peer (network, retryable) from a TLS failure.
+        switch sslError {
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
+            _ = takeOpenSSLError()
             throw DownloadError(.connectTimeout, "the TLS handshake with \(peer) timed out")
+        case SSL_ERROR_SYSCALL:
+            _ = takeOpenSSLError()
+            switch savedErrno {
+            case EAGAIN, EWOULDBLOCK:
+                throw DownloadError(.connectTimeout, "the TLS handshake with \(peer) timed out")
+            case 0, ECONNRESET, EPIPE:
+                throw DownloadError(.connectionReset, "\(peer) closed the connection during the TLS handshake")
+            default:
+                throw DownloadError(.networkError, "network error with \(peer) during the TLS handshake: \(errnoText(savedErrno))")
+            }
+        default:
+            if haul_ssl_error_is_unexpected_eof() != 0 {
+                _ = takeOpenSSLError()
+                throw DownloadError(.connectionReset, "\(peer) closed the connection during the TLS handshake")
+            }
+            throw DownloadError(.tlsHandshakeFailed, "the TLS handshake with \(peer) failed: \(takeOpenSSLError())")
         }
-        throw DownloadError(.tlsHandshakeFailed, "the TLS handshake with \(peer) failed: \(reason)")
+    }
+
+    private func setReceiveTimeout(_ timeout: Duration) {
+        guard timeout != receiveTimeout else { return }
+        socket.setReceiveTimeout(timeout)
+        receiveTimeout = timeout
+    }
+
+    private func setSendTimeout(_ timeout: Duration) {
+        guard timeout != sendTimeout else { return }
+        socket.setSendTimeout(timeout)
+        sendTimeout = timeout
     }
 
     /// Writes every byte, or throws.
     ///
     /// - Throws: `connectionReset`, `stalled` (send timeout), `cancelled`.
     func write(_ bytes: [UInt8], timeout: Duration) throws(DownloadError) {
-        socket.setSendTimeout(timeout)
+        setSendTimeout(timeout)
         var sent = 0
         while sent < bytes.count {
             let n = bytes.withUnsafeBytes { raw -> Int in
@@ -105,7 +141,7 @@ final class Connection {
     ///   - timeoutCode: the error when it runs out (`stalled` in a body, `headerTimeout` in a head).
     /// - Throws: `connectionReset`, `networkError`, the timeout code, `cancelled`.
     func read(into buffer: UnsafeMutableRawBufferPointer, timeout: Duration, timeoutCode: DownloadError.Code) throws(DownloadError) -> Int {
-        socket.setReceiveTimeout(timeout)
+        setReceiveTimeout(timeout)
         guard let ssl else {
             while true {
                 let n = recv(socket.descriptor, buffer.baseAddress, buffer.count, 0)
@@ -132,8 +168,12 @@ final class Connection {
                 if cancellation.isCancelled { throw DownloadError(.cancelled, "cancelled") }
                 return 0
             }
-            if error == SSL_ERROR_SYSCALL && n == 0 && errno == 0 {   // EOF without close_notify
+            if (error == SSL_ERROR_SYSCALL && errno == 0) || (error == SSL_ERROR_SSL && haul_ssl_error_is_unexpected_eof() != 0) {
+                // EOF without close_notify: fine where the framing says the body is complete, a
+                // possible cut where only the close delimits the body (see ResponseReader).
+                _ = takeOpenSSLError()
                 if cancellation.isCancelled { throw DownloadError(.cancelled, "cancelled") }
+                closedWithoutNotify = true
                 return 0
             }
             throw ioError(result: Int(n), timeoutCode: timeoutCode, during: "reading the response")

@@ -61,7 +61,12 @@ final class ResponseReader {
             let n = try connection.read(into: buffer, timeout: timeout, timeoutCode: timeoutCode)
             length = n
             offset = 0
-            if n == 0 { ended = true }
+            if n == 0 {
+                ended = true
+                if connection.closedWithoutNotify, case .untilClose? = parser.framing {
+                    throw DownloadError(.truncatedBody, "the TLS connection closed without close_notify, so the body may be cut short")
+                }
+            }
         }
     }
 }

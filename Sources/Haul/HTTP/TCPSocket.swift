@@ -18,54 +18,48 @@ struct TCPSocket {
     /// - Throws: `dnsFailure`, `connectionRefused`, `connectTimeout`, `networkError`, `cancelled`.
     static func connect(host: String, port: Int, timeout: Duration, cancellation: CancellationSignal) throws(DownloadError) -> TCPSocket {
         let deadline = ContinuousClock.now + timeout
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        #if canImport(Glibc)
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        #else
-        hints.ai_socktype = SOCK_STREAM
-        #endif
-        hints.ai_flags = AI_ADDRCONFIG | AI_NUMERICSERV
-        var list: UnsafeMutablePointer<addrinfo>?
-        let rc = getaddrinfo(host, String(port), &hints, &list)
-        if rc != 0 {
-            // AI_ADDRCONFIG hides ::1 when no global IPv6 address exists; retry without it.
-            hints.ai_flags = AI_NUMERICSERV
-            if getaddrinfo(host, String(port), &hints, &list) != 0 {
-                throw DownloadError(.dnsFailure, "cannot resolve host '\(host)': \(String(cString: gai_strerror(rc)))")
-            }
-        }
-        defer { freeaddrinfo(list) }
+        let addresses = try Resolver.resolve(host: host, port: port, deadline: deadline, cancellation: cancellation)
         var lastError = DownloadError(.dnsFailure, "no address found for host '\(host)'")
-        var cursor = list
-        while let info = cursor {
-            cursor = info.pointee.ai_next
+        for (index, address) in addresses.enumerated() {
             if cancellation.isCancelled { throw DownloadError(.cancelled, "cancelled") }
+            // Each remaining address gets an equal share of the time left, so one that silently
+            // drops packets (a dead IPv6 route) cannot use up the whole timeout.
+            let remaining = deadline - ContinuousClock.now
+            let share = index == addresses.count - 1 ? remaining : remaining / (addresses.count - index)
             do throws(DownloadError) {
-                return try connect(address: info.pointee, deadline: deadline, cancellation: cancellation, host: host, port: port)
+                return try connect(address: address, deadline: ContinuousClock.now + share, cancellation: cancellation,
+                                   host: host, port: port)
             } catch {
-                if error.code == .cancelled || error.code == .connectTimeout { throw error }
+                if error.code == .cancelled { throw error }
                 lastError = error
             }
         }
         throw lastError
     }
 
-    private static func connect(address: addrinfo, deadline: ContinuousClock.Instant, cancellation: CancellationSignal,
+    private static func connect(address: Resolver.Address, deadline: ContinuousClock.Instant, cancellation: CancellationSignal,
                                 host: String, port: Int) throws(DownloadError) -> TCPSocket {
-        let fd = socket(address.ai_family, address.ai_socktype | Int32(SOCK_CLOEXEC_VALUE), address.ai_protocol)
+        let fd = socket(address.family, address.socketType | SOCK_CLOEXEC_VALUE, address.socketProtocol)
         guard fd >= 0 else { throw DownloadError(.networkError, "cannot create a socket: \(errnoText())") }
         var ok = false
         defer { if !ok { close(fd) } }
+        #if !canImport(Glibc)
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        var noSigPipe: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &noSigPipe, socklen_t(MemoryLayout<Int32>.size))
+        #endif
         let flags = fcntl(fd, F_GETFL)
         _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
-        if Glibc.connect(fd, address.ai_addr, address.ai_addrlen) != 0 {
+        var storage = address.storage
+        let rc = withUnsafePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { systemConnect(fd, $0, address.length) }
+        }
+        if rc != 0 {
             guard errno == EINPROGRESS else { throw connectError(errno, host: host, port: port) }
             var fds = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0),
                        pollfd(fd: cancellation.pollDescriptor, events: Int16(POLLIN), revents: 0)]
             while true {
-                let remaining = deadline - ContinuousClock.now
-                let ms = remaining.milliseconds
+                let ms = (deadline - ContinuousClock.now).milliseconds
                 if ms <= 0 { throw DownloadError(.connectTimeout, "no connection to \(host) port \(port) within the connect timeout") }
                 let n = poll(&fds, 2, Int32(clamping: ms))
                 if n < 0 && errno == EINTR { continue }
@@ -80,7 +74,6 @@ struct TCPSocket {
         _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        haul_set_receive_buffer(fd, 4 << 20)
         ok = true
         return TCPSocket(descriptor: fd)
     }
@@ -114,7 +107,14 @@ struct TCPSocket {
     }
 }
 
-/// SOCK_CLOEXEC, which Glibc exposes as an enum case.
+/// `connect(2)`, named apart from ``TCPSocket/connect(host:port:timeout:cancellation:)``.
+#if canImport(Glibc)
+private let systemConnect = Glibc.connect
+#else
+private let systemConnect = Darwin.connect
+#endif
+
+/// SOCK_CLOEXEC, which Glibc exposes as an enum case (Darwin sets FD_CLOEXEC with fcntl instead).
 #if canImport(Glibc)
 let SOCK_CLOEXEC_VALUE = Int32(SOCK_CLOEXEC.rawValue)
 #else
