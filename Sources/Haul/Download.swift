@@ -29,8 +29,8 @@ public final class Download: Sendable {
     }
     private let outcome = Mutex(Outcome())
 
-    init(request: DownloadRequest, destination: Destination, configuration: Downloader.Configuration) {
-        self.key = request.key
+    init(key: String, request: DownloadRequest, destination: Destination, configuration: Downloader.Configuration) {
+        self.key = key
         self.request = request
         self.destination = destination
         self.configuration = configuration

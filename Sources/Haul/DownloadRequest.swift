@@ -15,7 +15,8 @@ public struct DownloadRequest: Sendable {
     /// What to do when the chosen name already exists (`nil`: the downloader's default).
     public var conflictPolicy: ConflictPolicy?
     /// Identifies the download among the downloader's running ones; defaults to the URL.
-    public var key: String
+    /// `nil`: the URL together with the destination, so one URL fetched into two places is two downloads.
+    public var key: String?
 
     /// Creates a request.
     ///
@@ -23,11 +24,11 @@ public struct DownloadRequest: Sendable {
     ///   - url: an `http` or `https` URL.
     ///   - headers: extra headers, sent to the URL's own origin only.
     ///   - conflictPolicy: overrides the downloader's default conflict policy.
-    ///   - key: identifies the download; defaults to the URL's absolute string.
+    ///   - key: identifies the download; by default the URL and the destination do.
     public init(url: URL, headers: [(name: String, value: String)] = [], conflictPolicy: ConflictPolicy? = nil, key: String? = nil) {
         self.url = url
         self.headers = headers
         self.conflictPolicy = conflictPolicy
-        self.key = key ?? url.absoluteString
+        self.key = key
     }
 }

@@ -41,24 +41,26 @@ public final class Downloader: Sendable {
 
     /// Starts downloading a request into `destination` and returns its handle.
     ///
-    /// When a download with the same ``DownloadRequest/key`` is running, its handle is returned
-    /// and nothing new starts.
+    /// When a download with the same key is running (``DownloadRequest/key``, by default the URL
+    /// and the destination), its handle is returned and nothing new starts. Its events can be
+    /// iterated by every holder of the handle; cancelling it cancels it for all of them.
     ///
     /// - Parameters:
     ///   - request: the URL, headers, conflict policy and key.
     ///   - destination: a folder or an exact file.
     /// - Returns: the download's handle.
     public func download(_ request: DownloadRequest, to destination: Destination) -> Download {
+        let key = request.key ?? "\(request.url.absoluteString) -> \(destination)"
         let (download, isNew) = running.withLock { running -> (Download, Bool) in
-            if let existing = running[request.key] { return (existing, false) }
-            let created = Download(request: request, destination: destination, configuration: configuration)
-            running[request.key] = created
+            if let existing = running[key] { return (existing, false) }
+            let created = Download(key: key, request: request, destination: destination, configuration: configuration)
+            running[key] = created
             return (created, true)
         }
         if isNew {
             download.start { [weak self] in
                 self?.running.withLock { running in
-                    if running[request.key] === download { running[request.key] = nil }
+                    if running[key] === download { running[key] = nil }
                 }
             }
         }

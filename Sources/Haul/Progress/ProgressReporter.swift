@@ -13,6 +13,7 @@ final class ProgressReporter: Sendable {
         var estimator = ThroughputEstimator()
         var lastSent: (bytes: Int64, seconds: Double)?
         var sampler: Task<Void, Never>?
+        var finished = false
     }
     private let state = Mutex(State())
     private let events: EventQueue
@@ -62,16 +63,20 @@ final class ProgressReporter: Sendable {
     }
 
     private func sample(force: Bool) {
-        let now = (ContinuousClock.now - origin).seconds
-        let bytes = completedBytes
-        let snapshot = state.withLock { state -> DownloadProgress? in
+        // Read and publish under the lock, so a late sampler tick can never send an older
+        // snapshot after the final one.
+        state.withLock { state in
+            guard !state.finished else { return }
+            if force { state.finished = true }
+            let now = (ContinuousClock.now - origin).seconds
+            let bytes = completedBytes
             state.estimator.record(seconds: now, bytes: bytes)
-            if !force, let last = state.lastSent, last.bytes == bytes, now - last.seconds < 1 { return nil }
+            if let last = state.lastSent, last.bytes == bytes, force || now - last.seconds < 1 { return }
             state.lastSent = (bytes, now)
-            return DownloadProgress(completedBytes: bytes, totalBytes: state.total,
-                                    bytesPerSecond: state.estimator.bytesPerSecond,
-                                    estimatedTimeRemaining: state.estimator.estimatedTimeRemaining(total: state.total))
+            let snapshot = DownloadProgress(completedBytes: bytes, totalBytes: state.total,
+                                            bytesPerSecond: state.estimator.bytesPerSecond,
+                                            estimatedTimeRemaining: state.estimator.estimatedTimeRemaining(total: state.total))
+            events.yield(.progress(snapshot))   // EventQueue takes its own lock and never calls back
         }
-        if let snapshot { events.yield(.progress(snapshot)) }
     }
 }

@@ -10,6 +10,8 @@ import Darwin
 final class DestinationFolder {
     let path: String
     let descriptor: Int32
+    /// The folder's device and inode: the same folder reached through two paths has one identity.
+    let identity: String
 
     /// Opens `path`, creating it (and its parents) when missing, and checks it is writable.
     ///
@@ -26,6 +28,9 @@ final class DestinationFolder {
             close(fd)
             throw DownloadError(.fileSystem, "cannot write into the folder '\(path)': \(reason)")
         }
+        var info = stat()
+        _ = fstat(fd, &info)
+        identity = "\(info.st_dev):\(info.st_ino)"
         descriptor = fd
     }
 

@@ -43,31 +43,69 @@ struct DownloadTarget {
         URL(fileURLWithPath: folder.path).appendingPathComponent(name)
     }
 
-    /// Chooses the final name for `response` and applies the conflict policy.
+    /// Chooses the final name for `response`, applies the conflict policy and reserves the name
+    /// for this download (give it back with ``release(_:)``).
     ///
-    /// - Throws: `destinationExists` (policy `.fail`), `unsafePath` (a folder or special file is in the way).
+    /// A name that a running download of this process holds counts as taken.
+    ///
+    /// - Throws: `destinationExists` (policy `.fail`), `unsafePath` (a folder or special file is in
+    ///   the way), `locked` (an exact name another running download is writing).
     func choose(response: ResponseHead, originalURL: HTTPURL, policy: ConflictPolicy) throws(DownloadError) -> Choice {
+        let reservations = FileReservations.shared
         if let fixedName {
-            switch folder.entry(fixedName) {
-            case .missing, .regularFile, .symlink: return .write(name: fixedName, replaces: true)
-            case .directory, .other:
-                throw DownloadError(.unsafePath, "'\(folder.path)/\(fixedName)' exists and is not a regular file")
-            }
+            try checkReplaceable(fixedName)
+            guard reservations.reserve(fixedName, in: folder) else { throw lockedError(fixedName) }
+            return .write(name: fixedName, replaces: true)
         }
         let name = FileNamer.name(contentDisposition: response.headers["Content-Disposition"],
                                   originalURLPath: originalURL.path, contentType: response.headers["Content-Type"])
-        let resolution = ConflictResolver.resolve(name: name, policy: policy) { folder.entry($0) != .missing }
-        switch resolution {
-        case .use(let chosen): return .write(name: chosen, replaces: false)
-        case .overwrite(let chosen):
-            switch folder.entry(chosen) {
-            case .regularFile, .symlink, .missing: return .write(name: chosen, replaces: true)
-            case .directory, .other:
-                throw DownloadError(.unsafePath, "'\(folder.path)/\(chosen)' exists and is not a regular file")
+        // Another download may take the chosen name between resolving and reserving: resolve again.
+        while true {
+            let resolution = ConflictResolver.resolve(name: name, policy: policy) {
+                folder.entry($0) != .missing || reservations.isReserved($0, in: folder)
             }
-        case .skip(let chosen): return .skip(name: chosen)
-        case .fail(let chosen):
-            throw DownloadError(.destinationExists, "'\(folder.path)/\(chosen)' already exists (--on-conflict=fail)")
+            switch resolution {
+            case .use(let chosen):
+                if reservations.reserve(chosen, in: folder) { return .write(name: chosen, replaces: false) }
+            case .overwrite(let chosen):
+                try checkReplaceable(chosen)
+                guard reservations.reserve(chosen, in: folder) else { throw lockedError(chosen) }
+                return .write(name: chosen, replaces: true)
+            case .skip(let chosen):
+                return .skip(name: chosen)
+            case .fail(let chosen):
+                throw DownloadError(.destinationExists, "'\(folder.path)/\(chosen)' already exists (--on-conflict=fail)")
+            }
         }
+    }
+
+    /// A name for the file after `taken` appeared under its chosen name while downloading
+    /// (policy `.rename` only), reserved like ``choose(response:originalURL:policy:)``'s.
+    func nextFreeName(after taken: String) -> String? {
+        let reservations = FileReservations.shared
+        while true {
+            let resolution = ConflictResolver.resolve(name: taken, policy: .rename) {
+                folder.entry($0) != .missing || reservations.isReserved($0, in: folder)
+            }
+            guard case .use(let chosen) = resolution else { return nil }
+            if reservations.reserve(chosen, in: folder) { return chosen }
+        }
+    }
+
+    /// Gives back a name reserved by ``choose(response:originalURL:policy:)`` or ``nextFreeName(after:)``.
+    func release(_ name: String) {
+        FileReservations.shared.release(name, in: folder)
+    }
+
+    private func checkReplaceable(_ name: String) throws(DownloadError) {
+        switch folder.entry(name) {
+        case .missing, .regularFile, .symlink: return
+        case .directory, .other:
+            throw DownloadError(.unsafePath, "'\(folder.path)/\(name)' exists and is not a regular file")
+        }
+    }
+
+    private func lockedError(_ name: String) -> DownloadError {
+        DownloadError(.locked, "another download is writing '\(folder.path)/\(name)'")
     }
 }

@@ -61,11 +61,10 @@ final class PartialFile {
         }
     }
 
-    /// fsyncs the data, closes the file, renames it to `finalName` and fsyncs the folder.
+    /// Makes the finished data durable: the usual permissions, fsync, close. Then ``publish(as:replace:)``.
     ///
-    /// - Parameter replace: whether an existing `finalName` may be replaced.
-    /// - Throws: `fileSystem`, `diskFull`, `destinationExists` (when `replace` is false and the name appeared).
-    func commit(as finalName: String, replace: Bool) throws(DownloadError) {
+    /// - Throws: `fileSystem`, `diskFull`.
+    func finishWriting() throws(DownloadError) {
         // The partial is private (0600) while it is incomplete; the finished file gets the usual
         // permissions, 0666 less the process umask, like any file a program creates.
         _ = fchmod(descriptor, mode_t(0o666) & ~processUmask)
@@ -75,6 +74,13 @@ final class PartialFile {
         }
         close(descriptor)
         descriptor = -1
+    }
+
+    /// Gives the finished file its final name atomically, then fsyncs the folder.
+    ///
+    /// - Parameter replace: whether an existing `finalName` may be replaced.
+    /// - Throws: `destinationExists` (when `replace` is false and the name appeared), `fileSystem`.
+    func publish(as finalName: String, replace: Bool) throws(DownloadError) {
         try folder.rename(name, to: finalName, replace: replace)
         try folder.sync()
     }

@@ -34,7 +34,10 @@ struct CancellationTests {
         try await withTemporaryDirectory { dir in
             let downloader = testDownloader()
             let task = Task { try await downloader.file(from: url(server, "/bytes/5000000/t.bin"), to: .directory(dir)) }
-            try await Task.sleep(for: .milliseconds(300))
+            // Cancel once bytes are flowing (bounded wait: the test's time limit).
+            while (try? FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("t.bin.part").path)[.size] as? Int) ?? 0 == 0 {
+                try await Task.sleep(for: .milliseconds(20))
+            }
             task.cancel()
             let outcome = await task.result
             #expect(throws: DownloadError.self) { try outcome.get() }

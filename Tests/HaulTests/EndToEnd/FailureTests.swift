@@ -9,6 +9,7 @@ struct FailureTests {
     @Test("non-2xx statuses fail with their code and never save the body", arguments: [
         (404, "httpStatus", Int32(8)), (500, "httpStatus", 8), (410, "httpStatus", 8),
         (401, "authenticationRefused", 6), (403, "authenticationRefused", 6), (407, "authenticationRefused", 6),
+        (300, "redirectRefused", 7), (304, "redirectRefused", 7),
     ])
     func statuses(status: Int, code: String, exit: Int32) async throws {
         let server = try HaulServer()
@@ -134,6 +135,19 @@ struct FailureTests {
             guard let bad = URL(string: text) else { return }   // Foundation already refuses it: nothing to send
             let error = await expectFailure(testDownloader(), DownloadRequest(url: bad), to: .directory(dir))
             #expect(error?.code.exitStatus == 2)
+        }
+    }
+
+    @Test("settings that cannot work are refused before any network I/O")
+    func badConfiguration() async throws {
+        let server = try HaulServer()
+        await withTemporaryDirectory { dir in
+            for adjust in [{ (c: inout Downloader.Configuration) in c.bufferSize = 0 },
+                           { $0.stallTimeout = .zero }, { $0.progressInterval = .zero }] {
+                let error = await expectFailure(testDownloader(adjust), DownloadRequest(url: url(server, "/bytes/10")), to: .directory(dir))
+                #expect(error?.code == .invalidArgument)
+            }
+            #expect(server.requests.isEmpty)
         }
     }
 

@@ -1,0 +1,32 @@
+import Synchronization
+
+/// The final paths that running downloads of this process are writing, so that two downloads
+/// never pick the same name (or partial file) in one folder.
+///
+/// Another process is kept out by the lock on the partial file (a later issue); within one
+/// process this registry is the lock.
+final class FileReservations: Sendable {
+    /// The process-wide registry.
+    static let shared = FileReservations()
+
+    private let paths = Mutex<Set<String>>([])
+
+    /// Reserves `name` in `folder`; `false` when a running download holds it already.
+    func reserve(_ name: String, in folder: DestinationFolder) -> Bool {
+        paths.withLock { $0.insert(Self.key(name, folder)).inserted }
+    }
+
+    /// Whether a running download holds `name` in `folder`.
+    func isReserved(_ name: String, in folder: DestinationFolder) -> Bool {
+        paths.withLock { $0.contains(Self.key(name, folder)) }
+    }
+
+    /// Gives `name` back.
+    func release(_ name: String, in folder: DestinationFolder) {
+        _ = paths.withLock { $0.remove(Self.key(name, folder)) }
+    }
+
+    private static func key(_ name: String, _ folder: DestinationFolder) -> String {
+        folder.identity + "/" + name
+    }
+}
