@@ -62,6 +62,14 @@ int haul_preallocate(int fd, int64_t offset, int64_t length) {
     return posix_fallocate(fd, (off_t)offset, (off_t)length);
 }
 
+void haul_start_writeback(int fd, int64_t offset, int64_t length) {
+#ifdef __linux__
+    (void)sync_file_range(fd, (off_t)offset, (off_t)length, SYNC_FILE_RANGE_WRITE);
+#else
+    (void)fd; (void)offset; (void)length;
+#endif
+}
+
 void haul_advise_sequential(int fd) {
 #ifdef POSIX_FADV_SEQUENTIAL
     (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);

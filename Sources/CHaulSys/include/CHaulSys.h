@@ -18,6 +18,11 @@ void haul_wakeup_signal(int writefd);
 /// fallocate(fd, 0, offset, length) on Linux; posix_fallocate elsewhere. Returns 0 or an errno.
 int haul_preallocate(int fd, int64_t offset, int64_t length);
 
+/// Starts writing back the dirty pages of [offset, offset+length) without waiting for it
+/// (sync_file_range(SYNC_FILE_RANGE_WRITE) on Linux; nothing elsewhere), so the final fsync
+/// finds little left to do.
+void haul_start_writeback(int fd, int64_t offset, int64_t length);
+
 /// posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL); ignored where unsupported.
 void haul_advise_sequential(int fd);
 

@@ -13,6 +13,13 @@ final class PartialFile {
     let folder: DestinationFolder
     let name: String
     private(set) var descriptor: Int32
+    /// Where the written-but-not-yet-flushed run of bytes starts, and how long it is.
+    private var unflushedStart: Int64 = 0
+    private var unflushedLength: Int64 = 0
+
+    /// Writeback is started every this many bytes, so the final fsync overlaps the transfer
+    /// instead of following it (measured: fsync of 2 GiB written without it took 0.8 s).
+    static let writebackInterval: Int64 = 16 << 20
 
     /// The suffix of partial files.
     static let suffix = ".part"
@@ -59,6 +66,18 @@ final class PartialFile {
             }
             throw DownloadError(.fileSystem, "cannot write '\(folder.path)/\(name)': \(errnoText(code))")
         }
+        if offset != unflushedStart + unflushedLength {   // not contiguous: flush what we had
+            startWriteback()
+            unflushedStart = offset
+        }
+        unflushedLength += Int64(bytes.count)
+        if unflushedLength >= Self.writebackInterval { startWriteback() }
+    }
+
+    private func startWriteback() {
+        if unflushedLength > 0 { haul_start_writeback(descriptor, unflushedStart, unflushedLength) }
+        unflushedStart += unflushedLength
+        unflushedLength = 0
     }
 
     /// Makes the finished data durable: the usual permissions, fsync, close. Then ``publish(as:replace:)``.
