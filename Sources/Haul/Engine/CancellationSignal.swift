@@ -19,21 +19,9 @@ final class CancellationSignal: Sendable {
     }
     private let state = Mutex(State())
     private let flag = Atomic<Bool>(false)
+    private let wakeup = WakeupDescriptor()
     /// The descriptor to include in `poll` (readable once cancelled).
-    let pollDescriptor: Int32
-    private let signalDescriptor: Int32
-
-    init() {
-        var readFD: Int32 = -1, writeFD: Int32 = -1
-        precondition(haul_wakeup_open(&readFD, &writeFD) == 0, "cannot create a wake-up descriptor")
-        pollDescriptor = readFD
-        signalDescriptor = writeFD
-    }
-
-    deinit {
-        close(pollDescriptor)
-        if signalDescriptor != pollDescriptor { close(signalDescriptor) }
-    }
+    var pollDescriptor: Int32 { wakeup.pollDescriptor }
 
     /// Whether ``cancel()`` was called.
     var isCancelled: Bool { flag.load(ordering: .acquiring) }
@@ -45,7 +33,7 @@ final class CancellationSignal: Sendable {
             guard !state.cancelled else { return }
             state.cancelled = true
             for fd in state.sockets.values { shutdown(fd, Int32(SHUT_RDWR)) }
-            haul_wakeup_signal(signalDescriptor)
+            wakeup.signal()
         }
     }
 

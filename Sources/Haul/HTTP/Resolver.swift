@@ -85,25 +85,13 @@ enum Resolver {
 /// The hand-over between the resolving thread and the waiting one (either may finish first).
 private final class PendingLookup: Sendable {
     private let state = Mutex<Result<[Resolver.Address], DownloadError>?>(nil)
-    let pollDescriptor: Int32
-    private let signalDescriptor: Int32
-
-    init() {
-        var readFD: Int32 = -1, writeFD: Int32 = -1
-        precondition(haul_wakeup_open(&readFD, &writeFD) == 0, "cannot create a wake-up descriptor")
-        pollDescriptor = readFD
-        signalDescriptor = writeFD
-    }
-
-    deinit {
-        close(pollDescriptor)
-        if signalDescriptor != pollDescriptor { close(signalDescriptor) }
-    }
+    private let wakeup = WakeupDescriptor()
+    var pollDescriptor: Int32 { wakeup.pollDescriptor }
 
     var result: Result<[Resolver.Address], DownloadError>? { state.withLock { $0 } }
 
     func finish(_ result: Result<[Resolver.Address], DownloadError>) {
         state.withLock { $0 = result }
-        haul_wakeup_signal(signalDescriptor)
+        wakeup.signal()
     }
 }
