@@ -21,7 +21,7 @@ public final class Download: Sendable {
     let destination: Destination
     let configuration: Downloader.Configuration
     let queue = EventQueue()
-    let cancellation: CancellationSignal
+    let control = DownloadControl()
 
     private struct Outcome {
         var result: Result<DownloadResult, DownloadError>?
@@ -34,14 +34,13 @@ public final class Download: Sendable {
         self.request = request
         self.destination = destination
         self.configuration = configuration
-        self.cancellation = CancellationSignal()
     }
 
     /// Runs the transfer on its own thread; `onEnd` runs once it is over.
     func start(onEnd: @escaping @Sendable () -> Void) {
         spawnThread(name: "haul-download") { [self] in
             let job = DownloadJob(request: request, destination: destination, configuration: configuration,
-                                  cancellation: cancellation, events: queue)
+                                  control: control, events: queue)
             let result: Result<DownloadResult, DownloadError>
             do throws(DownloadError) {
                 result = .success(try job.run())
@@ -72,7 +71,18 @@ public final class Download: Sendable {
     /// Stops the download. Connections close at once, the partial file is kept for a later
     /// resume, and the events and ``result()`` end with ``DownloadError/Code/cancelled``.
     public func cancel() {
-        cancellation.cancel()
+        control.cancel()
+    }
+
+    /// Pauses the download: its connections close, the partial file and its resume record stay,
+    /// and ``DownloadEvent/paused`` is sent. Nothing happens when it is not running.
+    public func pause() {
+        control.pause()
+    }
+
+    /// Resumes a paused download from its resume record (``DownloadEvent/resumed`` is sent).
+    public func resume() {
+        control.resume()
     }
 
     /// Waits for the download to end and returns its result.

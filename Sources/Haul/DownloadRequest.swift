@@ -17,6 +17,9 @@ public struct DownloadRequest: Sendable {
     /// Identifies the download among the downloader's running ones; defaults to the URL.
     /// `nil`: the URL together with the destination, so one URL fetched into two places is two downloads.
     public var key: String?
+    /// Discard any partial download of this file and start over (`--no-continue`). Default `false`:
+    /// a partial file with a valid resume record is continued.
+    public var startOver: Bool = false
 
     /// Creates a request.
     ///

@@ -29,6 +29,17 @@ extension Downloader {
         public var progressInterval: Duration = .milliseconds(100)
         /// How failed attempts are retried.
         public var retry: RetryPolicy = RetryPolicy()
+        /// Connections per download (1–16) when the server supports ranges and the file is large
+        /// enough; 1 disables splitting. Default 4.
+        public var connectionsPerDownload: Int = 4
+        /// No segment is smaller than this, so small files use one connection. Default 1 MiB.
+        public var minimumSegmentSize: Int64 = 1 << 20
+        /// Connections open at once to one host, shared by all downloads. Default 16.
+        public var maximumConnectionsPerHost: Int = 16
+        /// Downloads running at once; the others wait in a queue, in the order they were started. Default 4.
+        public var maximumActiveDownloads: Int = 4
+        /// Overall speed cap in bytes per second, shared by every connection of every download (`nil`: none).
+        public var rateLimit: Int64?
 
         /// Creates the default configuration.
         public init() {}

@@ -12,7 +12,7 @@ struct DownloadJob {
     let request: DownloadRequest
     let destination: Destination
     let configuration: Downloader.Configuration
-    let cancellation: CancellationSignal
+    let control: DownloadControl
     let events: EventQueue
 
     func run() throws(DownloadError) -> DownloadResult {
@@ -28,8 +28,9 @@ struct DownloadJob {
 
         var attempt = 0
         while true {
+            let cancellation = control.signal
             do throws(DownloadError) {
-                return try attemptOnce(url: url, target: target, tls: tls, buffer: buffer)
+                return try attemptOnce(url: url, target: target, tls: tls, buffer: buffer, cancellation: cancellation)
             } catch {
                 if cancellation.isCancelled { throw DownloadError(.cancelled, "cancelled; the partial file is kept") }
                 attempt += 1
@@ -42,7 +43,7 @@ struct DownloadJob {
     }
 
     private func attemptOnce(url: HTTPURL, target: DownloadTarget, tls: TLSContextCache,
-                             buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) -> DownloadResult {
+                             buffer: UnsafeMutableRawBufferPointer, cancellation: CancellationSignal) throws(DownloadError) -> DownloadResult {
         let exchange = try HTTPExchange.open(url: url, userHeaders: request.headers, configuration: configuration,
                                              tls: tls, cancellation: cancellation, buffer: buffer)
         defer { exchange.reader.connection.close() }

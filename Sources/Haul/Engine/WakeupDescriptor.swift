@@ -23,8 +23,14 @@ final class WakeupDescriptor: Sendable {
         if signalDescriptor != pollDescriptor { close(signalDescriptor) }
     }
 
-    /// Makes ``pollDescriptor`` readable (it stays readable).
+    /// Makes ``pollDescriptor`` readable (it stays readable until ``drain()``).
     func signal() {
         haul_wakeup_signal(signalDescriptor)
+    }
+
+    /// Makes ``pollDescriptor`` unreadable again (consumes every signal so far).
+    func drain() {
+        var sink = [UInt8](repeating: 0, count: 64)
+        while read(pollDescriptor, &sink, sink.count) > 0 {}
     }
 }
