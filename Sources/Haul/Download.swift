@@ -29,25 +29,42 @@ public final class Download: Sendable {
     }
     private let outcome = Mutex(Outcome())
 
-    init(key: String, request: DownloadRequest, destination: Destination, configuration: Downloader.Configuration) {
+    /// Where the download is in its life: waiting in the downloader's queue, running, or over.
+    private enum Phase { case queued, running, ended }
+    private let phase = Mutex(Phase.queued)
+    private let resources: DownloaderResources
+    /// Tells the downloader the download is over (`true`: it had been running).
+    private let onEnd: @Sendable (_ download: Download, _ wasRunning: Bool) -> Void
+
+    init(key: String, request: DownloadRequest, destination: Destination, configuration: Downloader.Configuration,
+         resources: DownloaderResources, onEnd: @escaping @Sendable (Download, Bool) -> Void) {
         self.key = key
         self.request = request
         self.destination = destination
         self.configuration = configuration
+        self.resources = resources
+        self.onEnd = onEnd
     }
 
-    /// Runs the transfer on its own thread; `onEnd` runs once it is over.
-    func start(onEnd: @escaping @Sendable () -> Void) {
+    /// Runs the transfer on its own thread (unless it was cancelled while queued).
+    func start() {
+        let starting = phase.withLock { phase -> Bool in
+            guard phase == .queued else { return false }
+            phase = .running
+            return true
+        }
+        guard starting else { return }
         spawnThread(name: "haul-download") { [self] in
             let job = DownloadJob(request: request, destination: destination, configuration: configuration,
-                                  control: control, events: queue)
+                                  control: control, events: queue, resources: resources)
             let result: Result<DownloadResult, DownloadError>
             do throws(DownloadError) {
                 result = .success(try job.run())
             } catch {
                 result = .failure(error)
             }
-            onEnd()   // first, so the key is free again by the time anyone learns the result
+            phase.withLock { $0 = .ended }
+            onEnd(self, true)   // first, so the key is free again by the time anyone learns the result
             complete(with: result)
         }
     }
@@ -72,6 +89,15 @@ public final class Download: Sendable {
     /// resume, and the events and ``result()`` end with ``DownloadError/Code/cancelled``.
     public func cancel() {
         control.cancel()
+        let wasQueued = phase.withLock { phase -> Bool in
+            guard phase == .queued else { return false }
+            phase = .ended
+            return true
+        }
+        if wasQueued {
+            onEnd(self, false)
+            complete(with: .failure(DownloadError(.cancelled, "cancelled before it started")))
+        }
     }
 
     /// Pauses the download: its connections close, the partial file and its resume record stay,

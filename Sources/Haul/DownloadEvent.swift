@@ -16,6 +16,9 @@ public enum DownloadEvent: Sendable {
     case paused
     /// A paused download continues.
     case resumed
+    /// What was on disk could not be used (no or a damaged resume record, a changed file, a
+    /// server that ignored the range): the download starts over from byte 0. Said once.
+    case startingOver(reason: String)
     /// The destination already existed and the conflict policy is `.skip`: nothing was downloaded.
     case skipped(URL)
     /// The file is complete, verified and under its final name. Always the last event.

@@ -20,13 +20,21 @@ import Synchronization
 public final class Downloader: Sendable {
     /// The settings every download of this downloader uses.
     public let configuration: Configuration
-    private let running = Mutex<[String: Download]>([:])
+    private struct Registry {
+        var byKey: [String: Download] = [:]
+        var active = 0
+        var queue: [Download] = []
+    }
+    private let registry = Mutex(Registry())
+    private let resources: DownloaderResources
 
     /// Creates a downloader.
     ///
-    /// - Parameter configuration: timeouts, TLS trust, conflict policy and buffer sizes.
+    /// - Parameter configuration: timeouts, TLS trust, conflict policy, connections, queue and rate limits.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        resources = DownloaderResources(limiter: configuration.rateLimit.map { RateLimiter(bytesPerSecond: $0) },
+                                        hostSlots: HostSlots(maximumPerHost: configuration.maximumConnectionsPerHost))
     }
 
     /// Starts downloading `url` into `destination` and returns its handle.
@@ -51,20 +59,36 @@ public final class Downloader: Sendable {
     /// - Returns: the download's handle.
     public func download(_ request: DownloadRequest, to destination: Destination) -> Download {
         let key = request.key ?? "\(request.url.absoluteString) -> \(destination)"
-        let (download, isNew) = running.withLock { running -> (Download, Bool) in
-            if let existing = running[key] { return (existing, false) }
-            let created = Download(key: key, request: request, destination: destination, configuration: configuration)
-            running[key] = created
-            return (created, true)
-        }
-        if isNew {
-            download.start { [weak self] in
-                self?.running.withLock { running in
-                    if running[key] === download { running[key] = nil }
-                }
+        let (download, startNow) = registry.withLock { registry -> (Download, Bool) in
+            if let existing = registry.byKey[key] { return (existing, false) }
+            let created = Download(key: key, request: request, destination: destination, configuration: configuration,
+                                   resources: resources) { [weak self] download, wasRunning in
+                self?.ended(download, wasRunning: wasRunning)
             }
+            registry.byKey[key] = created
+            if registry.active < max(1, configuration.maximumActiveDownloads) {
+                registry.active += 1
+                return (created, true)
+            }
+            registry.queue.append(created)   // started by `ended` when a running download is over
+            return (created, false)
         }
+        if startNow { download.start() }
         return download
+    }
+
+    /// A download is over: free its key and, if it was running, start the next queued one.
+    private func ended(_ download: Download, wasRunning: Bool) {
+        let next = registry.withLock { registry -> Download? in
+            if registry.byKey[download.key] === download { registry.byKey[download.key] = nil }
+            registry.queue.removeAll { $0 === download }
+            guard wasRunning else { return nil }
+            registry.active -= 1
+            guard !registry.queue.isEmpty else { return nil }
+            registry.active += 1
+            return registry.queue.removeFirst()
+        }
+        next?.start()
     }
 
     /// Downloads a request and returns once the file is complete, verified and in place.

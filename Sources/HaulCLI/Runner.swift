@@ -114,7 +114,7 @@ struct Runner {
                     case .progress(let progress): reporter.progress(progress, at: now())
                     case .retrying(let attempt, let delay, let error):
                         reporter.retrying(attempt: attempt, delay: delay, error: error)
-                    case .paused, .resumed, .skipped, .finished: break
+                    case .paused, .resumed, .skipped, .finished, .startingOver: break
                     }
                 }
                 reporter.finished(try await download.result(), at: now())

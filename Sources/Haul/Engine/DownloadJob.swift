@@ -1,19 +1,21 @@
+import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
 
-/// Drives one download on its own thread: check the destination, connect, follow redirects,
-/// validate the status, choose the name, stream the body into the partial file, commit.
-///
-/// Retryable failures start another attempt after a backoff (see ``RetryPolicy``).
+/// Drives one download on its own thread: find what is already on disk, ask for the rest,
+/// choose the name, move the bytes (over several connections when the server allows), verify,
+/// commit. Retryable failures start another attempt after a backoff (see ``RetryPolicy``);
+/// a pause waits for ``Download/resume()`` and continues from the resume record.
 struct DownloadJob {
     let request: DownloadRequest
     let destination: Destination
     let configuration: Downloader.Configuration
     let control: DownloadControl
     let events: EventQueue
+    let resources: DownloaderResources
 
     func run() throws(DownloadError) -> DownloadResult {
         try Self.validate(configuration)
@@ -26,107 +28,55 @@ struct DownloadJob {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: configuration.bufferSize, alignment: 4096)
         defer { buffer.deallocate() }
 
-        var attempt = 0
+        var failures = 0
+        var startFresh = request.startOver
+        var restarts = 0
         while true {
-            let cancellation = control.signal
+            let signal = control.signal
             do throws(DownloadError) {
-                return try attemptOnce(url: url, target: target, tls: tls, buffer: buffer, cancellation: cancellation)
+                let attempt = Attempt(job: self, url: url, target: target, tls: tls, buffer: buffer, signal: signal)
+                return try attempt.run(startFresh: startFresh)
             } catch {
-                if cancellation.isCancelled { throw DownloadError(.cancelled, "cancelled; the partial file is kept") }
-                attempt += 1
-                guard error.isRetryable, attempt <= configuration.retry.maximumRetries else { throw error }
-                let delay = configuration.retry.delay(beforeRetry: attempt, jitter: Double.random(in: 0...1))
-                events.yield(.retrying(attempt: attempt, delay: delay.seconds, error: error))
-                if !cancellation.sleep(for: delay) { throw DownloadError(.cancelled, "cancelled; the partial file is kept") }
-            }
-        }
-    }
-
-    private func attemptOnce(url: HTTPURL, target: DownloadTarget, tls: TLSContextCache,
-                             buffer: UnsafeMutableRawBufferPointer, cancellation: CancellationSignal) throws(DownloadError) -> DownloadResult {
-        let exchange = try HTTPExchange.open(url: url, userHeaders: request.headers, configuration: configuration,
-                                             tls: tls, cancellation: cancellation, buffer: buffer)
-        defer { exchange.reader.connection.close() }
-        let head = exchange.head
-        try Self.validate(head)
-
-        let policy = request.conflictPolicy ?? configuration.conflictPolicy
-        let name: String
-        let replace: Bool
-        switch try target.choose(response: head, originalURL: url, policy: policy) {
-        case .skip(let existing):
-            return DownloadResult(response: head, fileURL: target.fileURL(existing), byteCount: 0, skipped: true)
-        case .write(let chosen, let replaces):
-            name = chosen
-            replace = replaces
-        }
-        var reserved = [name]
-        defer { for name in reserved { target.release(name) } }
-
-        let partial = try PartialFile(creating: name + PartialFile.suffix, in: target.folder)
-        let written: Int64
-        do throws(DownloadError) {
-            written = try transfer(exchange: exchange, url: url, fileURL: target.fileURL(name), into: partial)
-            try partial.finishWriting()
-        } catch {
-            // Bytes that arrived intact before a network failure, a full disk or a cancellation are
-            // kept for a resume; after a protocol or integrity failure they cannot be trusted.
-            if error.code == .cancelled || error.code == .diskFull || error.code.exitStatus == 4 || cancellation.isCancelled {
-                partial.closeKeeping()
-            } else {
-                partial.discard()
-            }
-            throw error
-        }
-
-        // The complete file gets its name. If that name appeared meanwhile (another program),
-        // `.rename` moves on to the next free name; any other policy keeps the partial and says so.
-        var finalName = name
-        while true {
-            do throws(DownloadError) {
-                try partial.publish(as: finalName, replace: replace)
-                return DownloadResult(response: head, fileURL: target.fileURL(finalName), byteCount: written, skipped: false)
-            } catch {
-                guard error.code == .destinationExists, policy == .rename, let next = target.nextFreeName(after: name) else {
-                    throw error
+                startFresh = false
+                if control.isCancelled { throw DownloadError(.cancelled, "cancelled; the partial file is kept") }
+                if control.isPaused {
+                    events.yield(.paused)
+                    guard control.waitWhilePaused() else { throw DownloadError(.cancelled, "cancelled; the partial file is kept") }
+                    events.yield(.resumed)
+                    continue
                 }
-                reserved.append(next)
-                finalName = next
+                if error.code == .resourceChanged, restarts < 3 {
+                    restarts += 1
+                    startFresh = true
+                    events.yield(.startingOver(reason: error.message))
+                    continue
+                }
+                if signal.isCancelled { throw DownloadError(.cancelled, "cancelled; the partial file is kept") }
+                failures += 1
+                guard error.isRetryable, failures <= configuration.retry.maximumRetries else { throw error }
+                let delay = configuration.retry.delay(beforeRetry: failures, jitter: Double.random(in: 0...1))
+                events.yield(.retrying(attempt: failures, delay: delay.seconds, error: error))
+                if !signal.sleep(for: delay) {
+                    if control.isPaused { continue }
+                    throw DownloadError(.cancelled, "cancelled; the partial file is kept")
+                }
             }
         }
     }
 
-    /// Streams the body into `partial`; returns the byte count.
-    private func transfer(exchange: HTTPExchange, url: HTTPURL, fileURL: URL, into partial: PartialFile) throws(DownloadError) -> Int64 {
-        var total: Int64?
-        if case .length(let n)? = exchange.reader.parser.framing { total = n }
-        let progress = ProgressReporter(events: events, interval: configuration.progressInterval)
-        events.yield(.started(DownloadStart(redactedURL: url.description, fileURL: fileURL, totalBytes: total,
-                                            resumedFrom: 0, connections: 1, response: exchange.head)))
-        progress.start(total: total, alreadyComplete: 0)
-        defer { progress.finish() }
-
-        var written: Int64 = 0
-        try exchange.reader.readBody(stallTimeout: configuration.stallTimeout) { (slice) throws(DownloadError) in
-            try partial.write(slice, at: written)
-            written += Int64(slice.count)
-            progress.add(slice.count)
-        }
-        if let total, written != total {
-            throw DownloadError(.lengthMismatch, "received \(written) bytes, expected \(total)")
-        }
-        return written
-    }
-
-    /// Any non-2xx final status is an error, and its body is never saved.
-    static func validate(_ head: ResponseHead) throws(DownloadError) {
+    /// Any final status other than 2xx is an error, and its body is never saved. A 206 is fine
+    /// only for a request that asked for a range; a 416 only as an answer to one (resume decides).
+    static func validate(_ head: ResponseHead, askedForRange: Bool) throws(DownloadError) {
         let status = head.status
         let said = head.reason.isEmpty ? "\(status)" : "\(status) \(head.reason)"
         switch status {
         case 200...205:
             return
         case 206:
+            if askedForRange { return }
             throw DownloadError(.rangeMismatch, "the server answered 206 Partial Content to a request without Range", httpStatus: status)
+        case 416 where askedForRange:
+            return
         case 300..<400:
             // Redirects were followed already; any other 3xx (300, 304, 305...) leaves nothing to download.
             throw DownloadError(.redirectRefused, "the server answered \(said), which Haul cannot follow", httpStatus: status)
@@ -145,26 +95,284 @@ struct DownloadJob {
         if configuration.headerTimeout <= .zero { throw invalid("the header timeout must be positive") }
         if configuration.stallTimeout <= .zero { throw invalid("the stall timeout must be positive") }
         if configuration.progressInterval < .milliseconds(10) { throw invalid("the progress interval must be at least 10 ms") }
+        if configuration.resumeRecordInterval < .milliseconds(10) { throw invalid("the resume record interval must be at least 10 ms") }
         if configuration.maximumRedirects < 0 { throw invalid("the redirect limit cannot be negative") }
+        if !(1...16).contains(configuration.connectionsPerDownload) { throw invalid("connections per download must be 1 to 16") }
+        if configuration.minimumSegmentSize < 64 * 1024 { throw invalid("the minimum segment size must be at least 64 KiB") }
+        if let rate = configuration.rateLimit, rate < 1 { throw invalid("the rate limit must be at least 1 byte per second") }
         if configuration.retry.maximumRetries < 0 || configuration.retry.initialDelay < .zero {
             throw invalid("retries and their delay cannot be negative")
         }
     }
 }
 
-/// One TLS context per download, made on first use (plain HTTP never loads the trust store).
-final class TLSContextCache {
+/// One try at a download, from looking at the disk to the final rename.
+private struct Attempt {
+    let job: DownloadJob
+    let url: HTTPURL
+    let target: DownloadTarget
+    let tls: TLSContextCache
+    let buffer: UnsafeMutableRawBufferPointer
+    let signal: CancellationSignal
+
+    var configuration: Downloader.Configuration { job.configuration }
+    var events: EventQueue { job.events }
+    var folder: DestinationFolder { target.folder }
+
+    func run(startFresh: Bool) throws(DownloadError) -> DownloadResult {
+        // 1. What is on disk, under the name this download would have (before any network I/O).
+        let predicted = target.fixedName ?? FileNamer.name(contentDisposition: nil, originalURLPath: url.path, contentType: nil)
+        var existing = try PartialFile.openExisting(predicted + PartialFile.suffix, in: folder)
+        var record: ResumeRecord?
+        if let partial = existing {
+            if startFresh {
+                ResumeRecord.remove(for: predicted, in: folder)
+            } else {
+                switch usableRecord(for: predicted, partial: partial) {
+                case .usable(let usable): record = usable
+                case .rejected(let reason): events.yield(.startingOver(reason: reason))
+                }
+            }
+        }
+        defer { existing?.closeKeeping() }
+
+        // 2. Ask for the rest (or for everything, from byte 0, to learn about ranges).
+        let requestedStart = record.map(Self.firstMissingByte) ?? 0
+        let validator = record.flatMap { $0.etag ?? $0.lastModified }
+        let exchange = try HTTPExchange.open(url: url, userHeaders: job.request.headers,
+                                             range: ByteRangeRequest(first: requestedStart, last: nil), ifRange: validator,
+                                             configuration: configuration, tls: tls, cancellation: signal, buffer: buffer)
+        var handedOver = false
+        defer { if !handedOver { exchange.reader.connection.close() } }
+        try DownloadJob.validate(exchange.head, askedForRange: true)
+        let facts = ResumeDecision.ResponseFacts(exchange.head, framing: exchange.reader.parser.framing)
+        switch try ResumeDecision.decide(record: record, requestedStart: requestedStart, facts: facts) {
+        case .restartFresh(let reason):
+            throw DownloadError(.resourceChanged, reason)
+        case .alreadyComplete:
+            guard let partial = existing, let record else { throw DownloadError(.internalError, "complete without a partial") }
+            existing = nil
+            return try commit(partial, name: predicted, byteCount: record.totalLength, head: exchange.head, replaceAllowed: target.fixedName != nil)
+        case .startOver(let reason):
+            events.yield(.startingOver(reason: reason))
+            record = nil
+        case .resume, .emptyFile:
+            break
+        }
+
+        // 3. The name and the partial file.
+        let name: String
+        let partial: PartialFile
+        let policy = job.request.conflictPolicy ?? configuration.conflictPolicy
+        if record != nil, let resumed = existing {
+            name = predicted
+            partial = resumed
+            existing = nil
+            guard FileReservations.shared.reserve(name, in: folder) else {
+                throw DownloadError(.locked, "another download is writing '\(folder.path)/\(name)'")
+            }
+        } else {
+            switch try target.choose(response: exchange.head, originalURL: url, policy: policy) {
+            case .skip(let taken):
+                return DownloadResult(response: exchange.head, fileURL: target.fileURL(taken), byteCount: 0, skipped: true)
+            case .write(let chosen, _):
+                name = chosen
+            }
+            if name == predicted, let reused = existing {
+                try reused.truncate(to: 0)
+                partial = reused
+                existing = nil
+            } else {
+                do throws(DownloadError) {
+                    partial = try PartialFile.createEmpty(name + PartialFile.suffix, in: folder)
+                } catch {
+                    target.release(name)
+                    throw error
+                }
+            }
+            ResumeRecord.remove(for: name, in: folder)
+        }
+        defer { target.release(name) }
+
+        // 4. Move the bytes.
+        do throws(DownloadError) {
+            let written = try transfer(exchange: exchange, facts: facts, record: record, name: name, partial: partial,
+                                       handedOver: &handedOver)
+            let replace = target.fixedName != nil || policy == .overwrite
+            return try commit(partial, name: name, byteCount: written, head: exchange.head, replaceAllowed: replace)
+        } catch {
+            // Bytes that arrived intact before a network failure, a full disk, a pause or a
+            // cancellation stay for a resume; after a protocol or integrity failure they cannot be trusted.
+            if error.code == .cancelled || error.code == .diskFull || error.code.exitStatus == 4 || signal.isCancelled
+                || error.code == .destinationExists {
+                partial.closeKeeping()
+            } else {
+                ResumeRecord.remove(for: name, in: folder)
+                partial.discard()
+            }
+            throw error
+        }
+    }
+
+    /// The record of `name` if it can be trusted for this URL and this partial file, else why not.
+    private enum RecordCheck { case usable(ResumeRecord), rejected(String) }
+
+    private func usableRecord(for name: String, partial: PartialFile) -> RecordCheck {
+        let shown = "'\(folder.path)/\(name)\(PartialFile.suffix)'"
+        switch ResumeRecord.load(for: name, in: folder) {
+        case .missing:
+            return .rejected("\(shown) has no resume record, so its bytes cannot be trusted; starting over")
+        case .invalid(let why):
+            return .rejected("the resume record of \(shown) is unusable (\(why)); starting over")
+        case .valid(let record):
+            if record.resourceKey != ResumeRecord.resourceKey(for: url) {
+                return .rejected("\(shown) belongs to another URL; starting over")
+            }
+            if record.etag == nil && record.lastModified == nil {
+                return .rejected("\(shown) has no validator to check the server's file against; starting over")
+            }
+            let claimed = record.completed.ranges.last?.upperBound ?? 0
+            let length = partial.length
+            if length < claimed || length > record.totalLength {
+                return .rejected("\(shown) does not have the length its resume record expects; starting over")
+            }
+            return .usable(record)
+        }
+    }
+
+    private static func firstMissingByte(_ record: ResumeRecord) -> Int64 {
+        record.completed.gaps(within: 0..<record.totalLength).first?.lowerBound ?? record.totalLength
+    }
+
+    /// Streams the response (and, for a ranged file, the other segments) into `partial`.
+    private func transfer(exchange: HTTPExchange, facts: ResumeDecision.ResponseFacts, record: ResumeRecord?, name: String,
+                          partial: PartialFile, handedOver: inout Bool) throws(DownloadError) -> Int64 {
+        if facts.status == 416 {   // an empty file (ResumeDecision.emptyFile): nothing to read
+            try partial.truncate(to: 0)
+            events.yield(.started(DownloadStart(redactedURL: url.description, fileURL: target.fileURL(name), totalBytes: 0,
+                                                resumedFrom: 0, connections: 1, response: exchange.head)))
+            events.yield(.progress(DownloadProgress(completedBytes: 0, totalBytes: 0, bytesPerSecond: 0, estimatedTimeRemaining: 0)))
+            return 0
+        }
+        let total = record?.totalLength ?? facts.totalLength
+        let validator = record.flatMap { $0.etag ?? $0.lastModified } ?? facts.strongETag ?? facts.lastModified
+        let resumable = total != nil && facts.acceptsRanges && validator != nil
+        if let total { try partial.preallocate(total) }
+
+        var newRecord: ResumeRecord?
+        if resumable, let total {
+            var fresh = record ?? ResumeRecord(url: url, finalURL: exchange.finalURL, etagHeader: facts.strongETag,
+                                               lastModified: facts.lastModified, totalLength: total)
+            fresh.redactedFinalURL = exchange.finalURL.description
+            if record == nil { try fresh.save(for: name, in: folder) }
+            newRecord = fresh
+        }
+        let resumedFrom = record?.completed.byteCount ?? 0
+        let connections = resumable ? configuration.connectionsPerDownload : 1
+        let progress = ProgressReporter(events: events, interval: configuration.progressInterval)
+        events.yield(.started(DownloadStart(redactedURL: url.description, fileURL: target.fileURL(name), totalBytes: total,
+                                            resumedFrom: resumedFrom, connections: connections, response: exchange.head)))
+        progress.start(total: total, alreadyComplete: resumedFrom)
+        defer { progress.finish() }
+
+        if let total, let template = newRecord {
+            let folder = self.folder
+            let setup = SegmentedTransfer.Setup(
+                url: url, userHeaders: job.request.headers, configuration: configuration, tls: tls, partial: partial,
+                progress: progress, total: total, ifRange: validator, limiter: job.resources.limiter,
+                hostSlots: job.resources.hostSlots,
+                checkpoint: { (completed) throws(DownloadError) in
+                    var record = template
+                    record.completed = ByteRangeSet(completed)
+                    try record.save(for: name, in: folder)
+                })
+            let transfer = SegmentedTransfer(setup: setup, completed: template.completed.ranges, connections: connections)
+            handedOver = true
+            try transfer.run(first: exchange, firstBuffer: buffer, run: signal)
+            return total
+        }
+        return try stream(exchange, into: partial, total: total, progress: progress)
+    }
+
+    /// One connection from byte 0 to the end (unknown length, or a server without ranges).
+    private func stream(_ exchange: HTTPExchange, into partial: PartialFile, total: Int64?,
+                        progress: ProgressReporter) throws(DownloadError) -> Int64 {
+        let limiter = job.resources.limiter
+        if let limiter { exchange.reader.readLimit = limiter.readSize }
+        let signal = self.signal
+        var written: Int64 = 0
+        var tracker = WritebackTracker()
+        defer { tracker.flush(partial) }
+        try exchange.reader.readBody(stallTimeout: configuration.stallTimeout) { (slice) throws(DownloadError) -> Bool in
+            try partial.write(slice, at: written)
+            tracker.wrote(slice.count, at: written, to: partial)
+            written += Int64(slice.count)
+            progress.add(slice.count)
+            if let limiter, !limiter.consume(slice.count, sleep: { signal.sleep(for: .milliseconds(Int64($0 * 1000))) }) {
+                throw DownloadError(.cancelled, "cancelled")
+            }
+            return true
+        }
+        if let total, written != total {
+            throw DownloadError(.lengthMismatch, "received \(written) bytes, expected \(total)")
+        }
+        return written
+    }
+
+    /// Syncs, forgets the resume record and gives the file its name. If that name appeared
+    /// meanwhile, `.rename` moves on to the next free name; any other policy keeps the partial.
+    private func commit(_ partial: PartialFile, name: String, byteCount: Int64, head: ResponseHead,
+                        replaceAllowed: Bool) throws(DownloadError) -> DownloadResult {
+        try partial.finishWriting()
+        let policy = job.request.conflictPolicy ?? configuration.conflictPolicy
+        var finalName = name
+        var extra: [String] = []
+        defer { for reserved in extra { target.release(reserved) } }
+        while true {
+            do throws(DownloadError) {
+                try partial.publish(as: finalName, replace: replaceAllowed)
+                ResumeRecord.remove(for: name, in: folder)
+                return DownloadResult(response: head, fileURL: target.fileURL(finalName), byteCount: byteCount, skipped: false)
+            } catch {
+                guard error.code == .destinationExists, policy == .rename, !replaceAllowed,
+                      let next = target.nextFreeName(after: name) else {
+                    partial.closeKeeping()
+                    throw error
+                }
+                extra.append(next)
+                finalName = next
+            }
+        }
+    }
+}
+
+/// What every download of one ``Downloader`` shares: the rate limit and the per-host connection cap.
+struct DownloaderResources: Sendable {
+    let limiter: RateLimiter?
+    let hostSlots: HostSlots?
+}
+
+/// One TLS context per download, made on first use (plain HTTP never loads the trust store),
+/// shared by its connections.
+final class TLSContextCache: Sendable {
     private let options: Downloader.TLSOptions
-    private var context: TLSContext?
+    private let context = Mutex<TLSContext?>(nil)
 
     init(options: Downloader.TLSOptions) {
         self.options = options
     }
 
     func get() throws(DownloadError) -> TLSContext {
-        if let context { return context }
-        let made = try TLSContext(options: options)
-        context = made
-        return made
+        let result = context.withLock { context -> Result<TLSContext, DownloadError> in
+            if let context { return .success(context) }
+            do throws(DownloadError) {
+                let made = try TLSContext(options: options)
+                context = made
+                return .success(made)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
     }
 }

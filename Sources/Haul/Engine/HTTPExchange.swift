@@ -10,7 +10,8 @@ struct HTTPExchange {
     /// Connects, sends a GET and follows redirects under ``RedirectPolicy`` until a final answer.
     ///
     /// The header budget (bytes and lines) is shared by every response of the chain.
-    static func open(url: HTTPURL, userHeaders: [(name: String, value: String)], configuration: Downloader.Configuration,
+    static func open(url: HTTPURL, userHeaders: [(name: String, value: String)], range: ByteRangeRequest? = nil,
+                     ifRange: String? = nil, configuration: Downloader.Configuration,
                      tls: TLSContextCache, cancellation: CancellationSignal,
                      buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) -> HTTPExchange {
         var policy = RedirectPolicy(original: url, userHeaders: userHeaders, maximumRedirects: configuration.maximumRedirects,
@@ -22,7 +23,7 @@ struct HTTPExchange {
                                             cancellation: cancellation)
             let request = try RequestHead.make(method: .get, url: current, userAgent: configuration.userAgent,
                                                userHeaders: policy.userHeaders, sendUserinfo: policy.sendsUserinfo,
-                                               range: nil, ifRange: nil)
+                                               range: range, ifRange: range == nil ? nil : ifRange)
             let reader = ResponseReader(connection: connection, method: .get, budget: budget, buffer: buffer)
             let head: ResponseHead
             do throws(DownloadError) {

@@ -13,7 +13,7 @@ import Darwin
 final class Connection {
     private let socket: TCPSocket
     private var ssl: OpaquePointer?
-    private let cancellation: CancellationSignal
+    private var cancellation: CancellationSignal
     private var token: Int?
     private let peer: String
     private var receiveTimeout: Duration?
@@ -33,6 +33,7 @@ final class Connection {
         socket = try TCPSocket.connect(host: url.host, port: url.port, timeout: connectTimeout, cancellation: cancellation)
         guard let token = cancellation.register(socket: socket.descriptor) else {
             closeDescriptor(socket.descriptor)
+            closed = true   // deinit must not close it again
             throw DownloadError(.cancelled, "cancelled")
         }
         self.token = token
@@ -202,18 +203,30 @@ final class Connection {
         }
     }
 
+    /// Moves the connection to another cancellation signal (cancelling that one closes it).
+    func rebind(to signal: CancellationSignal) {
+        guard let token else { return }
+        cancellation.unregister(token)
+        cancellation = signal
+        self.token = signal.register(socket: socket.descriptor)
+        if self.token == nil { shutdown(socket.descriptor, Int32(SHUT_RDWR)) }   // already cancelled
+    }
+
     /// Closes the connection (idempotent).
     func close() {
+        guard !closed else { return }
+        closed = true
         if let token {
             cancellation.unregister(token)
             self.token = nil
-            if let ssl {
-                SSL_free(ssl)
-                self.ssl = nil
-            }
-            closeDescriptor(socket.descriptor)
         }
+        if let ssl {
+            SSL_free(ssl)
+            self.ssl = nil
+        }
+        closeDescriptor(socket.descriptor)
     }
+    private var closed = false
 }
 
 /// Whether `host` is a dotted IPv4 literal.

@@ -7,6 +7,8 @@ final class ResponseReader {
     private var length = 0
     private var offset = 0
     private var ended = false
+    /// The most bytes one read may ask for (a rate limit keeps reads small so its sleeps stay short).
+    var readLimit: Int
 
     /// - Parameters:
     ///   - buffer: the receive buffer, owned by the caller and reused for the whole transfer.
@@ -14,7 +16,13 @@ final class ResponseReader {
         self.connection = connection
         self.parser = ResponseParser(method: method, budget: budget)
         self.buffer = buffer
+        self.readLimit = buffer.count
     }
+
+    /// Whether the whole response was read with the connection still open and nothing extra
+    /// buffered, so the connection can carry another request.
+    var isReusable: Bool { bodyEnded && !ended && offset == length }
+    private var bodyEnded = false
 
     /// Reads until the response head is complete.
     ///
@@ -30,19 +38,23 @@ final class ResponseReader {
         }
     }
 
-    /// Reads the body to its end, calling `sink` with each slice in order.
+    /// Reads the body, calling `sink` with each slice in order, until the body ends or `sink`
+    /// returns `false`.
     ///
     /// - Parameters:
     ///   - stallTimeout: the longest wait for the next byte.
-    ///   - sink: receives each slice; it must not keep the pointer.
+    ///   - sink: receives each slice (it must not keep the pointer) and says whether to go on.
+    /// - Returns: `true` when the body ended, `false` when `sink` stopped early.
     /// - Throws: `truncatedBody`, `stalled`, parser and network errors, and whatever `sink` throws.
-    func readBody(stallTimeout: Duration, _ sink: (UnsafeRawBufferPointer) throws(DownloadError) -> Void) throws(DownloadError) {
+    @discardableResult
+    func readBody(stallTimeout: Duration, _ sink: (UnsafeRawBufferPointer) throws(DownloadError) -> Bool) throws(DownloadError) -> Bool {
         while true {
             switch try nextEvent(timeout: { stallTimeout }, timeoutCode: .stalled) {
             case .body(let range):
-                try sink(UnsafeRawBufferPointer(rebasing: buffer[range]))
+                if try !sink(UnsafeRawBufferPointer(rebasing: buffer[range])) { return false }
             case .end:
-                return
+                bodyEnded = true
+                return true
             case .head, .needMore:
                 throw DownloadError(.malformedResponse, "unexpected second response head")
             }
@@ -58,7 +70,8 @@ final class ResponseReader {
             if timeout <= .zero {
                 throw DownloadError(timeoutCode, timeoutCode == .headerTimeout ? "the response head did not arrive in time" : "no data for too long (stalled)")
             }
-            let n = try connection.read(into: buffer, timeout: timeout, timeoutCode: timeoutCode)
+            let n = try connection.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<min(readLimit, buffer.count)]),
+                                        timeout: timeout, timeoutCode: timeoutCode)
             length = n
             offset = 0
             if n == 0 {

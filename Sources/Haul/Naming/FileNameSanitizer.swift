@@ -10,7 +10,7 @@ enum FileNameSanitizer: Sendable {
 
     /// Suffixes Haul itself puts after a final name; a name ending in one gets a `_` appended,
     /// so a download can never be mistaken for another one's partial file, resume record or lock.
-    static let reservedSuffixes = [".part", ".resume", ".lock"]
+    static let reservedSuffixes = [".part", ".resume", ".rtmp", ".lock"]
 
     /// Sanitises a raw name.
     ///

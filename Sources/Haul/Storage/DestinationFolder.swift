@@ -7,7 +7,7 @@ import Darwin
 
 /// An open folder that downloads land in; every file operation is relative to it (`openat`,
 /// `renameat`), so a name can never reach outside it.
-final class DestinationFolder {
+final class DestinationFolder: Sendable {
     let path: String
     let descriptor: Int32
     /// The folder's device and inode: the same folder reached through two paths has one identity.

@@ -77,7 +77,7 @@ extension ResumeRecord {
 
     /// Writes the record as `NAME.resume`, atomically replacing any earlier one.
     ///
-    /// Writes `NAME.resume.tmp` (any leftover of that name, file or symlink, is removed first;
+    /// Writes `NAME.rtmp` (any leftover of that name, file or symlink, is removed first;
     /// created `O_NOFOLLOW`, mode 0600), fsyncs it, then renames it over `NAME.resume` (a
     /// symlink there is replaced, not followed). The folder is not fsynced: after a crash the
     /// folder may still hold the previous record, which claims fewer bytes and stays true.
@@ -129,7 +129,7 @@ extension ResumeRecord {
         written = true
     }
 
-    /// Removes `NAME.resume` and any `NAME.resume.tmp` (never following a symlink); missing
+    /// Removes `NAME.resume` and any `NAME.rtmp` (never following a symlink); missing
     /// files and failures are ignored (a stale record is also caught by its validators).
     ///
     /// - Parameters:

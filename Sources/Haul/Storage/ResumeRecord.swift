@@ -11,8 +11,9 @@ struct ResumeRecord: Sendable, Equatable {
     static let formatVersion = 1
     /// The suffix of record files: `NAME.resume`.
     static let suffix = ".resume"
-    /// The suffix of the file a record is written to before it is renamed: `NAME.resume.tmp`.
-    static let temporarySuffix = ".resume.tmp"
+    /// The suffix of the file a record is written to before it is renamed: `NAME.rtmp`. As
+    /// short as `.resume`, so it fits wherever `NAME.resume` fits (names are at most 248 bytes).
+    static let temporarySuffix = ".rtmp"
 
     /// The original URL with its secrets redacted, for people reading the file; never matched.
     var redactedURL: String

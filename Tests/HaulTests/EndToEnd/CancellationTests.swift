@@ -24,7 +24,7 @@ struct CancellationTests {
                 #expect(error.code == .cancelled)
                 #expect(error.code.exitStatus == 130)
             }
-            #expect(listFiles(dir) == ["slow.bin.part"])
+            #expect(listFiles(dir) == ["slow.bin.part", "slow.bin.resume"])
         }
     }
 
@@ -41,7 +41,7 @@ struct CancellationTests {
             task.cancel()
             let outcome = await task.result
             #expect(throws: DownloadError.self) { try outcome.get() }
-            #expect(listFiles(dir) == ["t.bin.part"])
+            #expect(listFiles(dir) == ["t.bin.part", "t.bin.resume"])
         }
     }
 }

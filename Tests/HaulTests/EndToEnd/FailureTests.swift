@@ -43,8 +43,8 @@ struct FailureTests {
         await withTemporaryDirectory { dir in
             let error = await expectFailure(testDownloader(), DownloadRequest(url: url(server, path)), to: .directory(dir))
             #expect(error?.code.name == code)
-            // Only a resumable network failure keeps a partial file; nothing gets a final name.
-            #expect(listFiles(dir).allSatisfy { $0.hasSuffix(".part") })
+            // Only a resumable network failure keeps a partial file (and its resume record); nothing gets a final name.
+            #expect(listFiles(dir).allSatisfy { $0.hasSuffix(".part") || $0.hasSuffix(".resume") })
             if error?.code.isRetryableNetwork == false { #expect(listFiles(dir) == []) }
         }
     }
@@ -69,7 +69,7 @@ struct FailureTests {
         await withTemporaryDirectory { dir in
             let stalled = await expectFailure(downloader, DownloadRequest(url: url(server, "/bytes/1000000/s.bin?stall-after=10")), to: .directory(dir))
             #expect(stalled?.code == .stalled)
-            #expect(listFiles(dir) == ["s.bin.part"])
+            #expect(listFiles(dir) == ["s.bin.part", "s.bin.resume"])
             let silent = await expectFailure(downloader, DownloadRequest(url: url(server, "/silent")), to: .directory(dir))
             #expect(silent?.code == .headerTimeout)
             let trickle = await expectFailure(downloader, DownloadRequest(url: url(server, "/trickle-headers?interval=100")), to: .directory(dir))

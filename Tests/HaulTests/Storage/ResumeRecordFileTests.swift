@@ -99,7 +99,7 @@ import Darwin
             let folder = try DestinationFolder(path: dir.path)
             let victim = dir.appendingPathComponent("victim")
             try Self.write(Array("precious".utf8), to: victim)
-            try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("f.resume.tmp").path, withDestinationPath: victim.path)
+            try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("f" + ResumeRecord.temporarySuffix).path, withDestinationPath: victim.path)
             try ResumeRecordSamples.full.save(for: "f", in: folder)
             #expect(try Self.bytes(victim) == Array("precious".utf8))
             #expect(listFiles(dir) == ["f.resume", "victim"])
@@ -110,7 +110,7 @@ import Darwin
     @Test func leftoverTemporaryFileIsOverwritten() throws {
         try withTemporaryDirectory { dir in
             let folder = try DestinationFolder(path: dir.path)
-            let leftover = dir.appendingPathComponent("f.resume.tmp")
+            let leftover = dir.appendingPathComponent("f" + ResumeRecord.temporarySuffix)
             try Self.write(Array(repeating: UInt8(ascii: "x"), count: 10_000), to: leftover)
             chmod(leftover.path, 0o644)
             try ResumeRecordSamples.minimal.save(for: "f", in: folder)
@@ -166,7 +166,7 @@ import Darwin
             let folder = try DestinationFolder(path: dir.path)
             ResumeRecord.remove(for: "f", in: folder)   // nothing there: fine
             try ResumeRecordSamples.full.save(for: "f", in: folder)
-            try Self.write([1], to: dir.appendingPathComponent("f.resume.tmp"))
+            try Self.write([1], to: dir.appendingPathComponent("f" + ResumeRecord.temporarySuffix))
             try Self.write([2], to: dir.appendingPathComponent("f.part"))
             ResumeRecord.remove(for: "f", in: folder)
             #expect(listFiles(dir) == ["f.part"])

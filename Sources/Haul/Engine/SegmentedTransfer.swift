@@ -1,0 +1,237 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Moves the missing bytes of a file of known length into its partial file over one or more
+/// connections, each on a thread of its own, planned by ``SegmentPlanner``.
+///
+/// The first connection is the attempt's first response (already reading from the first missing
+/// byte); the others ask for their segments with `Range` and `If-Range`. A connection that reaches
+/// its end takes over half of the largest remaining range. A connection that fails gives its rest
+/// back and retries after a backoff while the others go on. The calling thread coordinates:
+/// it writes a resume record (after `fdatasync`) every ``Downloader/Configuration/resumeRecordInterval``,
+/// and once more when the transfer ends for any reason, so progress survives a crash or a kill.
+final class SegmentedTransfer: Sendable {
+    /// What the transfer needs from its download.
+    struct Setup: Sendable {
+        var url: HTTPURL
+        var userHeaders: [(name: String, value: String)]
+        var configuration: Downloader.Configuration
+        var tls: TLSContextCache
+        var partial: PartialFile
+        var progress: ProgressReporter
+        var total: Int64
+        var ifRange: String?
+        var limiter: RateLimiter?
+        var hostSlots: HostSlots?
+        /// Makes the given complete ranges durable in the resume record (after the data was synced).
+        var checkpoint: @Sendable ([Range<Int64>]) throws(DownloadError) -> Void
+    }
+
+    private let setup: Setup
+    private let planner: Mutex<SegmentPlanner>
+    /// Connections register here; fired when the run is cancelled or a connection fails for good.
+    private let abort = CancellationSignal()
+    private let failure = Mutex<DownloadError?>(nil)
+    private let activeWorkers = Mutex(0)
+    private let wakeup = WakeupDescriptor()
+
+    init(setup: Setup, completed: [Range<Int64>], connections: Int) {
+        self.setup = setup
+        planner = Mutex(SegmentPlanner(total: setup.total, completed: completed, maximumConnections: connections,
+                                       minimumSegment: setup.configuration.minimumSegmentSize))
+    }
+
+    /// Runs until every byte is on disk, or throws the first failure that cannot be retried.
+    ///
+    /// - Parameters:
+    ///   - first: the attempt's first response, positioned at its body (from the first missing byte).
+    ///   - firstBuffer: the receive buffer `first` reads into.
+    ///   - run: the run's cancellation (pause or cancel).
+    /// - Throws: `cancelled`, `diskFull`, `rangeMismatch`, network errors once retries are used up...
+    func run(first: HTTPExchange, firstBuffer: UnsafeMutableRawBufferPointer, run: CancellationSignal) throws(DownloadError) {
+        let segments = planner.withLock { $0.start() }
+        guard !segments.isEmpty else {
+            first.reader.connection.close()
+            return
+        }
+        activeWorkers.withLock { $0 = segments.count }
+        // The first response was opened under the run's signal; move it to this transfer's.
+        first.reader.connection.rebind(to: abort)
+        let handOver = FirstResponse(exchange: first, buffer: firstBuffer)
+        for (index, segment) in segments.enumerated() {
+            if index == 0 {
+                spawnThread(name: "haul-segment") { [self] in
+                    work(worker: segment.worker, segment: segment, exchange: handOver.exchange, buffer: handOver.buffer)
+                }
+            } else {
+                spawnThread(name: "haul-segment") { [self] in
+                    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: setup.configuration.bufferSize, alignment: 4096)
+                    defer { buffer.deallocate() }
+                    work(worker: segment.worker, segment: segment, exchange: nil, buffer: buffer)
+                }
+            }
+        }
+        coordinate(run: run)
+        if let error = failure.withLock({ $0 }) { throw error }
+        if run.isCancelled { throw DownloadError(.cancelled, "cancelled; the partial file is kept") }
+        guard planner.withLock({ $0.isComplete }) else {
+            throw DownloadError(.internalError, "the transfer ended with bytes missing")
+        }
+    }
+
+    /// The coordinator: checkpoints on a timer, forwards a cancellation, waits for every worker.
+    private func coordinate(run: CancellationSignal) {
+        let interval = setup.configuration.resumeRecordInterval
+        var lastCheckpoint = ContinuousClock.now
+        var fds = [pollfd(fd: wakeup.pollDescriptor, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: run.pollDescriptor, events: Int16(POLLIN), revents: 0)]
+        while activeWorkers.withLock({ $0 }) > 0 {
+            if run.isCancelled { abort.cancel() }
+            let wait = max(1, (interval - (ContinuousClock.now - lastCheckpoint)).milliseconds)
+            fds[0].revents = 0
+            fds[1].revents = 0
+            _ = poll(&fds, run.isCancelled ? 1 : 2, Int32(clamping: wait))
+            wakeup.drain()
+            if ContinuousClock.now - lastCheckpoint >= interval {
+                checkpoint()
+                lastCheckpoint = ContinuousClock.now
+            }
+        }
+        checkpoint()
+    }
+
+    /// Syncs the data, then records what is complete. A failure here stops the transfer.
+    private func checkpoint() {
+        let completed = planner.withLock { $0.completed }   // taken before the sync: every byte in it is written
+        do throws(DownloadError) {
+            try setup.partial.syncData()
+            try setup.checkpoint(completed)
+        } catch {
+            fail(error)
+        }
+    }
+
+    private func fail(_ error: DownloadError) {
+        failure.withLock { if $0 == nil { $0 = error } }
+        abort.cancel()
+    }
+
+    /// One connection's life: its segments one after another, retrying its own range on failure.
+    private func work(worker: Int, segment first: SegmentPlanner.Segment, exchange firstExchange: HTTPExchange?,
+                      buffer: UnsafeMutableRawBufferPointer) {
+        defer {
+            activeWorkers.withLock { $0 -= 1 }
+            wakeup.signal()
+        }
+        var segment: SegmentPlanner.Segment? = first
+        var exchange = firstExchange
+        var failures = 0
+        var tracker = WritebackTracker()
+        while let current = segment, !abort.isCancelled {
+            do throws(DownloadError) {
+                let progressed = try transfer(worker: worker, segment: current, exchange: exchange, buffer: buffer, tracker: &tracker)
+                exchange = nil
+                if progressed { failures = 0 }
+                segment = planner.withLock { $0.finished(worker: worker) }
+            } catch {
+                exchange = nil
+                tracker.flush(setup.partial)
+                if abort.isCancelled { return }
+                failures += 1
+                guard error.isRetryable, failures <= setup.configuration.retry.maximumRetries else {
+                    fail(error)
+                    return
+                }
+                _ = planner.withLock { $0.failed(worker: worker) }
+                let delay = setup.configuration.retry.delay(beforeRetry: failures, jitter: Double.random(in: 0...1))
+                if !abort.sleep(for: delay) { return }
+                segment = planner.withLock { $0.finished(worker: worker) }
+            }
+        }
+        tracker.flush(setup.partial)
+    }
+
+    /// Reads one segment (opening a ranged request unless `exchange` is the first response).
+    /// Returns whether any byte was written.
+    private func transfer(worker: Int, segment: SegmentPlanner.Segment, exchange given: HTTPExchange?,
+                          buffer: UnsafeMutableRawBufferPointer, tracker: inout WritebackTracker) throws(DownloadError) -> Bool {
+        let exchange: HTTPExchange
+        var slotTaken = false
+        if let given {
+            exchange = given
+        } else {
+            if let slots = setup.hostSlots {
+                guard slots.acquire(for: setup.url, cancellation: abort) else { throw DownloadError(.cancelled, "cancelled") }
+                slotTaken = true
+            }
+            do throws(DownloadError) {
+                exchange = try HTTPExchange.open(url: setup.url, userHeaders: setup.userHeaders,
+                                                 range: ByteRangeRequest(first: segment.start, last: segment.end - 1),
+                                                 ifRange: setup.ifRange, configuration: setup.configuration, tls: setup.tls,
+                                                 cancellation: abort, buffer: buffer)
+                try validate(exchange.head, segment: segment)
+            } catch {
+                if slotTaken { setup.hostSlots?.release(for: setup.url) }
+                throw error
+            }
+        }
+        defer {
+            exchange.reader.connection.close()
+            if slotTaken { setup.hostSlots?.release(for: setup.url) }
+        }
+        if let limiter = setup.limiter { exchange.reader.readLimit = limiter.readSize }
+        var position = segment.start
+        var end = planner.withLock { $0.end(of: worker) }
+        let file = setup.partial
+        let progress = setup.progress
+        let limiter = setup.limiter
+        let abort = self.abort
+        let ended = try exchange.reader.readBody(stallTimeout: setup.configuration.stallTimeout) { (slice) throws(DownloadError) -> Bool in
+            let usable = Int(min(Int64(slice.count), end - position))
+            if usable > 0 {
+                try file.write(UnsafeRawBufferPointer(rebasing: slice[0..<usable]), at: position)
+                tracker.wrote(usable, at: position, to: file)
+                position += Int64(usable)
+                progress.add(usable)
+                end = planner.withLock { planner in
+                    planner.advance(worker: worker, to: position)
+                    return planner.end(of: worker)
+                }
+                if let limiter, !limiter.consume(usable, sleep: { abort.sleep(for: .milliseconds(Int64($0 * 1000))) }) {
+                    throw DownloadError(.cancelled, "cancelled")
+                }
+            }
+            return position < end
+        }
+        if ended && position < end {
+            // The response ended before this worker's end: the server sent less than it announced.
+            throw DownloadError(.truncatedBody, "the connection ended at byte \(position), before \(end)")
+        }
+        return position > segment.start
+    }
+
+    /// A ranged answer must be a 206 for exactly the asked bytes of a file of the same length.
+    private func validate(_ head: ResponseHead, segment: SegmentPlanner.Segment) throws(DownloadError) {
+        try DownloadJob.validate(head, askedForRange: true)
+        guard head.status == 206 else {
+            throw DownloadError(.resourceChanged, "the server sent the whole file for a range request: the file changed or ranges stopped working")
+        }
+        guard case .satisfied(let first, let last, let complete)? = head.headers["Content-Range"].flatMap(ContentRange.parse),
+              first == segment.start, last == segment.end - 1, complete == nil || complete == setup.total else {
+            throw DownloadError(.rangeMismatch, "asked for bytes \(segment.start)-\(segment.end - 1) of \(setup.total); the server answered "
+                                + "'\(head.headers["Content-Range"] ?? "no Content-Range")'")
+        }
+    }
+}
+
+/// The attempt's first response and its buffer, handed from the job's thread to the first
+/// worker's. `@unchecked Sendable`: after the hand-over only that worker touches them, and the
+/// job's thread waits (in `coordinate`) until every worker has ended before freeing the buffer.
+private struct FirstResponse: @unchecked Sendable {
+    let exchange: HTTPExchange
+    let buffer: UnsafeMutableRawBufferPointer
+}
