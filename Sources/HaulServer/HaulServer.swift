@@ -11,7 +11,9 @@ import Synchronization
 /// or `deinit`, serving every connection on a thread of its own with blocking I/O (and TLS
 /// through OpenSSL when `Configuration.tls` is set). Requests are recorded in `requests`.
 /// Connections are kept alive (HTTP/1.1) unless the client sends `Connection: close` or a
-/// route has to close. Routes registered with `route(_:_:)` are matched first, by exact path.
+/// route has to close. Handlers registered with `route(_:_:)` and resources registered with
+/// `setResource(_:_:)` are matched first, by exact path. `bodyBytesSent` and `connectionCount`
+/// tell what the server sent and how many connections it accepted.
 ///
 /// ## Built-in routes
 /// Query options combine freely; values are percent-decoded.
@@ -19,9 +21,10 @@ import Synchronization
 /// - `/bytes/N` and `/bytes/N/any-name.ext`: N bytes of `content(seed:)` with `Content-Length`,
 ///   `ETag: "haul-N-SEED"`, a fixed `Last-Modified`, `Content-Type: application/octet-stream` and
 ///   `Accept-Ranges: bytes`. A single `Range` (`bytes=a-b`, `a-`, `-n`) gives 206 with
-///   `Content-Range`; an unsatisfiable one 416 with `Content-Range: bytes */N`; several ranges
-///   200 with everything. An `If-Range` matching neither the ETag nor `Last-Modified` gives 200
-///   with everything. `HEAD` sends the head only. Options:
+///   `Content-Range` (a last position beyond the end is clamped to the end); an unsatisfiable one
+///   416 with `Content-Range: bytes */N`; several ranges 200 with everything. An `If-Range`
+///   matching neither the ETag (strong comparison: weak tags never match) nor `Last-Modified`
+///   gives 200 with everything. `HEAD` sends the head only. Options:
 ///   - `seed=S`: content seed (default 0).
 ///   - `no-ranges`: ignore `Range` (200) and omit `Accept-Ranges`.
 ///   - `chunked`: `Transfer-Encoding: chunked` in 64 KiB chunks.
@@ -87,7 +90,7 @@ public final class HaulServer: Sendable {
     public let configuration: Configuration
     /// The port the server listens on (chosen by the system).
     public let port: Int
-    private let core: ServerCore
+    let core: ServerCore
 
     /// Starts a server on an ephemeral port; it serves until `stop()` or `deinit`.
     ///
@@ -144,6 +147,21 @@ public final class HaulServer: Sendable {
         core.state.withLock { $0.requests }
     }
 
+    /// The body bytes sent to clients so far, over all connections.
+    ///
+    /// Counts the content bytes of `/bytes/N` and of resources as they are handed to the
+    /// socket (a client killed mid-body may not have received the last of them), without heads,
+    /// chunk framing, the short text bodies of status and error responses, or anything a
+    /// `route(_:_:)` handler writes. By the time a client has read a body byte, it is counted.
+    public var bodyBytesSent: Int64 {
+        core.bodyBytesSent.load(ordering: .sequentiallyConsistent)
+    }
+
+    /// The number of connections accepted so far (open or closed), to assert connection reuse.
+    public var connectionCount: Int {
+        core.state.withLock { $0.nextConnectionID }
+    }
+
     /// The number of connections whose threads are still running.
     public var openConnectionCount: Int {
         core.state.withLock { $0.connections.count }
@@ -153,13 +171,17 @@ public final class HaulServer: Sendable {
     ///
     /// The handler writes raw bytes (a head and body, or hostile bytes) through the connection;
     /// when it returns or throws, the connection is closed. It runs on the connection's thread.
-    /// Registering a path again replaces the handler.
+    /// Registering a path again replaces the handler, or the resource of `setResource(_:_:)`:
+    /// the last registration for a path wins.
     ///
     /// - Parameters:
     ///   - path: the request path to match, e.g. `/bad-content-length`.
     ///   - handler: called with the recorded request and the connection.
     public func route(_ path: String, _ handler: @escaping @Sendable (RecordedRequest, ServerConnection) throws -> Void) {
-        core.state.withLock { $0.routes[path] = handler }
+        core.state.withLock { state in
+            state.resources[path] = nil
+            state.routes[path] = handler
+        }
     }
 
     /// The content `/bytes/N?seed=S` serves, to compute expected bytes and digests.

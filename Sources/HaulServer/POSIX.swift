@@ -45,8 +45,8 @@ enum POSIX {
         #endif
         guard fd >= 0 else { throw HaulServerError("socket", errno: errno) }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        var one: Int32 = 1
-        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        // No SO_REUSEADDR: port 0 never needs it, and without it the kernel does not give a new
+        // server a port whose earlier connections are still in TIME_WAIT.
         let bound = withUnsafePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
         }

@@ -35,7 +35,7 @@ extension ServerConnection {
                 let count = Int(min(Int64(wanted), end - offset))
                 if chunked { try write(String(wanted, radix: 16) + "\r\n") }
                 let patternOffset = Int(offset % Int64(DeterministicContent.period))
-                try writeRaw(UnsafeRawBufferPointer(rebasing: raw[patternOffset..<patternOffset + count]))
+                try writeRaw(UnsafeRawBufferPointer(rebasing: raw[patternOffset..<patternOffset + count]), isBody: true)
                 if chunked && count == wanted { try write("\r\n") }
                 offset += Int64(count)
                 if let bytesPerSecond {

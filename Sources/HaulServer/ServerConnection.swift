@@ -94,10 +94,16 @@ public final class ServerConnection {
     // MARK: - Internals used by the server
 
     /// Writes `buffer` completely, looping over partial writes.
-    func writeRaw(_ buffer: UnsafeRawBufferPointer) throws {
+    ///
+    /// - Parameter isBody: add the bytes to `HaulServer.bodyBytesSent`. They are counted before
+    ///   they go out, so a client that has read them always finds them counted; what the socket
+    ///   did not take is taken back when the write fails.
+    func writeRaw(_ buffer: UnsafeRawBufferPointer, isBody: Bool = false) throws {
         guard !isClosed else { throw HaulServerError("write after close") }
         guard let base = buffer.baseAddress else { return }
         var offset = 0
+        if isBody { core.bodyBytesSent.add(Int64(buffer.count)) }
+        defer { if isBody && offset < buffer.count { core.bodyBytesSent.add(-Int64(buffer.count - offset)) } }
         while offset < buffer.count {
             let count: Int
             if let ssl {
@@ -193,13 +199,23 @@ public final class ServerConnection {
                 return
             case .request(let request):
                 core.record(request)
-                if let handler = core.handler(for: request.path) {
+                var resource: HaulServer.Resource?
+                switch core.registered(at: request.path) {
+                case .handler(let handler):
                     try? handler(request, self)
                     close()
                     return
+                case .resource(let registered):
+                    resource = registered
+                case nil:
+                    break
                 }
                 do {
-                    let keepOpen = try BuiltinRoutes.respond(to: request, on: self)
+                    let keepOpen = if let resource {
+                        try resource.response(configuration: core.configuration).respond(to: request, on: self)
+                    } else {
+                        try BuiltinRoutes.respond(to: request, on: self)
+                    }
                     if !keepOpen || request.wantsClose { close() }
                 } catch {
                     drop()

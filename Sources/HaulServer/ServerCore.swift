@@ -21,11 +21,20 @@ final class ServerCore: Sendable {
         var nextConnectionID = 0
         var requests: [RecordedRequest] = []
         var routes: [String: Handler] = [:]
+        var resources: [String: HaulServer.Resource] = [:]
+    }
+
+    /// What is registered at a path, ahead of the built-in routes.
+    enum Registered {
+        case handler(Handler)
+        case resource(HaulServer.Resource)
     }
 
     let configuration: HaulServer.Configuration
     let tls: TLSContext?
     let state: Mutex<State>
+    /// Body bytes handed to sockets so far, all connections (see `ServerConnection.writeRaw`).
+    let bodyBytesSent = Atomic<Int64>(0)
     /// Readable once `stop()` ran (never drained): every `poll` in the server includes it.
     let wakeRead: Int32
     private let wakeWrite: Int32
@@ -124,7 +133,18 @@ final class ServerCore: Sendable {
         state.withLock { $0.requests.append(request) }
     }
 
-    func handler(for path: String) -> Handler? {
-        state.withLock { $0.routes[path] }
+    /// The handler or resource registered at `path`, if any.
+    func registered(at path: String) -> Registered? {
+        state.withLock { state in
+            if let handler = state.routes[path] { return .handler(handler) }
+            return state.resources[path].map { .resource($0) }
+        }
+    }
+}
+
+extension Atomic<Int64> {
+    /// Adds `delta` (sequentially consistent, so a reader after a socket hand-off sees it).
+    func add(_ delta: Int64) {
+        _ = wrappingAdd(delta, ordering: .sequentiallyConsistent)
     }
 }

@@ -7,15 +7,6 @@ import HaulServer
 import Testing
 
 @Suite struct LifecycleTests {
-    /// Waits (up to 5 s, in 10 ms steps) for `condition`.
-    func eventually(_ condition: () -> Bool) -> Bool {
-        for _ in 0..<500 {
-            if condition() { return true }
-            usleep(10_000)
-        }
-        return condition()
-    }
-
     @Test func urlsNameTheBoundAddress() throws {
         let server = try HaulServer()
         #expect(server.port > 0)

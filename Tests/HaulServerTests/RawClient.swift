@@ -46,13 +46,17 @@ final class RawClient {
             }
         }
         guard rc == 0 else {
+            // No close here: `fd` is set, so the instance is fully initialised and Swift runs
+            // `deinit` when this initialiser throws. Closing here too closed the descriptor
+            // twice, and the second close hit whatever another test had opened under that
+            // number in between (a server's connection, another client).
             let code = errno
-            _ = systemClose(fd)
             throw Failure(description: "connect failed: \(String(cString: strerror(code)))")
         }
     }
 
-    deinit { _ = systemClose(fd) }
+    /// The only place the descriptor is closed, also when `init` throws (see there).
+    deinit { if fd >= 0 { _ = systemClose(fd) } }
 
     private var buffered: [UInt8] = []
     /// Whether the last read ended because the server closed (not a timeout).
@@ -172,4 +176,13 @@ func expectBody(_ body: [UInt8], _ expected: [UInt8], sourceLocation: SourceLoca
     let firstDifference = zip(body, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
     #expect(same, "body of \(body.count) bytes differs from the expected \(expected.count) bytes (first difference at \(firstDifference.map(String.init) ?? "the end"))",
             sourceLocation: sourceLocation)
+}
+
+/// Waits (up to 5 s, in 10 ms steps) for `condition`; returns whether it became true.
+func eventually(_ condition: () -> Bool) -> Bool {
+    for _ in 0..<500 {
+        if condition() { return true }
+        usleep(10_000)
+    }
+    return condition()
 }

@@ -37,7 +37,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ("bytes=0-99", BytesRoute.RangeDecision.partial(0..<100)),
+        ("bytes=0-99", RangeRequest.Decision.partial(0..<100)),
         ("bytes=900-", .partial(900..<1000)),
         ("bytes=-100", .partial(900..<1000)),
         ("bytes=-5000", .partial(0..<1000)),
@@ -49,8 +49,28 @@ import Testing
         ("bytes=5-1", .full),
         ("items=0-1", .full),
         ("bytes=a-b", .full),
+        ("bytes=0-99999999999999999999", .partial(0..<1000)),
+        ("bytes=99999999999999999999-", .unsatisfiable),
+        ("bytes=-99999999999999999999", .partial(0..<1000)),
+        ("bytes=+5-9", .full),
+        ("bytes= 0-1 , 4-5", .full),
     ])
-    func rangeDecisions(_ header: String, _ expected: BytesRoute.RangeDecision) {
-        #expect(BytesRoute.decide(range: header, length: 1000) == expected)
+    func rangeDecisions(_ header: String, _ expected: RangeRequest.Decision) {
+        #expect(RangeRequest.decide(range: header, length: 1000) == expected)
+    }
+
+    @Test(arguments: [
+        ("\"v1\"", "\"v1\"", nil, true),
+        ("\"v1\"", "\"v2\"", nil, false),
+        (" \"v1\" ", "\"v1\"", nil, true),
+        ("W/\"v1\"", "W/\"v1\"", nil, false),
+        ("\"v1\"", "W/\"v1\"", nil, false),
+        ("\"v1\"", nil, nil, false),
+        ("Mon, 01 Jan 2024 00:00:00 GMT", "\"v1\"", "Mon, 01 Jan 2024 00:00:00 GMT", true),
+        ("Mon, 01 Jan 2024 00:00:01 GMT", "\"v1\"", "Mon, 01 Jan 2024 00:00:00 GMT", false),
+        ("Mon, 01 Jan 2024 00:00:00 GMT", "\"v1\"", nil, false),
+    ] as [(String, String?, String?, Bool)])
+    func ifRangeMatching(_ value: String, _ etag: String?, _ lastModified: String?, _ matches: Bool) {
+        #expect(RangeRequest.ifRange(value, matchesETag: etag, lastModified: lastModified) == matches)
     }
 }

@@ -85,10 +85,11 @@ struct SegmentPlanner: Sendable {
     /// Hands out the first segments, at most `maximumConnections`, with worker ids 0, 1, 2... in file order.
     ///
     /// The gaps are split evenly, each piece at least `minimumSegment` long, so a file smaller than
-    /// `2 * minimumSegment` gets one segment. Each new connection goes to the gap whose largest piece
-    /// is largest, so a big gap is split before a small hole gets a connection of its own; the
-    /// first gap always gets the first segment (the engine's first connection is already reading
-    /// from there). Gaps left over stay ``unassigned`` for ``finished(worker:)``.
+    /// `2 * minimumSegment` gets one segment (as many connections as `gap bytes / minimumSegment`,
+    /// at most `maximumConnections`). The first gap always gets the first segment (the engine's first
+    /// connection is already reading from there); then every other gap gets one, largest first;
+    /// the connections left split the gap whose largest piece is largest. When there are more gaps
+    /// than connections, the rest stay ``unassigned`` for ``finished(worker:)``.
     ///
     /// - Returns: the segments, sorted by start; empty when the file is complete or on a second call.
     mutating func start() -> [Segment] {
@@ -102,13 +103,17 @@ struct SegmentPlanner: Sendable {
         var pieces = [Int](repeating: 0, count: gaps.count)
         pieces[0] = 1
         for _ in 1..<max(1, wanted) {
-            var best: (index: Int, piece: Int64)?
+            var best: (index: Int, covered: Bool, piece: Int64)?
             for (index, gap) in gaps.enumerated() {
                 let length = gap.upperBound - gap.lowerBound
                 let count = Int64(pieces[index])
                 guard count == 0 || length / (count + 1) >= minimumSegment else { continue }
-                let largestPiece = count == 0 ? length : length / count
-                if best == nil || largestPiece > best!.piece { best = (index, largestPiece) }
+                let covered = count > 0
+                let largestPiece = covered ? length / count : length
+                if let current = best, current.covered == covered ? current.piece >= largestPiece : !current.covered {
+                    continue
+                }
+                best = (index, covered, largestPiece)
             }
             guard let best else { break }
             pieces[best.index] += 1
@@ -185,7 +190,10 @@ struct SegmentPlanner: Sendable {
     /// The worker failed (a connection error): its unwritten rest goes back to ``unassigned``.
     ///
     /// Other workers that finish may take that gap; ``retry(worker:)`` gives it back to this
-    /// worker when it is still free. The engine decides whether to retry.
+    /// worker when it is still free. The engine decides whether to retry; it should call
+    /// ``retry(worker:)`` even when this returns `nil`, since other gaps may wait for a worker.
+    /// A worker that gives up for good leaves its gap to the workers still running; when none is
+    /// left (``activeWorkers`` empty, not ``isComplete``), the download cannot finish.
     ///
     /// - Returns: the rest `[position, end)` the worker would retry, or `nil` when it had nothing left.
     mutating func failed(worker: Int) -> Segment? {
