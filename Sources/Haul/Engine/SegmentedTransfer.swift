@@ -146,10 +146,10 @@ final class SegmentedTransfer: Sendable {
                     fail(error)
                     return
                 }
-                _ = planner.withLock { $0.failed(worker: worker) }
+                _ = planner.withLock { $0.failed(worker: worker) }   // its rest goes back as a gap
                 let delay = setup.configuration.retry.delay(beforeRetry: failures, jitter: Double.random(in: 0...1))
                 if !abort.sleep(for: delay) { return }
-                segment = planner.withLock { $0.finished(worker: worker) }
+                segment = planner.withLock { $0.retry(worker: worker) }   // its own gap if still free, else any
             }
         }
         tracker.flush(setup.partial)
