@@ -74,9 +74,7 @@ struct ProgressRenderer {
         case .interactive:
             return redraw(latest!, tail: .eta)
         case .plain:
-            let size = totalBytes.map(HumanFormat.bytes) ?? "size unknown"
-            let resumed = resumedFrom > 0 ? ", resuming at \(HumanFormat.bytes(resumedFrom))" : ""
-            return "\(self.name): started (\(size)\(resumed))\n"
+            return Self.startedLine(name: self.name, totalBytes: totalBytes, resumedFrom: resumedFrom) + "\n"
         }
     }
 
@@ -107,8 +105,7 @@ struct ProgressRenderer {
             lineOpen = false
             return text
         case .plain:
-            return "\(name): done, \(HumanFormat.bytes(byteCount)) in \(HumanFormat.elapsed(seconds))"
-                + " (\(HumanFormat.speed(speed)))\n"
+            return Self.doneLine(name: name, byteCount: byteCount, transferred: transferred, seconds: seconds) + "\n"
         }
     }
 
@@ -131,26 +128,53 @@ struct ProgressRenderer {
 
     // MARK: - Layout
 
-    private enum Tail {
+    /// `name: started (10.0 MiB, resuming at 1.0 MiB)`, without a newline.
+    static func startedLine(name: String, totalBytes: Int64?, resumedFrom: Int64) -> String {
+        let size = totalBytes.map(HumanFormat.bytes) ?? "size unknown"
+        let resumed = resumedFrom > 0 ? ", resuming at \(HumanFormat.bytes(resumedFrom))" : ""
+        return "\(name): started (\(size)\(resumed))"
+    }
+
+    /// `name: done, 10.0 MiB in 9.0s (1.0 MiB/s)`, without a newline; the speed is the bytes
+    /// transferred (resumed bytes excluded) over the time taken.
+    static func doneLine(name: String, byteCount: Int64, transferred: Int64? = nil, seconds: Double) -> String {
+        let speed = seconds > 0 ? Double(max(0, transferred ?? byteCount)) / seconds : 0
+        return "\(name): done, \(HumanFormat.bytes(byteCount)) in \(HumanFormat.elapsed(seconds)) (\(HumanFormat.speed(speed)))"
+    }
+
+    /// What follows the speed on an interactive line.
+    enum Tail {
+        /// The estimated time left, `ETA 0:03`.
         case eta
+        /// The time the whole download took, `in 2.0s`.
         case elapsed(Double)
     }
 
     private mutating func redraw(_ progress: DownloadProgress, tail: Tail) -> String {
         lineOpen = true
-        return Self.clearLine + interactiveLine(progress, tail: tail)
+        return Self.clearLine + Self.line(name: name, progress: progress, tail: tail, spinner: spinnerIndex, width: width)
     }
 
-    /// The interactive line for `progress`, at most `width - 1` columns:
+    /// One download's interactive line, at most `width - 1` columns:
     /// `name  45% [=====>     ] 12.0 MiB / 27.0 MiB  4.5 MiB/s  ETA 0:03`.
-    private func interactiveLine(_ progress: DownloadProgress, tail: Tail) -> String {
+    ///
+    /// - Parameters:
+    ///   - name: the file name, already printable.
+    ///   - progress: the state to show.
+    ///   - tail: the ETA or the elapsed time.
+    ///   - spinner: which spinner frame to show when the total is unknown.
+    ///   - width: the terminal width.
+    ///   - nameWidth: the column the name is padded or cut to when there is room (several
+    ///     lines then align); by default the name's own width, up to 40.
+    static func line(name: String, progress: DownloadProgress, tail: Tail, spinner: Int, width: Int,
+                     nameWidth preferredNameWidth: Int? = nil) -> String {
         let limit = max(1, width - 1)
         let fraction = progress.fractionCompleted
         let percent = fraction.map { fraction -> String in
             let text = "\(Int((fraction * 100).rounded(.down)))%"
             return String(repeating: " ", count: max(0, 4 - text.count)) + text
         }
-        let lead = percent ?? "[\(Self.spinner[spinnerIndex % Self.spinner.count])]"
+        let lead = percent ?? "[\(Self.spinner[spinner % Self.spinner.count])]"
         let bytes = progress.totalBytes.map { HumanFormat.bytes(progress.completedBytes) + " / " + HumanFormat.bytes($0) }
             ?? HumanFormat.bytes(progress.completedBytes)
         let speed = HumanFormat.speed(progress.bytesPerSecond)
@@ -167,14 +191,16 @@ struct ProgressRenderer {
             (false, [bytes]),
             (false, []),
         ]
-        let minimumName = min(HumanFormat.displayWidth(name), 8)
+        let ownWidth = HumanFormat.displayWidth(name)
+        let minimumName = min(ownWidth, 8)
         for layout in layouts {
             let rest = layout.pieces.compactMap { $0 }.joined(separator: "  ")
             let barWidth = layout.bar && fraction != nil ? 12 : 0
             // name, " ", lead, [" ", bar], [" ", rest]
             let fixed = 1 + lead.count + (barWidth > 0 ? 1 + barWidth : 0) + (rest.isEmpty ? 0 : 1 + rest.count)
             guard minimumName + fixed <= limit else { continue }
-            let nameWidth = min(HumanFormat.displayWidth(name), max(minimumName, min(40, limit - fixed)))
+            let nameWidth = preferredNameWidth.map { min($0, max(minimumName, limit - fixed)) }
+                ?? min(ownWidth, max(minimumName, min(40, limit - fixed)))
             var line = HumanFormat.truncate(name, toWidth: nameWidth).padding(toWidth: nameWidth) + " " + lead
             if barWidth > 0, let fraction {
                 let room = limit - HumanFormat.displayWidth(line) - 1 - (rest.isEmpty ? 0 : 1 + rest.count)
