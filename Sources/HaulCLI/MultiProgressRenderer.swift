@@ -237,15 +237,30 @@ struct MultiProgressRenderer {
     }
 
     /// The lines of the block, each narrower than ``width``.
+    ///
+    /// The download lines share one name column, one arrangement and one bar width, chosen for
+    /// the widest line in the richest arrangement that fits them all, so percents and bars line up.
     func blockText() -> [String] {
         let limit = max(1, width - 1)
-        let shown = order.prefix(maximumLines)
-        let nameWidth = min(24, shown.compactMap { entries[$0].map { HumanFormat.displayWidth($0.name) } }.max() ?? 0)
-        var lines = shown.compactMap { id in
-            entries[id].map { entry in
-                ProgressRenderer.line(name: entry.name, progress: entry.latest, tail: .eta, spinner: entry.spinner,
-                                      width: width, nameWidth: nameWidth)
+        let shown = order.prefix(maximumLines).compactMap { entries[$0] }
+        let parts = shown.map { ProgressRenderer.parts($0.latest, tail: .eta, spinner: $0.spinner) }
+        let longestName = min(24, shown.map { HumanFormat.displayWidth($0.name) }.max() ?? 0)
+        var nameWidth = min(8, longestName)
+        var barWidth = ProgressRenderer.minimumBarWidth
+        var richest = 0
+        if let arrangements = parts.first?.arrangements.indices {
+            for index in arrangements {
+                let widest = parts.map { $0.fixedWidth(index) }.max() ?? 0
+                guard limit - widest >= nameWidth else { continue }
+                nameWidth = min(longestName, limit - widest)
+                barWidth = min(ProgressRenderer.maximumBarWidth, ProgressRenderer.minimumBarWidth + limit - widest - nameWidth)
+                richest = index
+                break
             }
+        }
+        var lines = zip(shown, parts).map { entry, parts in
+            ProgressRenderer.line(name: entry.name, parts: parts, width: width, nameWidth: nameWidth, barWidth: barWidth,
+                                  richest: richest)
         }
         if order.count > shown.count {
             lines.append(HumanFormat.truncate("… and \(order.count - shown.count) more running", toWidth: limit))

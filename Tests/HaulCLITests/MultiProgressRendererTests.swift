@@ -65,6 +65,29 @@ private let mebibyte: Int64 = 1 << 20
         #expect(lines[2] == "Total  0/4 done, 2 queued  3.0 MiB  1.5 MiB/s", "\(lines)")
     }
 
+    @Test(arguments: [60, 80, 100, 200])
+    func percentsAndBarsLineUp(width: Int) {
+        var renderer = MultiProgressRenderer(mode: .interactive, width: width, downloadCount: 3)
+        _ = renderer.start(id: 0, name: "a.bin", totalBytes: 1_000_000, resumedFrom: 0, at: .zero)
+        _ = renderer.start(id: 1, name: "a-much-longer-name.tar.gz", totalBytes: 10, resumedFrom: 0, at: .zero)
+        _ = renderer.start(id: 2, name: "日本語.zip", totalBytes: 3 * mebibyte, resumedFrom: 0, at: .zero)
+        _ = renderer.update(id: 0, progress(219_000, of: 1_000_000, speed: 1_046_323), at: .seconds(1))
+        _ = renderer.update(id: 1, progress(5, of: 10, speed: 5), at: .seconds(1))
+        _ = renderer.update(id: 2, progress(mebibyte, of: 3 * mebibyte), at: .seconds(1))
+        let lines = renderer.blockText().dropLast()
+        #expect(lines.count == 3)
+        let percentColumns = Set(lines.map { line in
+            HumanFormat.displayWidth(String(line[..<(line.firstIndex(of: "%") ?? line.endIndex)]))
+        })
+        #expect(percentColumns.count == 1, "\(lines)")
+        let bars = Set(lines.map { line in
+            line.firstIndex(of: "[").map { start in line[start...].prefix { $0 != "]" }.count } ?? 0
+        })
+        #expect(bars.count == 1, "\(lines)")
+        if width >= 80 { #expect(bars.first ?? 0 >= ProgressRenderer.minimumBarWidth - 1, "a bar at 80 columns: \(lines)") }
+        for line in lines { #expect(HumanFormat.displayWidth(line) < width) }
+    }
+
     @Test func theTotalKnowsTheLengthAndETAOnceNothingIsQueued() {
         var renderer = MultiProgressRenderer(mode: .interactive, width: 120, downloadCount: 2)
         _ = renderer.start(id: 0, name: "a", totalBytes: 10 * mebibyte, resumedFrom: 0, at: .zero)
