@@ -84,6 +84,11 @@ public enum ArgumentParser {
                 throw invalidValue(value, spec, "expected rename, overwrite, skip or fail")
             }
             command.conflictPolicy = policy
+        case .limitRate:
+            guard let rate = byteCount(value ?? ""), rate >= 1 else {
+                throw invalidValue(value, spec, "expected bytes per second above 0, such as 500K or 2M (suffixes K, M, G)")
+            }
+            command.rateLimit = rate
         case .noContinue: command.continuesPartial = false
         case .insecure: command.insecure = true
         case .engine:
@@ -94,7 +99,7 @@ public enum ArgumentParser {
             }
         case .json: command.json = true
         case .quiet: command.quiet = true
-        case .checksum, .limitRate, .help, .version, .demoSize, .demoConnections:
+        case .checksum, .help, .version, .demoSize, .demoConnections:
             break  // refused above, handled by the caller, or not in this table
         }
     }

@@ -50,6 +50,8 @@ public struct CommandOptions: Sendable, Equatable {
     public var maxDownloads = 4
     /// `-i FILE`: more URLs, one per line; `-` is standard input.
     public var inputFile: String?
+    /// `--limit-rate RATE`: the overall cap in bytes per second; `nil` for none.
+    public var rateLimit: Int64?
     /// `--retries N`: attempts after a retryable failure.
     public var retries = 5
     /// `--retry-wait SECONDS`: the first backoff delay.

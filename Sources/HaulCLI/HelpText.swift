@@ -10,8 +10,8 @@ enum HelpText {
                haul demo [--size=SIZE] [--connections=N]
 
         Download files over HTTP(S) quickly and safely: a file gets its final name only
-        once it is complete. After an interruption the partial file (NAME.part) is kept;
-        resuming from it is not supported yet.
+        once it is complete. Rerunning the same command after an interruption resumes:
+        bytes already on disk and still valid are not downloaded again.
 
         Options:
         \(optionLines(OptionTable.download))

@@ -74,9 +74,7 @@ struct ProgressRenderer {
         case .interactive:
             return redraw(latest!, tail: .eta)
         case .plain:
-            let size = totalBytes.map(HumanFormat.bytes) ?? "size unknown"
-            let resumed = resumedFrom > 0 ? ", resuming at \(HumanFormat.bytes(resumedFrom))" : ""
-            return "\(self.name): started (\(size)\(resumed))\n"
+            return Self.startedLine(name: self.name, totalBytes: totalBytes, resumedFrom: resumedFrom) + "\n"
         }
     }
 
@@ -107,8 +105,7 @@ struct ProgressRenderer {
             lineOpen = false
             return text
         case .plain:
-            return "\(name): done, \(HumanFormat.bytes(byteCount)) in \(HumanFormat.elapsed(seconds))"
-                + " (\(HumanFormat.speed(speed)))\n"
+            return Self.doneLine(name: name, byteCount: byteCount, transferred: transferred, seconds: seconds) + "\n"
         }
     }
 
@@ -131,26 +128,63 @@ struct ProgressRenderer {
 
     // MARK: - Layout
 
-    private enum Tail {
+    /// `name: started (10.0 MiB, resuming at 1.0 MiB)`, without a newline.
+    static func startedLine(name: String, totalBytes: Int64?, resumedFrom: Int64) -> String {
+        let size = totalBytes.map(HumanFormat.bytes) ?? "size unknown"
+        let resumed = resumedFrom > 0 ? ", resuming at \(HumanFormat.bytes(resumedFrom))" : ""
+        return "\(name): started (\(size)\(resumed))"
+    }
+
+    /// `name: done, 10.0 MiB in 9.0s (1.0 MiB/s)`, without a newline; the speed is the bytes
+    /// transferred (resumed bytes excluded) over the time taken.
+    static func doneLine(name: String, byteCount: Int64, transferred: Int64? = nil, seconds: Double) -> String {
+        let speed = seconds > 0 ? Double(max(0, transferred ?? byteCount)) / seconds : 0
+        return "\(name): done, \(HumanFormat.bytes(byteCount)) in \(HumanFormat.elapsed(seconds)) (\(HumanFormat.speed(speed)))"
+    }
+
+    /// What follows the speed on an interactive line.
+    enum Tail {
+        /// The estimated time left, `ETA 0:03`.
         case eta
+        /// The time the whole download took, `in 2.0s`.
         case elapsed(Double)
     }
 
     private mutating func redraw(_ progress: DownloadProgress, tail: Tail) -> String {
         lineOpen = true
-        return Self.clearLine + interactiveLine(progress, tail: tail)
+        return Self.clearLine + Self.line(name: name, progress: progress, tail: tail, spinner: spinnerIndex, width: width)
     }
 
-    /// The interactive line for `progress`, at most `width - 1` columns:
-    /// `name  45% [=====>     ] 12.0 MiB / 27.0 MiB  4.5 MiB/s  ETA 0:03`.
-    private func interactiveLine(_ progress: DownloadProgress, tail: Tail) -> String {
-        let limit = max(1, width - 1)
+    /// The parts of an interactive line besides the name, from the richest arrangement to the barest.
+    struct LineParts {
+        /// The percent (`  45%`) or, without a known total, a spinner (`[/]`).
+        let lead: String
+        /// The fraction done, when the total is known.
+        let fraction: Double?
+        /// Per arrangement: whether it has a bar, and the text after the lead or bar.
+        let arrangements: [(bar: Bool, rest: String)]
+
+        /// Columns arrangement `index` takes besides the name, with the narrowest bar:
+        /// `" " + lead`, `" " + bar`, `" " + rest`.
+        func fixedWidth(_ index: Int) -> Int {
+            let arrangement = arrangements[index]
+            let bar = arrangement.bar && fraction != nil ? 1 + ProgressRenderer.minimumBarWidth : 0
+            return 1 + lead.count + bar + (arrangement.rest.isEmpty ? 0 : 1 + arrangement.rest.count)
+        }
+    }
+
+    /// The narrowest bar drawn; with less room the bar is left out.
+    static let minimumBarWidth = 12
+    /// The widest bar drawn.
+    static let maximumBarWidth = 52
+
+    /// The parts of `progress`'s interactive line: lead, bytes, speed and ETA (or elapsed time).
+    static func parts(_ progress: DownloadProgress, tail: Tail, spinner: Int) -> LineParts {
         let fraction = progress.fractionCompleted
         let percent = fraction.map { fraction -> String in
             let text = "\(Int((fraction * 100).rounded(.down)))%"
             return String(repeating: " ", count: max(0, 4 - text.count)) + text
         }
-        let lead = percent ?? "[\(Self.spinner[spinnerIndex % Self.spinner.count])]"
         let bytes = progress.totalBytes.map { HumanFormat.bytes(progress.completedBytes) + " / " + HumanFormat.bytes($0) }
             ?? HumanFormat.bytes(progress.completedBytes)
         let speed = HumanFormat.speed(progress.bytesPerSecond)
@@ -158,31 +192,51 @@ struct ProgressRenderer {
         case .eta: fraction == nil ? nil : "ETA " + HumanFormat.clock(progress.estimatedTimeRemaining)
         case .elapsed(let seconds): "in " + HumanFormat.elapsed(seconds)
         }
-
-        // From the richest layout to the barest; the first that fits with a short name wins.
-        let layouts: [(bar: Bool, pieces: [String?])] = [
+        let arrangements: [(bar: Bool, pieces: [String?])] = [
             (true, [bytes, speed, timing]),
             (false, [bytes, speed, timing]),
             (false, [bytes, speed]),
             (false, [bytes]),
             (false, []),
         ]
-        let minimumName = min(HumanFormat.displayWidth(name), 8)
-        for layout in layouts {
-            let rest = layout.pieces.compactMap { $0 }.joined(separator: "  ")
-            let barWidth = layout.bar && fraction != nil ? 12 : 0
-            // name, " ", lead, [" ", bar], [" ", rest]
-            let fixed = 1 + lead.count + (barWidth > 0 ? 1 + barWidth : 0) + (rest.isEmpty ? 0 : 1 + rest.count)
+        return LineParts(lead: percent ?? "[\(Self.spinner[spinner % Self.spinner.count])]", fraction: fraction,
+                         arrangements: arrangements.map { ($0.bar, $0.pieces.compactMap { $0 }.joined(separator: "  ")) })
+    }
+
+    /// One download's interactive line, at most `width - 1` columns:
+    /// `name  45% [=====>     ] 12.0 MiB / 27.0 MiB  4.5 MiB/s  ETA 0:03`.
+    static func line(name: String, progress: DownloadProgress, tail: Tail, spinner: Int, width: Int) -> String {
+        line(name: name, parts: parts(progress, tail: tail, spinner: spinner), width: width)
+    }
+
+    /// An interactive line from its parts, at most `width - 1` columns: the richest arrangement
+    /// that fits wins.
+    ///
+    /// - Parameters:
+    ///   - name: the file name, already printable.
+    ///   - parts: the rest of the line.
+    ///   - width: the terminal width.
+    ///   - nameWidth: a fixed name column (cut or padded to it), so the lines of a block align;
+    ///     by default the name's own width (at least 8 columns of it, at most 40).
+    ///   - barWidth: the bar's width when it is drawn; by default all the room left, up to 52.
+    ///   - richest: the first arrangement tried (a block uses the same one for all its lines).
+    static func line(name: String, parts: LineParts, width: Int, nameWidth fixedNameWidth: Int? = nil,
+                     barWidth fixedBarWidth: Int? = nil, richest: Int = 0) -> String {
+        let limit = max(1, width - 1)
+        let ownWidth = HumanFormat.displayWidth(name)
+        let minimumName = fixedNameWidth ?? min(ownWidth, 8)
+        for (index, arrangement) in parts.arrangements.enumerated() where index >= richest {
+            let fixed = parts.fixedWidth(index)
             guard minimumName + fixed <= limit else { continue }
-            let nameWidth = min(HumanFormat.displayWidth(name), max(minimumName, min(40, limit - fixed)))
-            var line = HumanFormat.truncate(name, toWidth: nameWidth).padding(toWidth: nameWidth) + " " + lead
-            if barWidth > 0, let fraction {
-                let room = limit - HumanFormat.displayWidth(line) - 1 - (rest.isEmpty ? 0 : 1 + rest.count)
-                line += " " + Self.bar(fraction, width: min(52, room))
+            let nameWidth = fixedNameWidth ?? min(ownWidth, max(minimumName, min(40, limit - fixed)))
+            var line = HumanFormat.truncate(name, toWidth: nameWidth).padding(toWidth: nameWidth) + " " + parts.lead
+            if arrangement.bar, let fraction = parts.fraction {
+                let room = limit - nameWidth - fixed + minimumBarWidth
+                line += " " + Self.bar(fraction, width: min(fixedBarWidth ?? maximumBarWidth, room))
             }
-            return rest.isEmpty ? line : line + " " + rest
+            return arrangement.rest.isEmpty ? line : line + " " + arrangement.rest
         }
-        return HumanFormat.truncate(name + " " + lead, toWidth: limit)
+        return HumanFormat.truncate(name + " " + parts.lead, toWidth: limit)
     }
 
     /// `[=====>     ]`, `width` columns including the brackets.

@@ -5,12 +5,17 @@ import Foundation
 #endif
 import Haul
 
-/// What the command shows about one download, in one of three styles: a progress display,
-/// `--json` events, or nothing but errors (`-q`).
+/// What the command shows about the downloads of a run, in one of three styles: a progress
+/// display, `--json` events, or nothing but errors (`-q`).
 ///
-/// The runner calls it from one task, in event order, with the time of each event; it is the
-/// only writer of the terminal while downloads run. Every failure prints exactly one line to
-/// standard error, `haul: <url>: <message>`, whatever the style.
+/// Downloads are numbered by their position in the run (0-based here, `"1"`-based as JSON ids).
+/// The runner calls it from one task, with the events of all downloads interleaved in the order
+/// they arrive and the time of each; it is the only writer of the terminal while downloads run,
+/// and every piece of text it writes is whole (a JSON line, a redraw). Every failure prints
+/// exactly one line to standard error, `haul: <url>: <message>`, whatever the style.
+///
+/// With one download the progress display is ``ProgressRenderer``'s single line; with several,
+/// ``MultiProgressRenderer``'s block.
 final class Reporter {
     /// The display style.
     enum Style {
@@ -22,130 +27,239 @@ final class Reporter {
         case quiet
     }
 
+    private enum Display {
+        case single(ProgressRenderer)
+        case multiple(MultiProgressRenderer)
+        case none
+    }
+
+    private struct Item {
+        var displayURL: String
+        var fileURL: URL?
+        var started = false
+        var jsonThrottle = Throttle(interval: .milliseconds(100))
+        var unsentProgress: JSONEvent?
+    }
+
     private let style: Style
     private let terminal: any Terminal
-    private var renderer: ProgressRenderer
-    private var jsonThrottle = Throttle(interval: .milliseconds(100))
-    private var unsentProgress: JSONEvent?
+    private var display: Display
+    private var items: [Item]
+    /// Downloads interrupted before they started, reported together at the end.
+    private var notStarted: [Int] = []
 
-    private var id = ""
-    private var displayURL = ""
-    private var fileURL: URL?
-
-    /// Creates a reporter writing to `terminal`.
-    init(style: Style, terminal: any Terminal) {
+    /// Creates a reporter for a run of downloads writing to `terminal`.
+    ///
+    /// - Parameters:
+    ///   - style: progress, JSON or quiet.
+    ///   - terminal: where text goes.
+    ///   - displayURLs: the URLs of the run as given, secrets redacted, in order.
+    init(style: Style, terminal: any Terminal, displayURLs: [String]) {
         self.style = style
         self.terminal = terminal
-        self.renderer = ProgressRenderer(mode: terminal.isInteractive ? .interactive : .plain, width: terminal.width)
-    }
-
-    /// A new download begins (before any of its events).
-    ///
-    /// - Parameters:
-    ///   - id: its number in this run, `"1"`, `"2"`...
-    ///   - displayURL: the URL as given, secrets redacted.
-    func begin(id: String, displayURL: String) {
-        self.id = id
-        self.displayURL = displayURL
-        self.fileURL = nil
-        self.unsentProgress = nil
-        jsonThrottle.reset()
-    }
-
-    /// The download's ``DownloadEvent/started(_:)``.
-    func started(_ start: DownloadStart, at now: Duration) {
-        fileURL = start.fileURL
+        self.items = displayURLs.map { Item(displayURL: $0) }
+        let mode: ProgressRenderer.Mode = terminal.isInteractive ? .interactive : .plain
         switch style {
+        case .progress where displayURLs.count == 1:
+            display = .single(ProgressRenderer(mode: mode, width: terminal.width))
         case .progress:
-            renderer.width = terminal.width
-            terminal.write(renderer.start(name: start.fileURL.lastPathComponent, totalBytes: start.totalBytes,
-                                          resumedFrom: start.resumedFrom, at: now), to: .error)
-        case .json:
-            emit(.started(id: id, url: displayURL, file: start.fileURL.path, total: start.totalBytes,
-                          resumedFrom: start.resumedFrom, connections: start.connections))
-        case .quiet:
-            break
+            display = .multiple(MultiProgressRenderer(mode: mode, width: terminal.width, downloadCount: displayURLs.count))
+        case .json, .quiet:
+            display = .none
         }
     }
 
-    /// The download's ``DownloadEvent/progress(_:)``.
-    func progress(_ progress: DownloadProgress, at now: Duration) {
-        switch style {
-        case .progress:
+    /// Whether the display wants ``tick(at:)`` calls (a block of several downloads).
+    var wantsTicks: Bool {
+        if case .multiple = display { return true }
+        return false
+    }
+
+    /// Download `index`'s ``DownloadEvent/started(_:)``.
+    func started(_ index: Int, _ start: DownloadStart, at now: Duration) {
+        items[index].fileURL = start.fileURL
+        items[index].started = true
+        let name = start.fileURL.lastPathComponent
+        switch display {
+        case .single(var renderer):
             renderer.width = terminal.width
-            terminal.write(renderer.update(progress, at: now), to: .error)
-        case .json:
-            let event = JSONEvent.progress(id: id, bytes: progress.completedBytes, total: progress.totalBytes,
+            write(renderer.start(name: name, totalBytes: start.totalBytes, resumedFrom: start.resumedFrom, at: now))
+            display = .single(renderer)
+        case .multiple(var renderer):
+            renderer.width = terminal.width
+            write(renderer.start(id: index, name: name, totalBytes: start.totalBytes, resumedFrom: start.resumedFrom, at: now))
+            display = .multiple(renderer)
+        case .none:
+            if style == .json {
+                emit(.started(id: id(index), url: items[index].displayURL, file: start.fileURL.path, total: start.totalBytes,
+                              resumedFrom: start.resumedFrom, connections: start.connections))
+            }
+        }
+    }
+
+    /// Download `index`'s ``DownloadEvent/progress(_:)``.
+    func progress(_ index: Int, _ progress: DownloadProgress, at now: Duration) {
+        switch display {
+        case .single(var renderer):
+            renderer.width = terminal.width
+            write(renderer.update(progress, at: now))
+            display = .single(renderer)
+        case .multiple(var renderer):
+            renderer.width = terminal.width
+            write(renderer.update(id: index, progress, at: now))
+            display = .multiple(renderer)
+        case .none:
+            guard style == .json else { return }
+            let event = JSONEvent.progress(id: id(index), bytes: progress.completedBytes, total: progress.totalBytes,
                                            speed: progress.bytesPerSecond, eta: progress.estimatedTimeRemaining)
-            if jsonThrottle.permits(at: now) {
+            if items[index].jsonThrottle.permits(at: now) {
                 emit(event)
-                unsentProgress = nil
+                items[index].unsentProgress = nil
             } else {
-                unsentProgress = event
+                items[index].unsentProgress = event
             }
-        case .quiet:
+        }
+    }
+
+    /// Download `index`'s ``DownloadEvent/retrying(attempt:delay:error:)``.
+    func retrying(_ index: Int, attempt: Int, delay: Double, error: DownloadError, at now: Duration) {
+        let line = "haul: \(items[index].displayURL): \(HumanFormat.printable(error.message)); "
+            + "retrying in \(HumanFormat.elapsed(delay)) (attempt \(attempt))"
+        switch display {
+        case .single(var renderer):
+            write(renderer.message(line))
+            display = .single(renderer)
+        case .multiple(var renderer):
+            write(renderer.message(line, at: now))
+            display = .multiple(renderer)
+        case .none:
+            if style == .json { emit(.retrying(id: id(index), attempt: attempt, delay: delay, error: error)) }
+        }
+    }
+
+    /// Download `index` could not use what was on disk and starts over (said once, as a message
+    /// line; not a `--json` event, and nothing with `-q`).
+    func startingOver(_ index: Int, reason: String, at now: Duration) {
+        let line = "haul: \(items[index].displayURL): \(HumanFormat.printable(reason))"
+        switch display {
+        case .single(var renderer):
+            write(renderer.message(line))
+            display = .single(renderer)
+        case .multiple(var renderer):
+            write(renderer.message(line, at: now))
+            display = .multiple(renderer)
+        case .none:
             break
         }
     }
 
-    /// The download's ``DownloadEvent/retrying(attempt:delay:error:)``.
-    func retrying(attempt: Int, delay: Double, error: DownloadError) {
-        switch style {
-        case .progress:
-            let line = "haul: \(displayURL): \(HumanFormat.printable(error.message)); retrying in \(HumanFormat.elapsed(delay)) (attempt \(attempt))"
-            terminal.write(renderer.message(line), to: .error)
-        case .json:
-            emit(.retrying(id: id, attempt: attempt, delay: delay, error: error))
-        case .quiet:
-            break
-        }
-    }
-
-    /// The download succeeded (or was skipped because the file exists).
-    func finished(_ result: DownloadResult, at now: Duration) {
-        switch style {
-        case .progress:
+    /// Download `index` succeeded (or was skipped because the file exists).
+    func finished(_ index: Int, _ result: DownloadResult, at now: Duration) {
+        let name = result.fileURL.lastPathComponent
+        switch display {
+        case .single(var renderer):
             if result.skipped {
-                terminal.write(renderer.message("\(result.fileURL.lastPathComponent): exists, skipped"), to: .error)
+                write(renderer.message("\(HumanFormat.printable(name)): exists, skipped"))
             } else {
-                if fileURL == nil {
-                    _ = renderer.start(name: result.fileURL.lastPathComponent, totalBytes: result.byteCount,
-                                       resumedFrom: 0, at: now)
+                if !items[index].started {
+                    _ = renderer.start(name: name, totalBytes: result.byteCount, resumedFrom: 0, at: now)
                 }
-                terminal.write(renderer.finish(byteCount: result.byteCount, at: now), to: .error)
+                write(renderer.finish(byteCount: result.byteCount, at: now))
             }
-        case .json:
-            if let unsentProgress { emit(unsentProgress) }
-            emit(.finished(id: id, file: result.fileURL.path, bytes: result.byteCount, sha256: nil, skipped: result.skipped))
-        case .quiet:
-            break
+            display = .single(renderer)
+        case .multiple(var renderer):
+            renderer.width = terminal.width
+            write(renderer.finish(id: index, name: name, byteCount: result.byteCount, skipped: result.skipped, at: now))
+            display = .multiple(renderer)
+        case .none:
+            guard style == .json else { return }
+            if let unsent = items[index].unsentProgress { emit(unsent) }
+            items[index].unsentProgress = nil
+            emit(.finished(id: id(index), file: result.fileURL.path, bytes: result.byteCount, sha256: nil,
+                           skipped: result.skipped))
         }
     }
 
-    /// The download failed (or was interrupted): one line on standard error, plus the JSON event.
+    /// Download `index` failed (or was interrupted): one line on standard error, plus the JSON event.
+    ///
+    /// A download interrupted before it started is reported by ``end(at:)`` together with the
+    /// others in the same case (a long queue does not print a line per URL).
     ///
     /// - Parameters:
+    ///   - index: the download.
     ///   - error: what went wrong.
     ///   - interrupted: the failure is the user's Ctrl-C.
-    func failed(_ error: DownloadError, interrupted: Bool) {
-        let message = interrupted ? "interrupted; the partial file is kept" : error.message
-        switch style {
-        case .progress:
-            terminal.write(renderer.end(), to: .error)
-        case .json:
-            if let unsentProgress { emit(unsentProgress) }
-            emit(.failed(id: id, exitCode: error.code.exitStatus, error: error, partial: partialPath()))
-        case .quiet:
-            break
+    ///   - now: the time of the event.
+    func failed(_ index: Int, _ error: DownloadError, interrupted: Bool, at now: Duration) {
+        if style == .json {
+            if let unsent = items[index].unsentProgress { emit(unsent) }
+            items[index].unsentProgress = nil
+            emit(.failed(id: id(index), exitCode: interrupted ? ExitStatus.interrupted : error.code.exitStatus,
+                         error: error, partial: partialPath(index)))
         }
-        terminal.write("haul: \(displayURL): \(HumanFormat.printable(message))\n", to: .error)
+        if interrupted && !items[index].started {
+            notStarted.append(index)
+            return
+        }
+        let message = interrupted ? "interrupted; the partial file is kept" : error.message
+        let line = "haul: \(items[index].displayURL): \(HumanFormat.printable(message))"
+        switch display {
+        case .single(var renderer):
+            write(renderer.end() + line + "\n")
+            display = .single(renderer)
+        case .multiple(var renderer):
+            renderer.width = terminal.width
+            write(renderer.fail(id: index, line: line, at: now))
+            display = .multiple(renderer)
+        case .none:
+            write(line + "\n")
+        }
     }
 
-    /// The partial file of the current download, when one is on disk.
-    private func partialPath() -> String? {
-        guard let fileURL else { return nil }
+    /// Time passed with no event (about twice a second while downloads run).
+    func tick(at now: Duration) {
+        guard case .multiple(var renderer) = display else { return }
+        renderer.width = terminal.width
+        write(renderer.tick(at: now))
+        display = .multiple(renderer)
+    }
+
+    /// Every download has ended: the final total line (several downloads), and one line for the
+    /// downloads Ctrl-C stopped before they started.
+    func end(at now: Duration) {
+        var line: String?
+        if notStarted.count == 1, let index = notStarted.first {
+            line = "haul: \(items[index].displayURL): interrupted before it started"
+        } else if notStarted.count > 1 {
+            line = "haul: interrupted; \(notStarted.count) downloads had not started"
+        }
+        switch display {
+        case .multiple(var renderer):
+            renderer.width = terminal.width
+            write((line.map { renderer.message($0, at: now) } ?? "") + renderer.end(at: now))
+            display = .multiple(renderer)
+        case .single(var renderer):
+            write(renderer.end() + (line.map { $0 + "\n" } ?? ""))
+            display = .single(renderer)
+        case .none:
+            write(line.map { $0 + "\n" } ?? "")
+        }
+    }
+
+    /// The JSON id of download `index`: its 1-based position in the run.
+    private func id(_ index: Int) -> String {
+        String(index + 1)
+    }
+
+    /// The partial file of download `index`, when one is on disk.
+    private func partialPath(_ index: Int) -> String? {
+        guard let fileURL = items[index].fileURL else { return nil }
         let partial = fileURL.path + ".part"
         return FileManager.default.fileExists(atPath: partial) ? partial : nil
+    }
+
+    private func write(_ text: String) {
+        if !text.isEmpty { terminal.write(text, to: .error) }
     }
 
     private func emit(_ event: JSONEvent) {

@@ -9,9 +9,9 @@ import Synchronization
 /// Runs the downloads of one `haul` invocation and computes its exit status.
 ///
 /// Collects the URLs (arguments, then `-i`), checks them all before any network I/O, builds
-/// the ``Downloader`` configuration and the requests from ``CommandOptions``, runs the downloads
-/// one after another, reports their events through a ``Reporter``, and cancels the running one
-/// on Ctrl-C.
+/// the ``Downloader`` configuration and the requests from ``CommandOptions``, starts every
+/// download at once through one downloader (which runs `-j` of them and queues the rest), reports
+/// their interleaved events through one ``Reporter``, and cancels them all on Ctrl-C.
 struct Runner {
     /// The parsed options.
     let options: CommandOptions
@@ -65,6 +65,9 @@ struct Runner {
             insecure: options.insecure)
         configuration.conflictPolicy = options.conflictPolicy
         configuration.retry = RetryPolicy(maximumRetries: options.retries, initialDelay: options.retryWait)
+        configuration.connectionsPerDownload = options.connections
+        configuration.maximumActiveDownloads = options.maxDownloads
+        configuration.rateLimit = options.rateLimit
         return configuration
     }
 
@@ -80,8 +83,10 @@ struct Runner {
     /// The key includes the index, so the same URL listed twice runs twice instead of joining
     /// the (just finished) first run.
     func request(for url: URL, index: Int) -> DownloadRequest {
-        DownloadRequest(url: url, headers: options.headers.map { (name: $0.name, value: $0.value) },
-                        conflictPolicy: options.conflictPolicy, key: "haul-cli-\(index) \(url.absoluteString)")
+        var request = DownloadRequest(url: url, headers: options.headers.map { (name: $0.name, value: $0.value) },
+                                      conflictPolicy: options.conflictPolicy, key: "haul-cli-\(index) \(url.absoluteString)")
+        request.startOver = !options.continuesPartial
+        return request
     }
 
     /// `path` made absolute against the terminal's working directory, `.` and `..` resolved.
@@ -90,9 +95,18 @@ struct Runner {
         return URL(fileURLWithPath: path, isDirectory: isDirectory, relativeTo: base).standardizedFileURL
     }
 
+    /// What the download tasks tell the one task that writes the terminal.
+    private enum Report: Sendable {
+        case event(Int, DownloadEvent)
+        case ended(Int, Result<DownloadResult, DownloadError>)
+        case tick
+    }
+
+    /// Starts every download through one ``Downloader`` (which runs `-j` of them at once and
+    /// queues the rest), follows their events concurrently, and reports them from this task only.
     private func download(_ urls: [URL], displayURLs: [String]) async -> Int32 {
         let style: Reporter.Style = options.json ? .json : options.quiet ? .quiet : .progress
-        let reporter = Reporter(style: style, terminal: terminal)
+        let reporter = Reporter(style: style, terminal: terminal, displayURLs: displayURLs)
         let downloader = Downloader(configuration: configuration)
         let destination = self.destination
         let interrupts = InterruptState()
@@ -101,31 +115,57 @@ struct Runner {
         let origin = ContinuousClock.now
         let now = { ContinuousClock.now - origin }
 
-        var statuses: [Int32] = []
-        for (index, url) in urls.enumerated() {
-            if interrupts.isInterrupted { break }
-            reporter.begin(id: String(index + 1), displayURL: displayURLs[index])
-            let download = downloader.download(request(for: url, index: index), to: destination)
-            interrupts.setRunning(download)
-            do throws(DownloadError) {
-                for try await event in download.events {
-                    switch event {
-                    case .started(let start): reporter.started(start, at: now())
-                    case .progress(let progress): reporter.progress(progress, at: now())
-                    case .retrying(let attempt, let delay, let error):
-                        reporter.retrying(attempt: attempt, delay: delay, error: error)
-                    case .paused, .resumed, .skipped, .finished, .startingOver: break
+        let downloads = urls.enumerated().map { index, url in
+            downloader.download(request(for: url, index: index), to: destination)
+        }
+        interrupts.track(downloads)
+        var statuses = [Int32](repeating: ExitStatus.success, count: downloads.count)
+        let (reports, sink) = AsyncStream<Report>.makeStream()
+        await withTaskGroup(of: Void.self) { group in
+            for (index, download) in downloads.enumerated() {
+                group.addTask {
+                    do throws(DownloadError) {
+                        for try await event in download.events { sink.yield(.event(index, event)) }
+                        sink.yield(.ended(index, .success(try await download.result())))
+                    } catch {
+                        sink.yield(.ended(index, .failure(error)))
                     }
                 }
-                reporter.finished(try await download.result(), at: now())
-                statuses.append(ExitStatus.success)
-            } catch {
-                let interrupted = interrupts.isInterrupted && error.code == .cancelled
-                reporter.failed(error, interrupted: interrupted)
-                statuses.append(error.code.exitStatus)
             }
-            interrupts.setRunning(nil)
+            if reporter.wantsTicks {
+                group.addTask {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: .milliseconds(500))
+                        sink.yield(.tick)
+                    }
+                }
+            }
+
+            var remaining = downloads.count
+            for await report in reports {
+                switch report {
+                case .event(let index, .started(let start)): reporter.started(index, start, at: now())
+                case .event(let index, .progress(let progress)): reporter.progress(index, progress, at: now())
+                case .event(let index, .retrying(let attempt, let delay, let error)):
+                    reporter.retrying(index, attempt: attempt, delay: delay, error: error, at: now())
+                case .event(let index, .startingOver(let reason)): reporter.startingOver(index, reason: reason, at: now())
+                case .event(_, .paused), .event(_, .resumed), .event(_, .skipped), .event(_, .finished): break
+                case .ended(let index, .success(let result)):
+                    reporter.finished(index, result, at: now())
+                    remaining -= 1
+                case .ended(let index, .failure(let error)):
+                    let interrupted = interrupts.isInterrupted && error.code == .cancelled
+                    reporter.failed(index, error, interrupted: interrupted, at: now())
+                    statuses[index] = error.code.exitStatus
+                    remaining -= 1
+                case .tick: reporter.tick(at: now())
+                }
+                if remaining == 0 { break }
+            }
+            group.cancelAll()
         }
+        sink.finish()
+        reporter.end(at: now())
         return interrupts.isInterrupted ? ExitStatus.interrupted : ExitStatus.combined(statuses)
     }
 }
@@ -134,28 +174,28 @@ struct Runner {
 private final class InterruptState: Sendable {
     private struct State {
         var interrupted = false
-        var running: Download?
+        var downloads: [Download] = []
     }
     private let state = Mutex(State())
 
     /// Whether Ctrl-C was pressed.
     var isInterrupted: Bool { state.withLock { $0.interrupted } }
 
-    /// Records Ctrl-C and cancels the running download.
+    /// Records Ctrl-C and cancels every download of the run, running or queued.
     func interrupt() {
-        let running = state.withLock { state in
+        let downloads = state.withLock { state in
             state.interrupted = true
-            return state.running
+            return state.downloads
         }
-        running?.cancel()
+        for download in downloads { download.cancel() }
     }
 
-    /// Sets the download Ctrl-C cancels; cancels it at once when Ctrl-C came first.
-    func setRunning(_ download: Download?) {
+    /// Sets the downloads Ctrl-C cancels; cancels them at once when Ctrl-C came first.
+    func track(_ downloads: [Download]) {
         let cancelNow = state.withLock { state in
-            state.running = download
+            state.downloads = downloads
             return state.interrupted
         }
-        if cancelNow { download?.cancel() }
+        if cancelNow { for download in downloads { download.cancel() } }
     }
 }

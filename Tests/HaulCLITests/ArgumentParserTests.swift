@@ -67,7 +67,7 @@ private func usageError(_ arguments: [String]) -> String? {
         let samples: [OptionSpec.ID: String] = [
             .output: "f", .directory: "d", .connections: "3", .maxDownloads: "2", .inputFile: "list",
             .retries: "0", .retryWait: "0.5", .connectTimeout: "2.5", .headerTimeout: "7", .stallTimeout: ".5",
-            .header: "X-Token: abc", .onConflict: "skip", .caCert: "ca.pem", .engine: "native",
+            .header: "X-Token: abc", .onConflict: "skip", .caCert: "ca.pem", .engine: "native", .limitRate: "1.5M",
         ]
         var arguments: [String] = []
         for spec in OptionTable.download where spec.availability == .available && spec.id != .help && spec.id != .version {
@@ -86,6 +86,20 @@ private func usageError(_ arguments: [String]) -> String? {
         #expect(parsed.headers == [CommandOptions.Header(name: "X-Token", value: "abc")])
         #expect(parsed.conflictPolicy == .skip && !parsed.continuesPartial && parsed.insecure)
         #expect(parsed.engine == .native && parsed.json && parsed.quiet)
+        #expect(parsed.rateLimit == 1_572_864)
+    }
+
+    @Test(arguments: [
+        ("512", Int64(512)), ("1", 1), ("64K", 65_536), ("64k", 65_536), ("1.5M", 1_572_864), ("2G", 2_147_483_648), (".5K", 512),
+    ])
+    func rateLimitsTakeBinarySuffixes(text: String, bytes: Int64) throws {
+        #expect(try options(["--limit-rate", text, "http://h/"]).rateLimit == bytes)
+        #expect(try options(["--limit-rate=\(text)", "http://h/"]).rateLimit == bytes)
+    }
+
+    @Test func noRateLimitByDefault() throws {
+        #expect(try options(["http://h/"]).rateLimit == nil)
+        #expect(try options(["http://h/"]).continuesPartial)
     }
 
     @Test func everyShortNameParsesLikeItsLongName() throws {
@@ -152,7 +166,14 @@ private func usageError(_ arguments: [String]) -> String? {
         (["--engine=curl", "http://h/"], "invalid value 'curl' for --engine: expected native or urlsession"),
         (["--engine=urlsession", "http://h/"], "--engine=urlsession is not yet supported"),
         (["--checksum=sha256=00", "http://h/"], "--checksum is not yet supported"),
-        (["--limit-rate", "1M", "http://h/"], "--limit-rate is not yet supported"),
+        (["--limit-rate", "0", "http://h/"],
+         "invalid value '0' for --limit-rate: expected bytes per second above 0, such as 500K or 2M (suffixes K, M, G)"),
+        (["--limit-rate=-1M", "http://h/"],
+         "invalid value '-1M' for --limit-rate: expected bytes per second above 0, such as 500K or 2M (suffixes K, M, G)"),
+        (["--limit-rate=1T", "http://h/"],
+         "invalid value '1T' for --limit-rate: expected bytes per second above 0, such as 500K or 2M (suffixes K, M, G)"),
+        (["--limit-rate=M", "http://h/"],
+         "invalid value 'M' for --limit-rate: expected bytes per second above 0, such as 500K or 2M (suffixes K, M, G)"),
         (["-H", "NoColon", "http://h/"],
          "invalid header 'NoColon': expected 'Name: value' with a name made of letters, digits and !#$%&'*+-.^_`|~"),
         (["-H", "Bad Name: x", "http://h/"],

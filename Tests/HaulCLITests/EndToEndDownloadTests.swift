@@ -93,7 +93,7 @@ struct EndToEndDownloadTests {
         }
     }
 
-    @Test func severalURLsRunOneAfterAnotherAndA404ExitsEight() async throws {
+    @Test func severalURLsAndA404ExitEight() async throws {
         let server = try HaulServer()
         try await withTemporaryDirectory { dir in
             let missing = server.url("/status/404")
@@ -105,10 +105,11 @@ struct EndToEndDownloadTests {
             #expect(fileContents(dir.appendingPathComponent("a.bin")) == served(1000))
             #expect(fileContents(dir.appendingPathComponent("c.bin")) == served(2000, seed: 3))
             #expect(outcome.errorLines.filter { $0.hasPrefix("haul: ") } == ["haul: \(missing): the server answered 404 Not Found"])
-            // One after another: every request of a download precedes those of the next one.
-            var order: [String] = []
-            for request in server.requests where order.last != request.path { order.append(request.path) }
-            #expect(order == ["/bytes/1000/a.bin", "/status/404", "/bytes/2000/c.bin"])
+            // Several downloads: plain event lines and a final total, no escape codes.
+            #expect(!outcome.standardError.contains("\u{1B}") && !outcome.standardError.contains("\r"))
+            #expect(outcome.errorLines.contains("a.bin: started (1000 B)"), "\(outcome.errorLines)")
+            #expect(outcome.errorLines.contains { $0.hasPrefix("c.bin: done, 2.0 KiB in ") }, "\(outcome.errorLines)")
+            #expect(outcome.errorLines.last?.hasPrefix("Total: 2/3 done, 1 failed, 2.9 KiB in ") == true, "\(outcome.errorLines)")
         }
     }
 
@@ -117,13 +118,19 @@ struct EndToEndDownloadTests {
         try await withTemporaryDirectory { root in
             let list = "# downloads\n\n  \(server.url("/bytes/10/one.bin"))  \n\t# skipped\n\(server.url("/bytes/20/two.bin?seed=4"))\n"
             try Data(list.utf8).write(to: root.appendingPathComponent("list.txt"))
-            let outcome = try await haul(["-q", "-i", "list.txt", "-d", "dl", server.url("/bytes/30/zero.bin")], in: root)
+            let outcome = try await haul(["--json", "-i", "list.txt", "-d", "dl", server.url("/bytes/30/zero.bin")], in: root)
             #expect(outcome.status == 0, "\(outcome.standardError)")
+            #expect(outcome.standardError.isEmpty)
             let dir = root.appendingPathComponent("dl")
             #expect(listFiles(dir) == ["one.bin", "two.bin", "zero.bin"])
             #expect(fileContents(dir.appendingPathComponent("two.bin")) == served(20, seed: 4))
-            // Arguments first, then the list, in order.
-            #expect(server.requests.map(\.path) == ["/bytes/30/zero.bin", "/bytes/10/one.bin", "/bytes/20/two.bin"])
+            // Arguments first, then the list, in order: the ids say so (the downloads run at once).
+            var names: [String: String] = [:]
+            for event in outcome.jsonEvents() where event["event"] as? String == "finished" {
+                names[event["id"] as? String ?? "?"] = (event["file"] as? String).map { URL(fileURLWithPath: $0).lastPathComponent }
+            }
+            #expect(names == ["1": "zero.bin", "2": "one.bin", "3": "two.bin"])
+            #expect(Set(server.requests.map(\.path)) == ["/bytes/30/zero.bin", "/bytes/10/one.bin", "/bytes/20/two.bin"])
         }
     }
 

@@ -54,19 +54,6 @@ struct EndToEndSignalTests {
         }
     }
 
-    @Test func ctrlCStopsTheRunBeforeTheNextURL() async throws {
-        let server = try HaulServer()
-        try await withTemporaryDirectory { dir in
-            let slow = server.url("/bytes/50000000/big.bin?rate=2000000")
-            let outcome = try await Self.interrupt(["-q", "-d", dir.path, slow, server.url("/bytes/10/next.bin")], in: dir,
-                                                   partial: dir.appendingPathComponent("big.bin.part"), server: server)
-            #expect(outcome.status == 130)
-            #expect(outcome.standardError == "haul: \(slow): interrupted; the partial file is kept\n")
-            #expect(!listFiles(dir).contains("next.bin") && !listFiles(dir).contains("big.bin"))
-            #expect(server.requests.allSatisfy { $0.path == "/bytes/50000000/big.bin" })
-        }
-    }
-
     /// Interrupts a `--json` download of `size` bytes, then reruns the same command to its end.
     ///
     /// - Returns: the rerun and the requests the server received during it.

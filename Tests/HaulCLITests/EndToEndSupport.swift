@@ -19,8 +19,9 @@ final class HaulProcess: Sendable {
 
     /// Starts `haul` with `arguments` in the working directory `directory`.
     ///
+    /// - Parameter environment: variables set (or replaced) in the child's environment.
     /// - Throws: when the binary was not built or cannot be started.
-    init(_ arguments: [String], in directory: URL) throws {
+    init(_ arguments: [String], in directory: URL, environment extra: [String: String] = [:]) throws {
         let binary = try #require(HaulBinary.url, "the haul executable was not found; run `swift build` first or set HAUL_BINARY")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("haul-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -36,6 +37,7 @@ final class HaulProcess: Sendable {
         process.currentDirectoryURL = directory
         var environment = ProcessInfo.processInfo.environment
         environment["TERM"] = "xterm-256color"  // stderr is a file, so output must be plain anyway
+        environment.merge(extra) { $1 }
         process.environment = environment
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = out

@@ -96,16 +96,15 @@ private func object(_ line: String) throws -> [String: Any] {
 
     @Test func reporterSendsTheLastProgressBeforeFinished() throws {
         let terminal = CapturedTerminal()
-        let reporter = Reporter(style: .json, terminal: terminal)
+        let reporter = Reporter(style: .json, terminal: terminal, displayURLs: ["http://h/file.bin?token=REDACTED"])
         let file = URL(fileURLWithPath: "/tmp/haul-json-test/file.bin")
-        reporter.begin(id: "1", displayURL: "http://h/file.bin?token=REDACTED")
-        reporter.started(DownloadStart(redactedURL: "ignored", fileURL: file, totalBytes: 100, resumedFrom: 0,
+        reporter.started(0, DownloadStart(redactedURL: "ignored", fileURL: file, totalBytes: 100, resumedFrom: 0,
                                        connections: 1, response: ResponseHead(status: 200)), at: .zero)
         for (bytes, millis) in [(10, 0), (20, 50), (30, 80), (60, 120), (90, 150)] {
-            reporter.progress(DownloadProgress(completedBytes: Int64(bytes), totalBytes: 100, bytesPerSecond: 1000,
+            reporter.progress(0, DownloadProgress(completedBytes: Int64(bytes), totalBytes: 100, bytesPerSecond: 1000,
                                                estimatedTimeRemaining: 0.1), at: .milliseconds(millis))
         }
-        reporter.finished(DownloadResult(response: ResponseHead(status: 200), fileURL: file, byteCount: 100, skipped: false),
+        reporter.finished(0, DownloadResult(response: ResponseHead(status: 200), fileURL: file, byteCount: 100, skipped: false),
                           at: .milliseconds(200))
         let lines = terminal.standardOutput.split(separator: "\n").map { String($0) + "\n" }
         let events = try lines.map(object)
@@ -119,12 +118,12 @@ private func object(_ line: String) throws -> [String: Any] {
 
     @Test func reporterFailurePrintsOneLineAndTheEvent() throws {
         let terminal = CapturedTerminal()
-        let reporter = Reporter(style: .json, terminal: terminal)
-        reporter.begin(id: "4", displayURL: "http://h/x")
-        reporter.failed(DownloadError(.httpStatus, "server answered 404 Not Found", httpStatus: 404), interrupted: false)
+        let reporter = Reporter(style: .json, terminal: terminal, displayURLs: ["http://h/a", "http://h/b", "http://h/c", "http://h/x"])
+        reporter.failed(3, DownloadError(.httpStatus, "server answered 404 Not Found", httpStatus: 404), interrupted: false, at: .zero)
         #expect(terminal.standardError == "haul: http://h/x: server answered 404 Not Found\n")
         let fields = try object(terminal.standardOutput)
         #expect(fields["event"] as? String == "failed")
+        #expect(fields["id"] as? String == "4")
         #expect(fields["exitCode"] as? Int == 8)
         #expect(fields["partial"] is NSNull)
     }

@@ -132,6 +132,23 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
         #expect(request.headers.map(\.name) == ["Authorization"] && request.headers.map(\.value) == ["Bearer x"])
         #expect(request.conflictPolicy == .fail)
         #expect(request.key != runner.request(for: URL(string: "http://h/")!, index: 1).key)
+        #expect(!request.startOver)
+        // Defaults reach the downloader unchanged.
+        #expect(configuration.connectionsPerDownload == 4 && configuration.maximumActiveDownloads == 4)
+        #expect(configuration.rateLimit == nil)
+    }
+
+    @Test func connectionsQueueRateAndStartOverReachTheLibrary() throws {
+        guard case .download(let options) = try ArgumentParser.parse([
+            "-x", "8", "-j2", "--limit-rate=512K", "--no-continue", "--retries=3", "--retry-wait=0.25", "http://h/",
+        ]) else { Issue.record("not a download"); return }
+        let runner = Runner(options: options, terminal: CapturedTerminal())
+        let configuration = runner.configuration
+        #expect(configuration.connectionsPerDownload == 8)
+        #expect(configuration.maximumActiveDownloads == 2)
+        #expect(configuration.rateLimit == 524_288)
+        #expect(configuration.retry == RetryPolicy(maximumRetries: 3, initialDelay: .milliseconds(250)))
+        #expect(runner.request(for: URL(string: "http://h/")!, index: 0).startOver)
     }
 
     @Test(arguments: [

@@ -1,0 +1,40 @@
+import Foundation
+@testable import HaulCLI
+import HaulTestSupport
+import Testing
+
+/// `haul demo`: two verified downloads from the built-in server, the speed-up, nothing left behind.
+@Suite(.timeLimit(.minutes(1)))
+struct DemoTests {
+    @Test func theDemoDownloadsTwiceVerifiesAndRemovesItsFiles() async throws {
+        try await withTemporaryDirectory { temporary in
+            let outcome = try await HaulProcess(["demo", "--size=6M", "--connections=3"], in: temporary,
+                                                environment: ["TMPDIR": temporary.path]).finish()
+            #expect(outcome.status == 0, "\(outcome.standardError)")
+            #expect(outcome.standardOutput.isEmpty)
+            let lines = outcome.standardError.split(separator: "\n").map(String.init)
+            #expect(lines.first?.hasPrefix("haul demo: a built-in server on http://127.0.0.1:") == true, "\(lines)")
+            #expect(lines.contains { $0.hasPrefix("1 of 2: haul -x 1 http://127.0.0.1:") }, "\(lines)")
+            #expect(lines.contains { $0.hasPrefix("2 of 2: haul -x 3 http://127.0.0.1:") }, "\(lines)")
+            #expect(lines.filter { $0.hasPrefix("haul-demo.bin: done, 6.0 MiB in ") }.count == 2, "the normal progress display: \(lines)")
+            #expect(lines.filter { $0 == "verified: all 6291456 bytes match what the server generated." }.count == 2, "\(lines)")
+            let summary = try #require(lines.first { $0.hasPrefix("1 connection: ") }, "\(lines)")
+            #expect(summary.contains("; 3 connections: ") && summary.contains("; speed-up "), "\(summary)")
+            #expect(lines.last == "Removed the demo files.")
+            #expect(listFiles(temporary).isEmpty, "the demo folder is gone")
+        }
+    }
+
+    @Test func theSummaryGivesBothTimesAndTheSpeedUp() {
+        #expect(Demo.summary(size: 512 << 20, connections: 4, single: 12.8, multiple: 3.2)
+                == "1 connection: 12.8s (40.0 MiB/s); 4 connections: 3.2s (160.0 MiB/s); speed-up 4.0x")
+        #expect(Demo.summary(size: 1 << 20, connections: 1, single: 1, multiple: 1)
+                == "1 connection: 1.0s (1.0 MiB/s); 1 connection: 1.0s (1.0 MiB/s); speed-up 1.0x")
+    }
+
+    @Test func theDefaultsFitTheContract() {
+        #expect(DemoOptions().size == 512 << 20 && DemoOptions().connections == 4)
+        // One connection at the cap takes 12.8 s for the default size: the whole demo stays well under a minute.
+        #expect(Double(DemoOptions().size) / Double(Demo.connectionCap) <= 15)
+    }
+}
