@@ -264,7 +264,8 @@ private struct Attempt {
             var fresh = record ?? ResumeRecord(url: url, finalURL: exchange.finalURL, etagHeader: facts.strongETag,
                                                lastModified: facts.lastModified, totalLength: total)
             fresh.redactedFinalURL = exchange.finalURL.description
-            if record == nil { try fresh.save(for: name, in: folder) }
+            // The record is first written at the first checkpoint: a download that ends sooner
+            // (most small files) never pays for it, and a crash before it just starts over.
             newRecord = fresh
         }
         let resumedFrom = record?.completed.byteCount ?? 0

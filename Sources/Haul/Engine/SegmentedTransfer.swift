@@ -101,7 +101,10 @@ final class SegmentedTransfer: Sendable {
                 lastCheckpoint = ContinuousClock.now
             }
         }
-        checkpoint()
+        // Interrupted or failed: keep what arrived. Complete: the commit makes it durable anyway.
+        if failure.withLock({ $0 != nil }) || run.isCancelled || !planner.withLock({ $0.isComplete }) {
+            checkpoint()
+        }
     }
 
     /// Syncs the data, then records what is complete. A failure here stops the transfer.
