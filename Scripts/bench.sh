@@ -92,6 +92,7 @@ bench_measure_setup
 # ---------------------------------------------------------------------------------------------
 # The runs
 
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 log "client under test: $(haul_description)"
 log "parts: ${PARTS// /, }; $WARMUP warm-up + $RUNS runs of each client, output on $out_fs"
 for part in $PARTS; do
@@ -102,6 +103,8 @@ for part in $PARTS; do
         small) bench_rounds small http "$SMALL_CLIENTS" ;;
     esac
 done
+
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---------------------------------------------------------------------------------------------
 # The report
@@ -133,6 +136,7 @@ fi
 {
     echo "haul bench: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit, $(nproc) cores, $(uname -sr)"
     echo "server: nginx $(nginx -v 2>&1 | sed 's|.*/||') on 127.0.0.1 (sendfile on); downloads written to $out_fs"
+    echo "load average (1, 5, 15 min): $load_before before the runs, $load_after after (above $(nproc), other work shared the cores)"
     echo "haul: $(haul_description)"
     echo "curl: $(curl --version | head -1 | cut -d' ' -f1-2,5-6)"
     if command -v aria2c >/dev/null; then
