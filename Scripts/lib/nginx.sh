@@ -9,9 +9,16 @@
 #   nginx_start / nginx_stop   start it in the background (stopped again on exit) / stop it
 #   nginx_make_file NAME MIB   writes NAME (N MiB of deterministic pseudo-random bytes) into the
 #                              document root; an existing file of the right size is reused
+#   nginx_make_files DIR COUNT KIB
+#                              writes COUNT files of KIB KiB each (deterministic content) into
+#                              DIR under the document root; reused when already complete
+#
+# Everything under /capped/ is sent at most NGINX_CAPPED_RATE per connection (nginx `limit_rate`,
+# default 25m = 25 MiB/s; set it before nginx_setup), like a server that caps each connection.
 #
 # After nginx_setup these are set:
 #   NGINX_WORK        the work dir          NGINX_ROOT   the document root
+#   NGINX_CAPPED_RATE the per-connection cap of /capped/, in nginx's units (25m)
 #   NGINX_CA          the CA (PEM) that signed the server certificate
 #   NGINX_HTTP_URL    http://127.0.0.1:PORT   NGINX_HTTPS_URL   https://127.0.0.1:PORT
 #   NGINX_HTTP_PORT, NGINX_HTTPS_PORT
@@ -23,6 +30,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 NGINX_STARTED=0
+NGINX_CAPPED_RATE=${NGINX_CAPPED_RATE:-25m}
 
 # Prints N free TCP ports on 127.0.0.1 (held open together so they differ).
 _free_ports() {
@@ -100,6 +108,11 @@ http {
         listen 127.0.0.1:$NGINX_HTTP_PORT;
         server_name localhost;
         root $NGINX_ROOT;
+
+        # A server that caps each connection (and each request on it) at a fixed rate.
+        location /capped/ {
+            limit_rate $NGINX_CAPPED_RATE;
+        }
     }
 
     server {
@@ -109,6 +122,11 @@ http {
         ssl_certificate $w/tls/server.pem;
         ssl_certificate_key $w/tls/server.key;
         ssl_protocols TLSv1.2 TLSv1.3;
+
+        # A server that caps each connection (and each request on it) at a fixed rate.
+        location /capped/ {
+            limit_rate $NGINX_CAPPED_RATE;
+        }
     }
 }
 CONF
@@ -144,7 +162,9 @@ nginx_setup() {
     NGINX_HTTPS_PORT=${ports#* }
     NGINX_HTTP_URL="http://127.0.0.1:$NGINX_HTTP_PORT"
     NGINX_HTTPS_URL="https://127.0.0.1:$NGINX_HTTPS_PORT"
-    export NGINX_WORK NGINX_ROOT NGINX_CA NGINX_HTTP_PORT NGINX_HTTPS_PORT NGINX_HTTP_URL NGINX_HTTPS_URL
+    [[ "$NGINX_CAPPED_RATE" =~ ^[0-9]+[kKmMgG]?$ ]] \
+        || die "NGINX_CAPPED_RATE must be a number with an optional k, m or g suffix, not '$NGINX_CAPPED_RATE'"
+    export NGINX_WORK NGINX_ROOT NGINX_CA NGINX_CAPPED_RATE NGINX_HTTP_PORT NGINX_HTTPS_PORT NGINX_HTTP_URL NGINX_HTTPS_URL
 
     _nginx_write_config
     nginx -t -q -p "$NGINX_WORK" -e "$NGINX_WORK/logs/error.log" -c "$NGINX_WORK/nginx.conf" \
@@ -210,5 +230,42 @@ nginx_make_file() {
     # Flush it now, so its writeback does not slow down the first downloads that read it.
     sync "$path.tmp"
     mv -f "$path.tmp" "$path"
+    echo "$path"
+}
+
+# Prints the nginx size RATE (a number with an optional k, m or g suffix, 1024-based, as nginx
+# reads `limit_rate`) in bytes.
+nginx_size_bytes() {
+    local size=$1 number=${1%[kKmMgG]} factor=1
+    case $size in
+        *[kK]) factor=1024 ;;
+        *[mM]) factor=$((1024 * 1024)) ;;
+        *[gG]) factor=$((1024 * 1024 * 1024)) ;;
+    esac
+    echo $((number * factor))
+}
+
+# Writes COUNT files of KIB KiB each into DIR under the document root, named file-0000.bin,
+# file-0001.bin, ... (one deterministic AES-CTR stream cut into pieces, so each file differs).
+# Reuses the folder when a marker says it already holds exactly that set. Prints the folder.
+nginx_make_files() {
+    local dir=$1 count=$2 kib=$3
+    local path=$NGINX_ROOT/$dir marker="$count files of $kib KiB"
+    ((count >= 1 && count <= 10000)) || die "nginx_make_files: COUNT must be 1-10000, not $count"
+    if [[ -f "$path/.complete" && "$(<"$path/.complete")" == "$marker" ]]; then
+        echo "$path"
+        return 0
+    fi
+    log "creating $dir/ ($marker)"
+    rm -rf "$path"
+    mkdir -p "$path"
+    { openssl enc -aes-128-ctr -pass pass:haul-files -nosalt -pbkdf2 </dev/zero 2>/dev/null || true; } \
+        | head -c $((count * kib * 1024)) \
+        | split -b $((kib * 1024)) -d -a 4 --additional-suffix=.bin - "$path/file-"
+    local made
+    made=$(find "$path" -maxdepth 1 -type f -name 'file-*.bin' -size "$((kib * 1024))c" | wc -l)
+    ((made == count)) || die "wrote $made of $count files of $kib KiB into $path"
+    sync -f "$path"
+    echo "$marker" >"$path/.complete"
     echo "$path"
 }

@@ -1,0 +1,129 @@
+# shellcheck shell=bash
+# The tables of Scripts/bench.sh: medians over the verified measured runs of each part, haul's
+# ratios to the other clients, and issue 3's targets (met or missed) for the capped and small
+# parts.
+#
+#   bench_report TSV     prints the tables (needs CAPPED_LIMIT_BPS exported for "capped")
+
+bench_report() {
+    python3 - "$1" <<'PY'
+import csv, os, statistics, sys
+
+rows = [r for r in csv.DictReader(open(sys.argv[1]), delimiter="\t") if r["phase"] == "run"]
+MIB = 1024 * 1024
+RSS_TARGET_MIB = 48
+
+
+def summarise(selected):
+    """Medians of the verified runs per client, in the order clients first appear."""
+    stats = {}
+    for client in dict.fromkeys(r["client"] for r in selected):
+        mine = [r for r in selected if r["client"] == client]
+        ok = [r for r in mine if r["verified"] == "1"]
+        if not ok:
+            stats[client] = {"n": 0, "total": len(mine)}
+            continue
+        stats[client] = {
+            "n": len(ok),
+            "total": len(mine),
+            "wall": statistics.median(float(r["wall_s"]) for r in ok),
+            "mbps": statistics.median(int(r["bytes"]) / float(r["wall_s"]) / 1e6 for r in ok),
+            "bps": statistics.median(int(r["bytes"]) / float(r["wall_s"]) for r in ok),
+            "files_per_s": statistics.median(int(r["files"]) / float(r["wall_s"]) for r in ok),
+            "cpu": statistics.median(float(r["user_s"]) + float(r["sys_s"]) for r in ok),
+            "rss": statistics.median(int(r["maxrss_kib"]) / 1024 for r in ok),
+            "rss_max": max(int(r["maxrss_kib"]) / 1024 for r in ok),
+        }
+    return stats
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}" if b > 0 else "-"
+
+
+def target(label, value, limit, below=True):
+    met = value <= limit if below else value >= limit
+    sign = "<=" if below else ">="
+    return f"  {label}: {value:.2f} (target {sign} {limit}) {'met' if met else 'MISSED'}"
+
+
+def print_single(protocol, stats):
+    """The table of the big single file (the format this script always printed)."""
+    print()
+    print(f"{protocol.upper()}  (medians over verified runs; ratios are haul/other: MB/s above 1 and CPU below 1 favour haul)")
+    print(f"{'client':<8} {'runs':>5} {'wall s':>8} {'MB/s':>8} {'CPU s':>7} {'RSS MiB':>8} {'MB/s ratio':>11} {'CPU ratio':>10}")
+    haul = stats.get("haul") if stats.get("haul", {}).get("n") else None
+    for client, s in stats.items():
+        runs = f"{s['n']}/{s['total']}"
+        if not s["n"]:
+            print(f"{client:<8} {runs:>5}   every run failed")
+            continue
+        speed_ratio = ratio(haul["mbps"], s["mbps"]) if haul else "-"
+        cpu_ratio = ratio(haul["cpu"], s["cpu"]) if haul else "-"
+        print(f"{client:<8} {runs:>5} {s['wall']:>8.3f} {s['mbps']:>8.1f} {s['cpu']:>7.3f} {s['rss']:>8.1f} {speed_ratio:>11} {cpu_ratio:>10}")
+
+
+def print_ratios_table(title, stats, rate_column):
+    """A table whose ratios are haul's wall time and CPU over each other client's."""
+    name, key, fmt = rate_column
+    print()
+    print(title)
+    print("(medians over verified runs; ratios are haul/other: below 1 favours haul)")
+    print(f"{'client':<8} {'runs':>5} {'wall s':>8} {name:>8} {'CPU s':>7} {'RSS MiB':>8} {'peak RSS':>9} {'wall ratio':>11} {'CPU ratio':>10}")
+    haul = stats.get("haul") if stats.get("haul", {}).get("n") else None
+    for client, s in stats.items():
+        runs = f"{s['n']}/{s['total']}"
+        if not s["n"]:
+            print(f"{client:<8} {runs:>5}   every run failed")
+            continue
+        wall_ratio = ratio(haul["wall"], s["wall"]) if haul else "-"
+        cpu_ratio = ratio(haul["cpu"], s["cpu"]) if haul else "-"
+        print(f"{client:<8} {runs:>5} {s['wall']:>8.3f} {format(s[key], fmt):>8} {s['cpu']:>7.3f} {s['rss']:>8.1f} {s['rss_max']:>9.1f} {wall_ratio:>11} {cpu_ratio:>10}")
+    return haul
+
+
+def print_capped(stats):
+    limit = int(os.environ.get("CAPPED_LIMIT_BPS", "0"))
+    title = "CAPPED  (one file split across connections, each capped by the server"
+    if limit:
+        title += f"; at best {limit / MIB:.0f} MiB/s = {limit / 1e6:.1f} MB/s"
+    haul = print_ratios_table(title + ")", stats, ("MB/s", "mbps", ".1f"))
+    if limit:
+        for client, s in stats.items():
+            if s["n"]:
+                print(f"  {client} reached {s['bps'] / limit:.3f} of the limit")
+    if not haul:
+        return
+    print("targets (issue 3):")
+    if stats.get("aria2c", {}).get("n"):
+        print(target("haul wall / aria2c wall", haul["wall"] / stats["aria2c"]["wall"], 0.95))
+        print(target("haul CPU / aria2c CPU", haul["cpu"] / stats["aria2c"]["cpu"], 0.6))
+    if stats.get("axel", {}).get("n"):
+        print(target("haul wall / axel wall", haul["wall"] / stats["axel"]["wall"], 1.02))
+    if limit:
+        print(target("haul speed / limit", haul["bps"] / limit, 0.95, below=False))
+    print(target("haul peak RSS MiB", haul["rss_max"], RSS_TARGET_MIB))
+
+
+def print_small(stats):
+    title = "SMALL  (many small files, several at once, into a fresh folder each run)"
+    haul = print_ratios_table(title, stats, ("files/s", "files_per_s", ".0f"))
+    if not haul:
+        return
+    print("targets (issue 3):")
+    if stats.get("curl", {}).get("n"):
+        print(target("haul wall / curl wall", haul["wall"] / stats["curl"]["wall"], 1.0))
+    print(target("haul peak RSS MiB", haul["rss_max"], RSS_TARGET_MIB))
+
+
+for part in dict.fromkeys(r["part"] for r in rows):
+    for variant in dict.fromkeys(r["protocol"] for r in rows if r["part"] == part):
+        stats = summarise([r for r in rows if r["part"] == part and r["protocol"] == variant])
+        if part == "single":
+            print_single(variant, stats)
+        elif part == "capped":
+            print_capped(stats)
+        elif part == "small":
+            print_small(stats)
+PY
+}

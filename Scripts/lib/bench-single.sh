@@ -1,0 +1,84 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # CMD and the *_BYTES and *_FILES variables are read by lib/bench-measure.sh
+# Part "single" of Scripts/bench.sh: one big file (SIZE_MIB, default 2 GiB) over plain HTTP and
+# HTTPS, haul with its defaults (plus HAUL_ARGS) against curl and aria2c on one connection.
+# Every download is compared byte for byte with the source, then deleted.
+#
+# Knobs: SIZE_MIB=2048  PROTOCOLS="http https"  CLIENTS="haul curl aria2c"  HAUL_ARGS=""
+
+SIZE_MIB=${SIZE_MIB:-2048}
+PROTOCOLS=${PROTOCOLS:-http https}
+CLIENTS=${CLIENTS:-haul curl aria2c}
+HAUL_ARGS=${HAUL_ARGS:-}
+
+# Checks the knobs and installs the clients (before the server starts).
+single_check() {
+    bench_check_clients single "$CLIENTS" "haul curl aria2c"
+    local protocol
+    for protocol in $PROTOCOLS; do
+        [[ $protocol == http || $protocol == https ]] || die "single: unknown protocol '$protocol' (known: http https)"
+    done
+    require_command curl curl
+    require_command aria2c aria2
+}
+
+# Makes the file and the output folder.
+single_prepare() {
+    SINGLE_SOURCE=$(nginx_make_file "bench.bin" "$SIZE_MIB")
+    SINGLE_BYTES=$(stat -c %s "$SINGLE_SOURCE")
+    SINGLE_FILES=1
+    SINGLE_OUT=$OUT_DIR/bench.bin
+}
+
+single_before() {
+    rm -f "$SINGLE_OUT"
+}
+
+single_command() {
+    local protocol=$1 client=$2 url tls=0 out=$SINGLE_OUT
+    if [[ $protocol == https ]]; then
+        url=$NGINX_HTTPS_URL/bench.bin
+        tls=1
+    else
+        url=$NGINX_HTTP_URL/bench.bin
+    fi
+    case $client in
+        haul)
+            if [[ "${HAUL_STANDIN:-}" == curl ]]; then
+                CMD=(curl --silent --show-error --fail -o "$out")
+            else
+                # shellcheck disable=SC2206 # HAUL_ARGS is a list of options, split on purpose
+                CMD=("$HAUL_BIN" -q $HAUL_ARGS -o "$out")
+            fi
+            bench_haul_tls "$tls"
+            ;;
+        curl)
+            CMD=(curl --silent --show-error --fail -o "$out")
+            [[ $tls == 1 ]] && CMD+=(--cacert "$NGINX_CA")
+            ;;
+        aria2c)
+            # One connection, no renaming, no progress; space is reserved with fallocate (what
+            # aria2's docs recommend on ext4/xfs/btrfs) rather than by writing zeros first.
+            CMD=(aria2c -x1 -s1 --quiet=true --allow-overwrite=true --auto-file-renaming=false
+                --file-allocation=falloc --dir="$(dirname "$out")" --out="$(basename "$out")")
+            [[ $tls == 1 ]] && CMD+=("--ca-certificate=$NGINX_CA")
+            ;;
+    esac
+    CMD+=("$url")
+}
+
+single_verify() {
+    if ! cmp -s "$SINGLE_OUT" "$SINGLE_SOURCE"; then
+        echo "output differs from the source ($(stat -c %s "$SINGLE_OUT" 2>/dev/null || echo no) bytes)"
+        return 1
+    fi
+}
+
+single_after() {
+    rm -f "$SINGLE_OUT" "$SINGLE_OUT.aria2"
+}
+
+# Lines for the summary's header.
+single_describe() {
+    echo "single: $SIZE_MIB MiB over ${PROTOCOLS// /, }; haul ${HAUL_ARGS:-(defaults)}, curl, aria2c -x1 -s1 --file-allocation=falloc"
+}
