@@ -182,6 +182,7 @@ private struct Attempt {
                 try reused.truncate(to: 0)
                 partial = reused
                 existing = nil
+                ResumeRecord.remove(for: name, in: folder)   // the old record must not outlive its bytes
             } else {
                 do throws(DownloadError) {
                     partial = try PartialFile.createEmpty(name + PartialFile.suffix, in: folder)
@@ -189,17 +190,20 @@ private struct Attempt {
                     target.release(name)
                     throw error
                 }
+                // A record without its partial file is never read (records are only looked at beside
+                // a partial), and the first checkpoint replaces it: no lookup needed here.
             }
-            ResumeRecord.remove(for: name, in: folder)
         }
         defer { target.release(name) }
 
         // 4. Move the bytes.
         do throws(DownloadError) {
+            var recordWritten = record != nil
             let written = try transfer(exchange: exchange, facts: facts, record: record, name: name, partial: partial,
-                                       handedOver: &handedOver)
+                                       handedOver: &handedOver, recordWritten: &recordWritten)
             let replace = target.fixedName != nil || policy == .overwrite
-            return try commit(partial, name: name, byteCount: written, head: exchange.head, replaceAllowed: replace)
+            return try commit(partial, name: name, byteCount: written, head: exchange.head, replaceAllowed: replace,
+                              recordMayExist: recordWritten)
         } catch {
             // Bytes that arrived intact before a network failure, a full disk, a pause or a
             // cancellation stay for a resume; after a protocol or integrity failure they cannot be trusted.
@@ -246,7 +250,7 @@ private struct Attempt {
 
     /// Streams the response (and, for a ranged file, the other segments) into `partial`.
     private func transfer(exchange: HTTPExchange, facts: ResumeDecision.ResponseFacts, record: ResumeRecord?, name: String,
-                          partial: PartialFile, handedOver: inout Bool) throws(DownloadError) -> Int64 {
+                          partial: PartialFile, handedOver: inout Bool, recordWritten: inout Bool) throws(DownloadError) -> Int64 {
         if facts.status == 416 {   // an empty file (ResumeDecision.emptyFile): nothing to read
             try partial.truncate(to: 0)
             events.yield(.started(DownloadStart(redactedURL: url.description, fileURL: target.fileURL(name), totalBytes: 0,
@@ -289,6 +293,7 @@ private struct Attempt {
                 })
             let transfer = SegmentedTransfer(setup: setup, completed: template.completed.ranges, connections: connections)
             handedOver = true
+            defer { recordWritten = recordWritten || transfer.checkpointed }
             try transfer.run(first: exchange, firstBuffer: buffer, run: signal)
             return total
         }
@@ -323,7 +328,7 @@ private struct Attempt {
     /// Syncs, forgets the resume record and gives the file its name. If that name appeared
     /// meanwhile, `.rename` moves on to the next free name; any other policy keeps the partial.
     private func commit(_ partial: PartialFile, name: String, byteCount: Int64, head: ResponseHead,
-                        replaceAllowed: Bool) throws(DownloadError) -> DownloadResult {
+                        replaceAllowed: Bool, recordMayExist: Bool = true) throws(DownloadError) -> DownloadResult {
         try partial.finishWriting()
         let policy = job.request.conflictPolicy ?? configuration.conflictPolicy
         var finalName = name
@@ -332,7 +337,7 @@ private struct Attempt {
         while true {
             do throws(DownloadError) {
                 try partial.publish(as: finalName, replace: replaceAllowed)
-                ResumeRecord.remove(for: name, in: folder)
+                if recordMayExist { ResumeRecord.remove(for: name, in: folder) }
                 return DownloadResult(response: head, fileURL: target.fileURL(finalName), byteCount: byteCount, skipped: false)
             } catch {
                 guard error.code == .destinationExists, policy == .rename, !replaceAllowed,

@@ -38,6 +38,10 @@ final class SegmentedTransfer: Sendable {
     private let failure = Mutex<DownloadError?>(nil)
     private let activeWorkers = Mutex(0)
     private let wakeup = WakeupDescriptor()
+    private let recordSaved = Mutex(false)
+
+    /// Whether a resume record was written (so it must be removed after the commit).
+    var checkpointed: Bool { recordSaved.withLock { $0 } }
 
     init(setup: Setup, completed: [Range<Int64>], connections: Int) {
         self.setup = setup
@@ -113,6 +117,7 @@ final class SegmentedTransfer: Sendable {
         do throws(DownloadError) {
             try setup.partial.syncData()
             try setup.checkpoint(completed)
+            recordSaved.withLock { $0 = true }
         } catch {
             fail(error)
         }

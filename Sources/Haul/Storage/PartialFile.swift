@@ -21,6 +21,9 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     /// The suffix of partial files.
     static let suffix = ".part"
 
+    /// Files smaller than this are not preallocated.
+    static let preallocationThreshold: Int64 = 8 << 20
+
     private init(folder: DestinationFolder, name: String, descriptor: Int32) {
         self.folder = folder
         self.name = name
@@ -63,22 +66,22 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     ///
     /// - Throws: `locked`, `unsafePath`, `fileSystem`.
     static func createEmpty(_ name: String, in folder: DestinationFolder) throws(DownloadError) -> PartialFile {
-        if folder.entry(name) == .symlink { try folder.remove(name) }
-        if let existing = try openExisting(name, in: folder) {
-            try existing.truncate(to: 0)
-            return existing
-        }
+        // Try the common case first (nothing there): one openat, no lookups before it.
         for _ in 0..<5 {
             let fd = openat(folder.descriptor, name, O_RDWR | O_CREAT | O_EXCL | haul_o_nofollow() | haul_o_cloexec(), 0o600)
-            if fd < 0 {
-                if errno == EEXIST, let existing = try openExisting(name, in: folder) {   // created meanwhile
-                    try existing.truncate(to: 0)
-                    return existing
-                }
-                if errno == EEXIST { continue }
+            if fd >= 0 {
+                if let file = try lock(fd, name, in: folder) { return file }
+                continue
+            }
+            guard errno == EEXIST else {
                 throw DownloadError(errno == ELOOP ? .unsafePath : .fileSystem, "cannot create '\(folder.path)/\(name)': \(errnoText())")
             }
-            if let file = try lock(fd, name, in: folder) { return file }
+            // Something is there: a leftover (emptied and reused), a symlink (removed by
+            // openExisting, never followed), or another download's file (locked).
+            if let existing = try openExisting(name, in: folder) {
+                try existing.truncate(to: 0)
+                return existing
+            }
         }
         throw DownloadError(.locked, "'\(folder.path)/\(name)' keeps changing under another download")
     }
@@ -120,7 +123,9 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     ///
     /// - Throws: `diskFull`; other failures (a file system without preallocation) are ignored.
     func preallocate(_ length: Int64) throws(DownloadError) {
-        guard length > 0 else { return }
+        // Small files skip it: the disk check matters for big ones, and the allocation costs more
+        // than the write for a few KiB.
+        guard length >= Self.preallocationThreshold else { return }
         let code = haul_preallocate(descriptor, 0, length)
         if code == ENOSPC || code == EDQUOT || code == EFBIG {
             throw DownloadError(.diskFull, "not enough disk space for '\(folder.path)/\(name)' (\(length) bytes)")
