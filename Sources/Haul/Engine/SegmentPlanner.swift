@@ -35,6 +35,9 @@ struct SegmentPlanner: Sendable {
     let maximumConnections: Int
     /// No split creates a piece smaller than this (at least 1).
     let minimumSegment: Int64
+    /// The smallest piece a steal may create (at most `minimumSegment`): near the end of a
+    /// download a small tail is still worth a second connection, when a file is not worth splitting.
+    let minimumSteal: Int64
     /// The bytes written so far: sorted, merged, within `[0, total)`.
     private(set) var completed: [Range<Int64>]
     /// Gaps no worker holds: sorted, merged.
@@ -51,7 +54,9 @@ struct SegmentPlanner: Sendable {
     ///   - completed: ranges already written (any order; overlaps and bytes outside the file are ignored).
     ///   - maximumConnections: workers at most (values below 1 count as 1).
     ///   - minimumSegment: the smallest piece a split may create (values below 1 count as 1).
-    init(total: Int64, completed: [Range<Int64>], maximumConnections: Int, minimumSegment: Int64) {
+    ///   - minimumSteal: the smallest piece a steal may create (default: `minimumSegment`).
+    init(total: Int64, completed: [Range<Int64>], maximumConnections: Int, minimumSegment: Int64, minimumSteal: Int64? = nil) {
+        self.minimumSteal = max(1, min(minimumSteal ?? minimumSegment, max(1, minimumSegment)))
         self.total = max(0, total)
         self.maximumConnections = max(1, maximumConnections)
         self.minimumSegment = max(1, minimumSegment)
@@ -225,10 +230,10 @@ struct SegmentPlanner: Sendable {
             }
             victim = (id, remaining)
         }
-        guard let victim, victim.remaining / 2 >= minimumSegment, let slot = slots[victim.worker] else { return nil }
+        guard let victim, victim.remaining / 2 >= minimumSteal, let slot = slots[victim.worker] else { return nil }
         var split = slot.position + victim.remaining / 2
         let aligned = split - split % Self.alignment
-        if aligned - slot.position >= minimumSegment { split = aligned }
+        if aligned - slot.position >= minimumSteal { split = aligned }
         slots[victim.worker]?.end = split
         slots[worker] = Slot(position: split, end: slot.end)
         return Segment(worker: worker, start: split, end: slot.end)

@@ -45,8 +45,11 @@ final class SegmentedTransfer: Sendable {
 
     init(setup: Setup, completed: [Range<Int64>], connections: Int) {
         self.setup = setup
+        // Steals may take tails down to 256 KiB: a finishing connection then helps until the end
+        // (splitting the file itself still needs minimumSegmentSize per piece).
         planner = Mutex(SegmentPlanner(total: setup.total, completed: completed, maximumConnections: connections,
-                                       minimumSegment: setup.configuration.minimumSegmentSize))
+                                       minimumSegment: setup.configuration.minimumSegmentSize,
+                                       minimumSteal: min(setup.configuration.minimumSegmentSize, 256 << 10)))
     }
 
     /// Runs until every byte is on disk, or throws the first failure that cannot be retried.
