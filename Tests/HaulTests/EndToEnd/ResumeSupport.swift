@@ -193,3 +193,26 @@ func waitForIdle(_ server: HaulServer, timeout: Duration = .seconds(10)) async -
     }
     return true
 }
+
+/// Polls `condition` every 10 ms until it holds or `timeout` passes; returns whether it held.
+func eventually(timeout: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        if ContinuousClock.now > deadline { return false }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return true
+}
+
+/// Events collected while a download runs, readable at any moment.
+final class EventLog: Sendable {
+    private let events = Mutex<[DownloadEvent]>([])
+
+    func append(_ event: DownloadEvent) { events.withLock { $0.append(event) } }
+
+    /// The events so far.
+    var all: [DownloadEvent] { events.withLock { $0 } }
+
+    /// Whether an event matching `predicate` arrived.
+    func contains(_ predicate: (DownloadEvent) -> Bool) -> Bool { events.withLock { $0.contains(where: predicate) } }
+}
