@@ -178,6 +178,8 @@ func interruptFirstRun(_ server: HaulServer, _ resource: HaulServer.Resource, _ 
     #expect(await waitForIdle(server), "the server still serves the first run", sourceLocation: sourceLocation)
     let record = try #require(loadResumeRecord("file.bin", in: dir), "no valid resume record", sourceLocation: sourceLocation)
     #expect(record.completed.byteCount >= bytes, sourceLocation: sourceLocation)
+    try #require(firstMissingByte(record) < resource.size, "the first run got every byte before the cancel took effect",
+                 sourceLocation: sourceLocation)
     #expect(record.totalLength == resource.size, sourceLocation: sourceLocation)
     try expectRecordClaimsOnlyWrittenBytes(record, name: "file.bin", in: dir, resource: resource, sourceLocation: sourceLocation)
     return record
