@@ -91,8 +91,8 @@ struct EndToEndKillTests {
 ///
 /// `/bytes` and resources pace in writes of a twentieth of the rate (25 kB at 500 kB/s): a
 /// killed client's socket still takes one such write per connection before the reset arrives,
-/// which alone costs 20 kills x 50 ms of transfer, 12% of an 8 s download. With 4 KiB writes
-/// the count measures what the client asked for again, not the pacing.
+/// up to 50 ms of transfer per kill (measured: +8% of the file over 20 kills). With 4 KiB
+/// writes the count measures what the client asked for again, not the pacing.
 final class FinelyPacedFile: Sendable {
     let size: Int64
     let content: DeterministicContent
