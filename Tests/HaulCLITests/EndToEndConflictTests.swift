@@ -80,25 +80,4 @@ struct EndToEndConflictTests {
             #expect(fileContents(existing) == served(1000))
         }
     }
-
-    /// Today the second process replaces the first one's `same.bin.part`, finishes, and the first
-    /// fails three seconds later with exit 3 (`cannot rename 'same.bin.part' ...`).
-    @Test(.disabled("locking is not implemented: DownloadError.Code.locked (exit 11) is never thrown"))
-    func aSecondProcessOnTheSameFileExitsEleven() async throws {
-        let server = try HaulServer()
-        try await withTemporaryDirectory { dir in
-            let partial = dir.appendingPathComponent("same.bin.part")
-            let first = try HaulProcess(["-q", "-d", dir.path, server.url("/bytes/3000000/same.bin?seed=1&rate=1000000")], in: dir)
-            let writing = await waitUntil {
-                ((try? FileManager.default.attributesOfItem(atPath: partial.path))?[.size] as? NSNumber)?.int64Value ?? 0 > 0
-            }
-            #expect(writing)
-            let second = try await haul(["-q", "-d", dir.path, server.url("/bytes/100000/same.bin?seed=2")], in: dir)
-            #expect(second.status == 11, "\(second.standardError)")
-            let firstOutcome = try await first.finish()
-            #expect(firstOutcome.status == 0, "\(firstOutcome.standardError)")
-            #expect(listFiles(dir) == ["same.bin"])
-            #expect(fileContents(dir.appendingPathComponent("same.bin")) == served(3_000_000, seed: 1))
-        }
-    }
 }

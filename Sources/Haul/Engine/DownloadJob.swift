@@ -45,6 +45,11 @@ struct DownloadJob {
                     events.yield(.resumed)
                     continue
                 }
+                if signal !== control.signal {   // paused and resumed before this thread noticed
+                    events.yield(.paused)
+                    events.yield(.resumed)
+                    continue
+                }
                 if error.code == .resourceChanged, restarts < 3 {
                     restarts += 1
                     startFresh = true
@@ -273,11 +278,12 @@ private struct Attempt {
             newRecord = fresh
         }
         let resumedFrom = record?.completed.byteCount ?? 0
-        let connections = resumable ? configuration.connectionsPerDownload : 1
         let progress = ProgressReporter(events: events, interval: configuration.progressInterval)
-        events.yield(.started(DownloadStart(redactedURL: url.description, fileURL: target.fileURL(name), totalBytes: total,
-                                            resumedFrom: resumedFrom, connections: connections, response: exchange.head)))
-        progress.start(total: total, alreadyComplete: resumedFrom)
+        func started(connections: Int) {
+            events.yield(.started(DownloadStart(redactedURL: url.description, fileURL: target.fileURL(name), totalBytes: total,
+                                                resumedFrom: resumedFrom, connections: connections, response: exchange.head)))
+            progress.start(total: total, alreadyComplete: resumedFrom)
+        }
         defer { progress.finish() }
 
         if let total, let template = newRecord {
@@ -291,12 +297,15 @@ private struct Attempt {
                     record.completed = ByteRangeSet(completed)
                     try record.save(for: name, in: folder)
                 })
-            let transfer = SegmentedTransfer(setup: setup, completed: template.completed.ranges, connections: connections)
+            let transfer = SegmentedTransfer(setup: setup, completed: template.completed.ranges,
+                                             connections: configuration.connectionsPerDownload)
+            started(connections: transfer.plannedConnections)
             handedOver = true
             defer { recordWritten = recordWritten || transfer.checkpointed }
             try transfer.run(first: exchange, firstBuffer: buffer, run: signal)
             return total
         }
+        started(connections: 1)
         return try stream(exchange, into: partial, total: total, progress: progress)
     }
 

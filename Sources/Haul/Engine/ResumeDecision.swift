@@ -72,6 +72,9 @@ enum ResumeDecision: Equatable {
             if let etag = facts.strongETag, let recorded = record.etag, etag != recorded {
                 return .restartFresh(reason: "the file changed on the server (new ETag); starting over")
             }
+            if record.etag == nil, let modified = facts.lastModified, let recorded = record.lastModified, modified != recorded {
+                return .restartFresh(reason: "the file changed on the server (new Last-Modified); starting over")
+            }
             return .resume
         case 200:
             if let record {
@@ -86,7 +89,9 @@ enum ResumeDecision: Equatable {
                 throw DownloadError(.rangeMismatch, "the server refused bytes=0- (416) for a file that is not empty")
             }
             if let record, case .unsatisfied(let complete)? = facts.contentRange, complete == record.totalLength,
-               record.completed.contains(0..<record.totalLength), requestedStart == record.totalLength {
+               record.completed.contains(0..<record.totalLength), requestedStart == record.totalLength,
+               facts.strongETag == nil || facts.strongETag == record.etag,
+               record.etag != nil || facts.lastModified == nil || facts.lastModified == record.lastModified {
                 return .alreadyComplete
             }
             return .restartFresh(reason: "the server cannot serve the rest of the partial file (416); starting over")

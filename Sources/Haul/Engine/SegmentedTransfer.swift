@@ -43,6 +43,12 @@ final class SegmentedTransfer: Sendable {
     /// Whether a resume record was written (so it must be removed after the commit).
     var checkpointed: Bool { recordSaved.withLock { $0 } }
 
+    /// The first segments, planned at creation so the download can report its connections.
+    private let initialSegments: [SegmentPlanner.Segment]
+
+    /// How many connections the transfer starts with.
+    var plannedConnections: Int { max(1, initialSegments.count) }
+
     init(setup: Setup, completed: [Range<Int64>], connections: Int) {
         self.setup = setup
         // Steals may take tails down to 256 KiB: a finishing connection then helps until the end
@@ -50,6 +56,7 @@ final class SegmentedTransfer: Sendable {
         planner = Mutex(SegmentPlanner(total: setup.total, completed: completed, maximumConnections: connections,
                                        minimumSegment: setup.configuration.minimumSegmentSize,
                                        minimumSteal: min(setup.configuration.minimumSegmentSize, 256 << 10)))
+        initialSegments = planner.withLock { $0.start() }
     }
 
     /// Runs until every byte is on disk, or throws the first failure that cannot be retried.
@@ -60,7 +67,7 @@ final class SegmentedTransfer: Sendable {
     ///   - run: the run's cancellation (pause or cancel).
     /// - Throws: `cancelled`, `diskFull`, `rangeMismatch`, network errors once retries are used up...
     func run(first: HTTPExchange, firstBuffer: UnsafeMutableRawBufferPointer, run: CancellationSignal) throws(DownloadError) {
-        let segments = planner.withLock { $0.start() }
+        let segments = initialSegments
         guard !segments.isEmpty else {
             first.reader.connection.close()
             return
