@@ -1,3 +1,4 @@
+import Synchronization
 import CHaulSys
 #if canImport(Glibc)
 import Glibc
@@ -17,6 +18,10 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     let folder: DestinationFolder
     let name: String
     private(set) var descriptor: Int32
+    /// One writer at a time. The kernel serialises buffered writes to one file on its inode lock
+    /// anyway, but there the waiting writers spin (measured with 4 connections on loopback: a
+    /// quarter of all CPU samples); here they sleep.
+    private let writeLock = Mutex<Void>(())
 
     /// The suffix of partial files.
     static let suffix = ".part"
@@ -138,7 +143,9 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(DownloadError) {
         var done = 0
         while done < bytes.count {
-            let n = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            let n = writeLock.withLock { _ in
+                pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            }
             if n > 0 { done += n; continue }
             if n < 0 && errno == EINTR { continue }
             let code = errno
