@@ -54,14 +54,6 @@ void haul_wakeup_signal(int writefd) {
     (void)r;
 }
 
-int haul_preallocate(int fd, int64_t offset, int64_t length) {
-#ifdef __linux__
-    if (fallocate(fd, 0, (off_t)offset, (off_t)length) == 0) return 0;
-    if (errno != EOPNOTSUPP && errno != ENOSYS) return errno;
-#endif
-    return posix_fallocate(fd, (off_t)offset, (off_t)length);
-}
-
 void haul_start_writeback(int fd, int64_t offset, int64_t length) {
 #ifdef __linux__
     (void)sync_file_range(fd, (off_t)offset, (off_t)length, SYNC_FILE_RANGE_WRITE);

@@ -15,9 +15,6 @@ int haul_wakeup_open(int *readfd, int *writefd);
 /// Signals the wake-up fd (idempotent while unread).
 void haul_wakeup_signal(int writefd);
 
-/// fallocate(fd, 0, offset, length) on Linux; posix_fallocate elsewhere. Returns 0 or an errno.
-int haul_preallocate(int fd, int64_t offset, int64_t length);
-
 /// Starts writing back the dirty pages of [offset, offset+length) without waiting for it
 /// (sync_file_range(SYNC_FILE_RANGE_WRITE) on Linux; nothing elsewhere), so the final fsync
 /// finds little left to do.

@@ -127,7 +127,7 @@ private struct Attempt {
     func run(startFresh: Bool) throws(DownloadError) -> DownloadResult {
         // 1. What is on disk, under the name this download would have (before any network I/O).
         let predicted = target.fixedName ?? FileNamer.name(contentDisposition: nil, originalURLPath: url.path, contentType: nil)
-        var existing = try PartialFile.openExisting(predicted + PartialFile.suffix, in: folder)
+        var existing = try partialToResume(named: predicted)
         var record: ResumeRecord?
         if let partial = existing {
             if startFresh {
@@ -223,6 +223,21 @@ private struct Attempt {
         }
     }
 
+    /// The partial file this download would continue, locked; `nil` when there is none, or when a
+    /// running download of this process holds that name (another URL that happens to share the
+    /// name: this one then picks its own name, `name.1.ext`, once the server answered).
+    private func partialToResume(named name: String) throws(DownloadError) -> PartialFile? {
+        // An exact destination (`-o`) cannot move aside: a running download of it is a lock.
+        let canMoveAside = target.fixedName == nil
+        if canMoveAside, FileReservations.shared.isReserved(name, in: folder) { return nil }
+        do throws(DownloadError) {
+            return try PartialFile.openExisting(name + PartialFile.suffix, in: folder)
+        } catch {
+            if canMoveAside, error.code == .locked, FileReservations.shared.isReserved(name, in: folder) { return nil }
+            throw error
+        }
+    }
+
     /// The record of `name` if it can be trusted for this URL and this partial file, else why not.
     private enum RecordCheck { case usable(ResumeRecord), rejected(String) }
 
@@ -266,7 +281,7 @@ private struct Attempt {
         let total = record?.totalLength ?? facts.totalLength
         let validator = record.flatMap { $0.etag ?? $0.lastModified } ?? facts.strongETag ?? facts.lastModified
         let resumable = total != nil && facts.acceptsRanges && validator != nil
-        if let total { try partial.preallocate(total) }
+        if let total { try partial.ensureSpace(for: total) }
 
         var newRecord: ResumeRecord?
         if resumable, let total {

@@ -99,8 +99,7 @@ final class SegmentedTransfer: Sendable {
 
     /// The coordinator: checkpoints on a timer, forwards a cancellation, waits for every worker.
     private func coordinate(run: CancellationSignal) {
-        let configured = setup.configuration.resumeRecordInterval
-        var interval = configured
+        let interval = setup.configuration.resumeRecordInterval
         var lastCheckpoint = ContinuousClock.now
         var fds = [pollfd(fd: wakeup.pollDescriptor, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: run.pollDescriptor, events: Int16(POLLIN), revents: 0)]
@@ -112,12 +111,8 @@ final class SegmentedTransfer: Sendable {
             _ = poll(&fds, run.isCancelled ? 1 : 2, Int32(clamping: wait))
             wakeup.drain()
             if ContinuousClock.now - lastCheckpoint >= interval {
-                let started = ContinuousClock.now
                 checkpoint()
                 lastCheckpoint = ContinuousClock.now
-                // A slow sync (a busy disk) spaces the next ones out, so records never take more
-                // than about a tenth of the time: at most 2 s apart, never closer than configured.
-                interval = min(max(configured, (lastCheckpoint - started) * 10), max(configured, .seconds(2)))
             }
         }
         // Interrupted or failed: keep what arrived. Complete: the commit makes it durable anyway.

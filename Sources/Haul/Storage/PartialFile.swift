@@ -26,9 +26,6 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     /// The suffix of partial files.
     static let suffix = ".part"
 
-    /// Files smaller than this are not preallocated.
-    static let preallocationThreshold: Int64 = 8 << 20
-
     private init(folder: DestinationFolder, name: String, descriptor: Int32) {
         self.folder = folder
         self.name = name
@@ -124,16 +121,23 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
         }
     }
 
-    /// Reserves disk space for `length` bytes, so a full disk is found before the transfer.
+    /// Checks that the file system has room for the file to reach `length` bytes, so a full disk
+    /// is reported before the transfer rather than in the middle of it.
     ///
-    /// - Throws: `diskFull`; other failures (a file system without preallocation) are ignored.
-    func preallocate(_ length: Int64) throws(DownloadError) {
-        // Small files skip it: the disk check matters for big ones, and the allocation costs more
-        // than the write for a few KiB.
-        guard length >= Self.preallocationThreshold else { return }
-        let code = haul_preallocate(descriptor, 0, length)
-        if code == ENOSPC || code == EDQUOT || code == EFBIG {
-            throw DownloadError(.diskFull, "not enough disk space for '\(folder.path)/\(name)' (\(length) bytes)")
+    /// This checks free space (`fstatvfs`) instead of reserving it with `fallocate`: on ext4 a
+    /// preallocated file takes buffered writes into unwritten extents, which measured 2.4x the
+    /// CPU time on a 2 GiB download (4.7–5.3 s against 2.0 s). Space taken by someone else
+    /// meanwhile still ends the transfer with `diskFull`, the partial file kept.
+    ///
+    /// - Throws: `diskFull`.
+    func ensureSpace(for length: Int64) throws(DownloadError) {
+        let needed = length - self.length
+        guard needed > 0 else { return }
+        var info = statvfs()
+        guard fstatvfs(descriptor, &info) == 0 else { return }   // unknown: let the writes tell
+        let available = Int64(info.f_bavail) * Int64(info.f_frsize)
+        if available < needed {
+            throw DownloadError(.diskFull, "not enough disk space for '\(folder.path)/\(name)': \(needed) bytes needed, \(available) free")
         }
     }
 

@@ -16,7 +16,7 @@ struct ResumeChangedFileTests {
         let server = try HaulServer()
         try await withTemporaryDirectory { dir in
             let downloader = resumeDownloader(connections: 2)
-            let old = Validators.etag.resource(size: Self.size, seed: 1, rate: 500_000)
+            let old = Validators.etag.resource(size: Self.size, seed: 1, rate: 250_000)
             let record = try await interruptFirstRun(server, old, downloader, in: dir, after: 1_000_000)
 
             let new = Validators.etag.resource(size: newSize, seed: 2, rate: 3_000_000, etag: "\"v2\"")
@@ -45,7 +45,7 @@ struct ResumeChangedFileTests {
         let server = try HaulServer()
         try await withTemporaryDirectory { dir in
             let downloader = resumeDownloader(connections: 2)
-            let old = Validators.etag.resource(size: Self.size, seed: 1, rate: 500_000)
+            let old = Validators.etag.resource(size: Self.size, seed: 1, rate: 250_000)
             let record = try await interruptFirstRun(server, old, downloader, in: dir, after: 1_000_000)
             try #require(firstMissingByte(record) < newSize, "the resume must ask for a byte the new file has")
             let partialBefore = try contents(dir.appendingPathComponent("file.bin.part"))
@@ -68,7 +68,7 @@ struct ResumeChangedFileTests {
         let server = try HaulServer()
         try await withTemporaryDirectory { dir in
             let downloader = resumeDownloader(connections: 2)
-            let old = Validators.etag.resource(size: Self.size, seed: 1, rate: 500_000)
+            let old = Validators.etag.resource(size: Self.size, seed: 1, rate: 250_000)
             let record = try await interruptFirstRun(server, old, downloader, in: dir, after: 1_000_000)
             let newSize: Int64 = 400_000
             try #require(firstMissingByte(record) > newSize)
@@ -93,7 +93,7 @@ struct ResumeChangedFileTests {
         let server = try HaulServer()
         try await withTemporaryDirectory { dir in
             let downloader = resumeDownloader(connections: 2)
-            let old = Validators.etag.resource(size: Self.size, seed: 1, rate: 500_000)
+            let old = Validators.etag.resource(size: Self.size, seed: 1, rate: 250_000)
             _ = try await interruptFirstRun(server, old, downloader, in: dir, after: 1_000_000)
 
             var ignoring = Validators.etag.resource(size: Self.size, seed: 1, rate: 3_000_000)
