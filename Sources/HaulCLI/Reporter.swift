@@ -125,6 +125,14 @@ final class Reporter {
     func retrying(_ index: Int, attempt: Int, delay: Double, error: DownloadError, at now: Duration) {
         let line = "haul: \(items[index].displayURL): \(HumanFormat.printable(error.message)); "
             + "retrying in \(HumanFormat.elapsed(delay)) (attempt \(attempt))"
+        if !message(line, at: now), style == .json {
+            emit(.retrying(id: id(index), attempt: attempt, delay: delay, error: error))
+        }
+    }
+
+    /// Writes a message line above the progress display; `false` when there is no display
+    /// (`--json` or `-q`).
+    private func message(_ line: String, at now: Duration) -> Bool {
         switch display {
         case .single(var renderer):
             write(renderer.message(line))
@@ -133,24 +141,15 @@ final class Reporter {
             write(renderer.message(line, at: now))
             display = .multiple(renderer)
         case .none:
-            if style == .json { emit(.retrying(id: id(index), attempt: attempt, delay: delay, error: error)) }
+            return false
         }
+        return true
     }
 
     /// Download `index` could not use what was on disk and starts over (said once, as a message
     /// line; not a `--json` event, and nothing with `-q`).
     func startingOver(_ index: Int, reason: String, at now: Duration) {
-        let line = "haul: \(items[index].displayURL): \(HumanFormat.printable(reason))"
-        switch display {
-        case .single(var renderer):
-            write(renderer.message(line))
-            display = .single(renderer)
-        case .multiple(var renderer):
-            write(renderer.message(line, at: now))
-            display = .multiple(renderer)
-        case .none:
-            break
-        }
+        _ = message("haul: \(items[index].displayURL): \(HumanFormat.printable(reason))", at: now)
     }
 
     /// Download `index` succeeded (or was skipped because the file exists).

@@ -18,6 +18,9 @@ struct ResumeLockTests {
         let downloader = resumeDownloader(connections: 4)
         let download = downloader.download(url(server, "/file.bin"), to: destination)
         #expect(await eventually { server.bodyBytesSent >= 300_000 }, "the first download does not progress")
+        // The resume record is first written at the first checkpoint.
+        let record = (destination.folderPath as NSString).appendingPathComponent("file.bin.resume")
+        #expect(await eventually { FileManager.default.fileExists(atPath: record) }, "no resume record yet")
         return (downloader, download)
     }
 
@@ -60,5 +63,15 @@ struct ResumeLockTests {
     /// instant each time the running download writes its record).
     static func files(in dir: URL) -> [String] {
         listFiles(dir).filter { !$0.hasSuffix(".rtmp") }
+    }
+}
+
+extension Destination {
+    /// The folder the file lands in.
+    var folderPath: String {
+        switch self {
+        case .directory(let url): url.path
+        case .file(let url): url.deletingLastPathComponent().path
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Synchronization
+import HaulTestSupport
 import Testing
 @testable import Haul
 

@@ -1,3 +1,4 @@
+import HaulTestSupport
 @testable import Haul
 
 /// What a parser produced for a whole input: heads, body bytes, whether it ended.
@@ -68,18 +69,6 @@ func randomSplits(_ bytes: [UInt8], seed: UInt64) -> [[UInt8]] {
     return pieces
 }
 
-/// A small deterministic random number generator for reproducible splits.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Every event of one read, up to and including `.needMore` or `.end`.
 func events(_ parser: inout ResponseParser, _ bytes: [UInt8]) throws -> [ResponseParser.Event] {

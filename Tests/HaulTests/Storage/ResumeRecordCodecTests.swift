@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 @testable import Haul
 
@@ -112,7 +113,7 @@ func checksummed(_ body: String) -> [UInt8] {
 
     @Test(arguments: 0..<50)
     func randomBytesNeverDecode(seed: Int) {
-        var generator = SeededGenerator(seed: UInt64(seed))
+        var generator = SplitMix64(seed: UInt64(seed))
         let count = Int.random(in: 0...300, using: &generator)
         var bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
         if seed.isMultiple(of: 2) { bytes = Array("haul-resume 1\n".utf8) + bytes }
