@@ -22,26 +22,11 @@ final class HaulProcess: Sendable {
     /// - Parameter environment: variables set (or replaced) in the child's environment.
     /// - Throws: when the binary was not built or cannot be started.
     init(_ arguments: [String], in directory: URL, environment extra: [String: String] = [:]) throws {
-        let binary = try #require(HaulBinary.url, "the haul executable was not found; run `swift build` first or set HAUL_BINARY")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("haul-e2e-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let outURL = folder.appendingPathComponent("stdout"), errURL = folder.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
-        defer { try? out.close(); try? err.close() }
-
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
         var environment = ProcessInfo.processInfo.environment
         environment["TERM"] = "xterm-256color"  // stderr is a file, so output must be plain anyway
         environment.merge(extra) { $1 }
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = out
-        process.standardError = err
+        let process = try HaulBinary.prepare(arguments, outputIn: folder, workingDirectory: directory, environment: environment)
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         process.terminationHandler = { _ in
             continuation.yield()

@@ -25,24 +25,11 @@ enum HaulBinary {
     /// Standard input is empty; output goes through temporary files, so a large output never
     /// blocks the child.
     static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 60) throws -> Outcome {
-        let binary = try #require(url, "the haul executable was not found; run `swift build` first or set HAUL_BINARY")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("haul-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
+        let process = try prepare(arguments, outputIn: folder, workingDirectory: folder,
+                                  environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
         let outURL = folder.appendingPathComponent("stdout"), errURL = folder.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
-        defer { try? out.close(); try? err.close() }
-
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.currentDirectoryURL = folder
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = out
-        process.standardError = err
         try process.run()
         let watchdog = DispatchWorkItem { [process] in if process.isRunning { process.terminate() } }
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
@@ -53,6 +40,26 @@ enum HaulBinary {
         return Outcome(status: status,
                        standardOutput: try String(contentsOf: outURL, encoding: .utf8),
                        standardError: try String(contentsOf: errURL, encoding: .utf8))
+    }
+
+    /// A `haul` process, not started yet: standard input empty, standard output and error going to
+    /// the files `stdout` and `stderr` of `folder` (created), so a large output never blocks it.
+    static func prepare(_ arguments: [String], outputIn folder: URL, workingDirectory: URL,
+                        environment: [String: String]) throws -> Process {
+        let binary = try #require(url, "the haul executable was not found; run `swift build` first or set HAUL_BINARY")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let outURL = folder.appendingPathComponent("stdout"), errURL = folder.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = workingDirectory
+        process.environment = environment
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: outURL)
+        process.standardError = try FileHandle(forWritingTo: errURL)
+        return process
     }
 
     private static func locate() -> URL? {
