@@ -47,20 +47,28 @@ def target(label, value, limit, below=True):
     return f"  {label}: {value:.2f} (target {sign} {limit}) {'met' if met else 'MISSED'}"
 
 
-def print_single(protocol, stats):
-    """The table of the big single file (the format this script always printed)."""
-    print()
-    print(f"{protocol.upper()}  (medians over verified runs; ratios are haul/other: MB/s above 1 and CPU below 1 favour haul)")
-    print(f"{'client':<8} {'runs':>5} {'wall s':>8} {'MB/s':>8} {'CPU s':>7} {'RSS MiB':>8} {'MB/s ratio':>11} {'CPU ratio':>10}")
+def print_rows(stats, header, cells):
+    """Prints the header, then one row per client: runs, wall s, then `cells(s, haul)`.
+    Returns haul's stats (None when every haul run failed)."""
+    print(f"{'client':<8} {'runs':>5} {'wall s':>8} {header}")
     haul = stats.get("haul") if stats.get("haul", {}).get("n") else None
     for client, s in stats.items():
         runs = f"{s['n']}/{s['total']}"
         if not s["n"]:
             print(f"{client:<8} {runs:>5}   every run failed")
             continue
-        speed_ratio = ratio(haul["mbps"], s["mbps"]) if haul else "-"
-        cpu_ratio = ratio(haul["cpu"], s["cpu"]) if haul else "-"
-        print(f"{client:<8} {runs:>5} {s['wall']:>8.3f} {s['mbps']:>8.1f} {s['cpu']:>7.3f} {s['rss']:>8.1f} {speed_ratio:>11} {cpu_ratio:>10}")
+        print(f"{client:<8} {runs:>5} {s['wall']:>8.3f} {cells(s, haul)}")
+    return haul
+
+
+def print_single(protocol, stats):
+    """The table of the big single file (the format this script always printed)."""
+    print()
+    print(f"{protocol.upper()}  (medians over verified runs; ratios are haul/other: MB/s above 1 and CPU below 1 favour haul)")
+    print_rows(stats, f"{'MB/s':>8} {'CPU s':>7} {'RSS MiB':>8} {'MB/s ratio':>11} {'CPU ratio':>10}",
+               lambda s, haul: f"{s['mbps']:>8.1f} {s['cpu']:>7.3f} {s['rss']:>8.1f} "
+                               f"{ratio(haul['mbps'], s['mbps']) if haul else '-':>11} "
+                               f"{ratio(haul['cpu'], s['cpu']) if haul else '-':>10}")
 
 
 def print_ratios_table(title, stats, rate_column):
@@ -69,17 +77,10 @@ def print_ratios_table(title, stats, rate_column):
     print()
     print(title)
     print("(medians over verified runs; ratios are haul/other: below 1 favours haul)")
-    print(f"{'client':<8} {'runs':>5} {'wall s':>8} {name:>8} {'CPU s':>7} {'RSS MiB':>8} {'peak RSS':>9} {'wall ratio':>11} {'CPU ratio':>10}")
-    haul = stats.get("haul") if stats.get("haul", {}).get("n") else None
-    for client, s in stats.items():
-        runs = f"{s['n']}/{s['total']}"
-        if not s["n"]:
-            print(f"{client:<8} {runs:>5}   every run failed")
-            continue
-        wall_ratio = ratio(haul["wall"], s["wall"]) if haul else "-"
-        cpu_ratio = ratio(haul["cpu"], s["cpu"]) if haul else "-"
-        print(f"{client:<8} {runs:>5} {s['wall']:>8.3f} {format(s[key], fmt):>8} {s['cpu']:>7.3f} {s['rss']:>8.1f} {s['rss_max']:>9.1f} {wall_ratio:>11} {cpu_ratio:>10}")
-    return haul
+    return print_rows(stats, f"{name:>8} {'CPU s':>7} {'RSS MiB':>8} {'peak RSS':>9} {'wall ratio':>11} {'CPU ratio':>10}",
+                      lambda s, haul: f"{format(s[key], fmt):>8} {s['cpu']:>7.3f} {s['rss']:>8.1f} {s['rss_max']:>9.1f} "
+                                      f"{ratio(haul['wall'], s['wall']) if haul else '-':>11} "
+                                      f"{ratio(haul['cpu'], s['cpu']) if haul else '-':>10}")
 
 
 def print_capped(stats):
