@@ -34,7 +34,8 @@ public final class Downloader: Sendable {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         resources = DownloaderResources(limiter: configuration.rateLimit.map { RateLimiter(bytesPerSecond: $0) },
-                                        hostSlots: HostSlots(maximumPerHost: configuration.maximumConnectionsPerHost))
+                                        hostSlots: HostSlots(maximumPerHost: configuration.maximumConnectionsPerHost),
+                                        pool: ConnectionPool())
     }
 
     /// Starts downloading `url` into `destination` and returns its handle.

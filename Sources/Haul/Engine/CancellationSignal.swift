@@ -15,6 +15,7 @@ final class CancellationSignal: Sendable {
     private struct State {
         var cancelled = false
         var sockets: [Int: Int32] = [:]
+        var children: [Int: CancellationSignal] = [:]
         var nextToken = 0
     }
     private let state = Mutex(State())
@@ -26,15 +27,38 @@ final class CancellationSignal: Sendable {
     /// Whether ``cancel()`` was called.
     var isCancelled: Bool { flag.load(ordering: .acquiring) }
 
-    /// Sets the flag, shuts down every registered socket and wakes every poller. Idempotent.
+    /// Sets the flag, shuts down every registered socket, cancels every child and wakes every
+    /// poller. Idempotent.
     func cancel() {
         flag.store(true, ordering: .releasing)
-        state.withLock { state in
-            guard !state.cancelled else { return }
+        let children = state.withLock { state -> [CancellationSignal] in
+            guard !state.cancelled else { return [] }
             state.cancelled = true
             for fd in state.sockets.values { shutdown(fd, Int32(SHUT_RDWR)) }
             wakeup.signal()
+            defer { state.children = [:] }
+            return Array(state.children.values)
         }
+        for child in children { child.cancel() }
+    }
+
+    /// Makes `child` cancelled whenever this signal is (at once when it already is); the child's
+    /// own ``cancel()`` does not reach back. Returns a token for ``removeChild(_:)``.
+    func addChild(_ child: CancellationSignal) -> Int? {
+        let token = state.withLock { state -> Int? in
+            guard !state.cancelled else { return nil }
+            state.nextToken += 1
+            state.children[state.nextToken] = child
+            return state.nextToken
+        }
+        if token == nil { child.cancel() }
+        return token
+    }
+
+    /// Forgets a child added with ``addChild(_:)``.
+    func removeChild(_ token: Int?) {
+        guard let token else { return }
+        _ = state.withLock { state in state.children.removeValue(forKey: token) }
     }
 
     /// Registers a socket to shut down on cancellation. Returns `nil` when already cancelled.

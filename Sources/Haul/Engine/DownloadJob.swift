@@ -25,8 +25,8 @@ struct DownloadJob {
                                  sendUserinfo: true, range: nil, ifRange: nil)
         let target = try DownloadTarget(destination: destination)
         let tls = TLSContextCache(options: configuration.tls)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: configuration.bufferSize, alignment: 4096)
-        defer { buffer.deallocate() }
+        let buffer = ReceiveBuffers.shared.take(size: configuration.bufferSize)
+        defer { ReceiveBuffers.shared.give(buffer) }
 
         var failures = 0
         var startFresh = request.startOver
@@ -146,7 +146,8 @@ private struct Attempt {
         let validator = record.flatMap { $0.etag ?? $0.lastModified }
         let exchange = try HTTPExchange.open(url: url, userHeaders: job.request.headers,
                                              range: ByteRangeRequest(first: requestedStart, last: nil), ifRange: validator,
-                                             configuration: configuration, tls: tls, cancellation: signal, buffer: buffer)
+                                             configuration: configuration, tls: tls, pool: job.resources.pool,
+                                             cancellation: signal, buffer: buffer)
         var handedOver = false
         defer { if !handedOver { exchange.reader.connection.close() } }
         try DownloadJob.validate(exchange.head, askedForRange: true)
@@ -306,7 +307,7 @@ private struct Attempt {
             let setup = SegmentedTransfer.Setup(
                 url: url, userHeaders: job.request.headers, configuration: configuration, tls: tls, partial: partial,
                 progress: progress, total: total, ifRange: validator, limiter: job.resources.limiter,
-                hostSlots: job.resources.hostSlots,
+                hostSlots: job.resources.hostSlots, pool: job.resources.pool,
                 checkpoint: { (completed) throws(DownloadError) in
                     var record = template
                     record.completed = ByteRangeSet(completed)
@@ -321,7 +322,10 @@ private struct Attempt {
             return total
         }
         started(connections: 1)
-        return try stream(exchange, into: partial, total: total, progress: progress)
+        let written = try stream(exchange, into: partial, total: total, progress: progress)
+        handedOver = true
+        exchange.finish(pool: job.resources.pool)
+        return written
     }
 
     /// One connection from byte 0 to the end (unknown length, or a server without ranges).
@@ -376,10 +380,12 @@ private struct Attempt {
     }
 }
 
-/// What every download of one ``Downloader`` shares: the rate limit and the per-host connection cap.
+/// What every download of one ``Downloader`` shares: the rate limit, the per-host connection cap
+/// and the idle keep-alive connections.
 struct DownloaderResources: Sendable {
     let limiter: RateLimiter?
     let hostSlots: HostSlots?
+    let pool: ConnectionPool?
 }
 
 /// One TLS context per download, made on first use (plain HTTP never loads the trust store),

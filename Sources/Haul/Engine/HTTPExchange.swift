@@ -7,20 +7,30 @@ struct HTTPExchange {
     /// The URL that answered it.
     let finalURL: HTTPURL
 
-    /// Connects, sends a GET and follows redirects under ``RedirectPolicy`` until a final answer.
+    /// Connects (or takes an idle connection from `pool`), sends a GET and follows redirects under
+    /// ``RedirectPolicy`` until a final answer.
     ///
-    /// The header budget (bytes and lines) is shared by every response of the chain.
+    /// The header budget (bytes and lines) is shared by every response of the chain. A reused
+    /// connection that fails before its answer (the server closed it while idle) is replaced by
+    /// a new one, once.
     static func open(url: HTTPURL, userHeaders: [(name: String, value: String)], range: ByteRangeRequest? = nil,
                      ifRange: String? = nil, configuration: Downloader.Configuration,
-                     tls: TLSContextCache, cancellation: CancellationSignal,
+                     tls: TLSContextCache, pool: ConnectionPool?, cancellation: CancellationSignal,
                      buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) -> HTTPExchange {
         var policy = RedirectPolicy(original: url, userHeaders: userHeaders, maximumRedirects: configuration.maximumRedirects,
                                     allowsInsecureRedirects: configuration.allowsInsecureRedirects)
         var budget = HeaderBudget()
+        var mayReuse = pool != nil
         while true {
             let current = policy.current
-            let connection = try Connection(to: current, tls: try tls.get(), connectTimeout: configuration.connectTimeout,
+            let reused = mayReuse ? pool?.take(for: current, cancellation: cancellation) : nil
+            let connection: Connection
+            if let reused {
+                connection = reused
+            } else {
+                connection = try Connection(to: current, tls: try tls.get(), connectTimeout: configuration.connectTimeout,
                                             cancellation: cancellation)
+            }
             let request = try RequestHead.make(method: .get, url: current, userAgent: configuration.userAgent,
                                                userHeaders: policy.userHeaders, sendUserinfo: policy.sendsUserinfo,
                                                range: range, ifRange: range == nil ? nil : ifRange)
@@ -31,6 +41,10 @@ struct HTTPExchange {
                 head = try reader.readHead(deadline: ContinuousClock.now + configuration.headerTimeout)
             } catch {
                 connection.close()
+                if reused != nil, error.code == .connectionReset || error.code == .networkError, !cancellation.isCancelled {
+                    mayReuse = false   // the server closed the idle connection: ask again on a new one
+                    continue
+                }
                 throw error
             }
             budget = reader.parser.budget
@@ -39,6 +53,16 @@ struct HTTPExchange {
             }
             connection.close()
             _ = try policy.follow(status: head.status, location: head.headers["Location"])
+        }
+    }
+
+    /// Ends the exchange after its body: the connection goes to `pool` when the whole response was
+    /// read and both sides allow keep-alive, else it is closed.
+    func finish(pool: ConnectionPool?) {
+        if let pool, reader.isReusable, head.allowsReuse {
+            pool.put(reader.connection, for: finalURL)
+        } else {
+            reader.connection.close()
         }
     }
 }

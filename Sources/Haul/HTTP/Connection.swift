@@ -212,6 +212,15 @@ final class Connection {
         if self.token == nil { shutdown(socket.descriptor, Int32(SHUT_RDWR)) }   // already cancelled
     }
 
+    /// Whether nothing has arrived on the connection and the peer has not closed it: an idle
+    /// keep-alive connection that can carry another request (see ``ConnectionPool``).
+    var looksIdleAndOpen: Bool {
+        guard !closed else { return false }
+        if let ssl, SSL_pending(ssl) > 0 { return false }
+        var fds = [pollfd(fd: socket.descriptor, events: Int16(POLLIN), revents: 0)]
+        return poll(&fds, 1, 0) == 0   // readable means data nobody asked for, or the close
+    }
+
     /// Closes the connection (idempotent).
     func close() {
         guard !closed else { return }

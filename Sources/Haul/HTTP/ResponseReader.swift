@@ -51,7 +51,10 @@ final class ResponseReader {
         while true {
             switch try nextEvent(timeout: { stallTimeout }, timeoutCode: .stalled) {
             case .body(let range):
-                if try !sink(UnsafeRawBufferPointer(rebasing: buffer[range])) { return false }
+                if try !sink(UnsafeRawBufferPointer(rebasing: buffer[range])) {
+                    noteEndIfReached()
+                    return false
+                }
             case .end:
                 bodyEnded = true
                 return true
@@ -59,6 +62,15 @@ final class ResponseReader {
                 throw DownloadError(.malformedResponse, "unexpected second response head")
             }
         }
+    }
+
+    /// After the caller stopped reading: if the body ends exactly there (the caller took its
+    /// last byte), the response is complete and the connection can carry another request.
+    private func noteEndIfReached() {
+        guard !ended, case .end? = try? parser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<length]), offset: &offset) else {
+            return
+        }
+        bodyEnded = true
     }
 
     private func nextEvent(timeout: () -> Duration, timeoutCode: DownloadError.Code) throws(DownloadError) -> ResponseParser.Event {

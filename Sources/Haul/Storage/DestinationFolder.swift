@@ -12,6 +12,8 @@ final class DestinationFolder: Sendable {
     let descriptor: Int32
     /// The folder's device and inode: the same folder reached through two paths has one identity.
     let identity: String
+    /// Shared by every download of this process into this folder.
+    let shared: FolderSync
 
     /// Opens `path`, creating it (and its parents) when missing, and checks it is writable.
     ///
@@ -31,6 +33,7 @@ final class DestinationFolder: Sendable {
         var info = stat()
         _ = fstat(fd, &info)
         identity = "\(info.st_dev):\(info.st_ino)"
+        shared = FolderSync.shared(for: identity)
         descriptor = fd
     }
 
@@ -70,25 +73,30 @@ final class DestinationFolder: Sendable {
 
     /// Removes the regular file or symlink `name` (never follows it). Missing is fine.
     func remove(_ name: String) throws(DownloadError) {
-        if unlinkat(descriptor, name, 0) != 0 && errno != ENOENT {
-            throw DownloadError(.fileSystem, "cannot remove '\(path)/\(name)': \(errnoText())")
+        let (rc, code) = shared.changingEntries { (unlinkat(descriptor, name, 0), errno) }
+        if rc != 0 && code != ENOENT {
+            throw DownloadError(.fileSystem, "cannot remove '\(path)/\(name)': \(errnoText(code))")
         }
     }
 
     /// Renames `from` to `to` inside the folder, atomically. With `replace == false` an existing
     /// `to` is never replaced (`destinationExists`).
     func rename(_ from: String, to: String, replace: Bool) throws(DownloadError) {
-        let rc = replace ? renameat(descriptor, from, descriptor, to) : haul_rename_noreplace(descriptor, from, descriptor, to)
+        let (rc, code) = shared.changingEntries {
+            (replace ? renameat(descriptor, from, descriptor, to) : haul_rename_noreplace(descriptor, from, descriptor, to), errno)
+        }
         guard rc == 0 else {
-            if errno == EEXIST { throw DownloadError(.destinationExists, "'\(path)/\(to)' appeared while downloading; it was left as it is") }
-            throw DownloadError(.fileSystem, "cannot rename '\(from)' to '\(to)' in '\(path)': \(errnoText())")
+            if code == EEXIST { throw DownloadError(.destinationExists, "'\(path)/\(to)' appeared while downloading; it was left as it is") }
+            throw DownloadError(.fileSystem, "cannot rename '\(from)' to '\(to)' in '\(path)': \(errnoText(code))")
         }
     }
 
-    /// Flushes the folder's entries (the rename) to disk.
+    /// Flushes the folder's entries (the rename) to disk, in one sync with the other downloads
+    /// into this folder that finish at the same time.
     func sync() throws(DownloadError) {
-        if fsync(descriptor) != 0 && errno != EINVAL {
-            throw DownloadError(.fileSystem, "cannot sync the folder '\(path)': \(errnoText())")
+        let code = shared.sync(descriptor: descriptor)
+        if code != 0 && code != EINVAL {
+            throw DownloadError(.fileSystem, "cannot sync the folder '\(path)': \(errnoText(code))")
         }
     }
 }

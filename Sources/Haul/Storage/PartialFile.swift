@@ -70,13 +70,15 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     static func createEmpty(_ name: String, in folder: DestinationFolder) throws(DownloadError) -> PartialFile {
         // Try the common case first (nothing there): one openat, no lookups before it.
         for _ in 0..<5 {
-            let fd = openat(folder.descriptor, name, O_RDWR | O_CREAT | O_EXCL | haul_o_nofollow() | haul_o_cloexec(), 0o600)
+            let (fd, code) = folder.shared.changingEntries {
+                (openat(folder.descriptor, name, O_RDWR | O_CREAT | O_EXCL | haul_o_nofollow() | haul_o_cloexec(), 0o600), errno)
+            }
             if fd >= 0 {
                 if let file = try lock(fd, name, in: folder) { return file }
                 continue
             }
-            guard errno == EEXIST else {
-                throw DownloadError(errno == ELOOP ? .unsafePath : .fileSystem, "cannot create '\(folder.path)/\(name)': \(errnoText())")
+            guard code == EEXIST else {
+                throw DownloadError(code == ELOOP ? .unsafePath : .fileSystem, "cannot create '\(folder.path)/\(name)': \(errnoText(code))")
             }
             // Something is there: a leftover (emptied and reused), a symlink (removed by
             // openExisting, never followed), or another download's file (locked).

@@ -1,0 +1,69 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What every download of this process into one folder shares: one `fsync` of the folder for all
+/// the renames made before it started (a group commit), and one creator or renamer at a time.
+///
+/// Measured with 1,000 files of 64 KiB, 16 at once, into one folder: each download syncing the
+/// folder on its own cost 1,000 folder syncs; and 16 threads creating and renaming at once spun
+/// on the folder's lock in the kernel (a twentieth of all CPU samples). Waiting here sleeps.
+final class FolderSync: @unchecked Sendable {   // all state is under `monitor`
+    private static let registry = Mutex<[String: FolderSync]>([:])
+
+    /// The one instance for the folder of this identity (device and inode).
+    static func shared(for identity: String) -> FolderSync {
+        registry.withLock { registry in
+            if let existing = registry[identity] { return existing }
+            let made = FolderSync()
+            registry[identity] = made
+            return made
+        }
+    }
+
+    private let syncFolder: @Sendable (Int32) -> Int32
+    private let monitor = Monitor()
+    /// A pthread mutex: its waiters sleep at once (a `Mutex` spins first, which here is the cost it avoids).
+    private let entries = Monitor()
+    /// Sync requests so far; the last request every finished sync covers; whether one runs.
+    private var requested = 0
+    private var covered = 0
+    private var syncing = false
+    private var lastResult: Int32 = 0
+
+    /// - Parameter sync: syncs a folder descriptor, returning 0 or an `errno` (tests slow it down).
+    init(sync: @escaping @Sendable (Int32) -> Int32 = { fsync($0) == 0 ? 0 : errno }) {
+        self.syncFolder = sync
+    }
+
+    /// Runs `body`, which creates, renames or removes entries, as the folder's only such change.
+    func changingEntries<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        try entries.withLock(body)
+    }
+
+    /// Makes every change to the folder made before this call durable, with one `fsync(descriptor)`
+    /// for every caller waiting at that time. Returns 0, or the `errno` of the sync that covered it.
+    func sync(descriptor: Int32) -> Int32 {
+        monitor.withLock {
+            requested += 1
+            let mine = requested
+            while covered < mine {
+                if syncing {
+                    monitor.wait()
+                    continue
+                }
+                syncing = true
+                let covers = requested
+                let result = monitor.unlocked { syncFolder(descriptor) }
+                syncing = false
+                covered = covers
+                lastResult = result
+                monitor.broadcast()
+            }
+            return lastResult
+        }
+    }
+}

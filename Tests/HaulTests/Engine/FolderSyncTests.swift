@@ -1,0 +1,75 @@
+@testable import Haul
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Counts the syncs and makes each take `seconds`; descriptor 99 fails with EIO.
+private final class SlowSync: Sendable {
+    let count = Atomic(0)
+    let seconds: Double
+    init(seconds: Double) { self.seconds = seconds }
+    func sync(_ fd: Int32) -> Int32 {
+        count.add(1, ordering: .relaxed)
+        usleep(useconds_t(seconds * 1_000_000))
+        return fd == 99 ? EIO : 0
+    }
+}
+
+/// The results the callers got.
+private final class Results: Sendable {
+    let values = Mutex<[Int32]>([])
+    func add(_ value: Int32) { values.withLock { $0.append(value) } }
+}
+
+@Suite("Folder syncs: one fsync for every rename made before it started")
+struct FolderSyncTests {
+
+    @Test("eight callers waiting on a slow sync share at most two syncs", .timeLimit(.minutes(1)))
+    func groupCommit() async {
+        let slow = SlowSync(seconds: 0.3)
+        let folder = FolderSync(sync: { slow.sync($0) })
+        let results = Results()
+        let threads = ThreadPool()   // real threads: the cooperative pool has one per core
+        func call() async {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                threads.run { results.add(folder.sync(descriptor: 3)); done.resume() }
+            }
+        }
+        // The first call starts a sync; the seven that arrive while it runs need one more, shared.
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await call() }
+            try? await Task.sleep(for: .milliseconds(50))
+            for _ in 0..<7 { group.addTask { await call() } }
+        }
+        #expect(results.values.withLock { $0 } == Array(repeating: 0, count: 8))
+        #expect(slow.count.load(ordering: .relaxed) == 2)
+    }
+
+    @Test("a sync that starts after a call returned is a new one (nothing is skipped)")
+    func sequentialCallsEachSync() {
+        let slow = SlowSync(seconds: 0)
+        let folder = FolderSync(sync: { slow.sync($0) })
+        for _ in 0..<3 { #expect(folder.sync(descriptor: 3) == 0) }
+        #expect(slow.count.load(ordering: .relaxed) == 3)
+    }
+
+    @Test("the error of the sync that covered a call is that call's result")
+    func errorsReachTheCaller() {
+        let folder = FolderSync(sync: { SlowSync(seconds: 0).sync($0) })
+        #expect(folder.sync(descriptor: 99) == EIO)
+        #expect(folder.sync(descriptor: 3) == 0)
+    }
+
+    @Test("the real sync of a folder succeeds; one instance per folder identity")
+    func realFolder() throws {
+        let fd = open("/tmp", O_RDONLY)
+        defer { close(fd) }
+        #expect(FolderSync(sync: { fsync($0) == 0 ? 0 : errno }).sync(descriptor: fd) == 0)
+        #expect(FolderSync.shared(for: "test:1") === FolderSync.shared(for: "test:1"))
+        #expect(FolderSync.shared(for: "test:1") !== FolderSync.shared(for: "test:2"))
+    }
+}
