@@ -87,17 +87,18 @@ public struct OSSSigner: URLSigner {
     func presign(_ url: URL, now: Date) throws(DownloadError) -> SignedRequest {
         let (target, bucket, key) = try resolve(url)
         let time = SigningTime(now)
+        let expires = min(max(expiresIn, 1), Self.maximumExpiry)
         let query: [(name: String, value: String)]
         switch version {
         case .v1:
             let parameters = target.query.filter { !["OSSAccessKeyId", "Expires", "Signature", "security-token"].contains($0.name) }
-            query = v1Query(bucket: bucket, key: key, parameters: parameters, expires: time.secondsSince1970 + Int64(expiresIn))
+            query = v1Query(bucket: bucket, key: key, parameters: parameters, expires: time.secondsSince1970 + Int64(expires))
         case .v4:
-            let parameters = target.query.filter { !$0.name.lowercased().hasPrefix("x-oss-") }
-            query = v4Query(method: "GET", bucket: bucket, key: key, parameters: parameters, headers: [], time: time)
+            let parameters = target.query.filter { !Self.v4SignatureParameters.contains($0.name) }
+            query = v4Query(method: "GET", bucket: bucket, key: key, parameters: parameters, headers: [], time: time, expires: expires)
         }
         let signed = try target.url(encodedQuery: query)
-        return SignedRequest(url: signed, signedAt: now, expiresAt: now.addingTimeInterval(Double(expiresIn)))
+        return SignedRequest(url: signed, signedAt: now, expiresAt: now.addingTimeInterval(Double(expires)))
     }
 
     // MARK: V1
@@ -147,6 +148,13 @@ public struct OSSSigner: URLSigner {
 
     // MARK: V4
 
+    /// The query parameters a V4 signed URL carries (re-signing replaces them; others such as
+    /// `x-oss-process` are the user's and stay).
+    static let v4SignatureParameters: Set<String> = [
+        "x-oss-signature-version", "x-oss-credential", "x-oss-date", "x-oss-expires", "x-oss-signature",
+        "x-oss-security-token", "x-oss-additional-headers",
+    ]
+
     /// The V4 query (canonically encoded, `x-oss-signature` last) for a request.
     ///
     /// - Parameters:
@@ -156,14 +164,15 @@ public struct OSSSigner: URLSigner {
     ///   - parameters: the request's own decoded query parameters.
     ///   - headers: request headers; `content-type`, `content-md5` and `x-oss-*` are signed.
     ///   - time: the signing time.
+    ///   - expires: seconds the signature stays valid.
     func v4Query(method: String, bucket: String, key: String, parameters: [(name: String, value: String)],
-                 headers: [(String, String)], time: SigningTime) -> [(name: String, value: String)] {
+                 headers: [(String, String)], time: SigningTime, expires: Int) -> [(name: String, value: String)] {
         let scope = "\(time.day)/\(region)/oss/aliyun_v4_request"
         var encoded: [String: String] = [:]
         for parameter in parameters { encoded[SigningTarget.encode(parameter.name)] = SigningTarget.encode(parameter.value) }
         encoded["x-oss-signature-version"] = "OSS4-HMAC-SHA256"
         encoded["x-oss-date"] = time.timestamp
-        encoded["x-oss-expires"] = String(expiresIn)
+        encoded["x-oss-expires"] = String(expires)
         encoded["x-oss-credential"] = SigningTarget.encode("\(credentials.accessKeyID)/\(scope)")
         if let token = credentials.securityToken { encoded["x-oss-security-token"] = SigningTarget.encode(token) }
         let query = encoded.map { (name: $0.key, value: $0.value) }

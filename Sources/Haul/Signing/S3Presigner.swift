@@ -89,12 +89,14 @@ public struct S3Presigner: URLSigner {
         let target = try target(for: url)
         let time = SigningTime(now)
         let scope = "\(time.day)/\(region)/s3/aws4_request"
-        var parameters = target.query.filter { !$0.name.hasPrefix("X-Amz-") }   // re-signing replaces an old signature
+        let expires = min(max(expiresIn, 1), Self.maximumExpiry)
+        // Re-signing a presigned URL replaces its old signature parameters.
+        var parameters = target.query.filter { !Self.signatureParameters.contains($0.name) }
         parameters += [
             ("X-Amz-Algorithm", "AWS4-HMAC-SHA256"),
             ("X-Amz-Credential", "\(credentials.accessKeyID)/\(scope)"),
             ("X-Amz-Date", time.timestamp),
-            ("X-Amz-Expires", String(expiresIn)),
+            ("X-Amz-Expires", String(expires)),
             ("X-Amz-SignedHeaders", "host"),
         ]
         if let token = credentials.sessionToken { parameters.append(("X-Amz-Security-Token", token)) }
@@ -110,8 +112,14 @@ public struct S3Presigner: URLSigner {
         let stringToSign = Self.stringToSign(timestamp: time.timestamp, scope: scope, canonicalRequest: canonicalRequest)
         let signature = Hex.encode(HMAC.code(.sha256, key: signingKey(day: time.day), message: stringToSign))
         let signed = try target.url(encodedQuery: query + [("X-Amz-Signature", signature)])
-        return SignedRequest(url: signed, signedAt: now, expiresAt: now.addingTimeInterval(Double(expiresIn)))
+        return SignedRequest(url: signed, signedAt: now, expiresAt: now.addingTimeInterval(Double(expires)))
     }
+
+    /// The query parameters a presigned URL carries.
+    static let signatureParameters: Set<String> = [
+        "X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-SignedHeaders",
+        "X-Amz-Security-Token", "X-Amz-Signature",
+    ]
 
     /// The object URL for `bucket` and `key`, unsigned.
     ///

@@ -6,7 +6,7 @@ import Foundation
 
 /// The parts of a URL that a query-string signature covers, decoded, plus the canonical
 /// encoding both AWS and OSS use (RFC 3986: everything but `A-Z a-z 0-9 - . _ ~` as `%XX`).
-struct SigningTarget: Sendable, Equatable {
+struct SigningTarget: Sendable {
     /// `http` or `https`.
     var scheme: String
     /// The host, lowercase.
@@ -17,11 +17,6 @@ struct SigningTarget: Sendable, Equatable {
     var path: String
     /// The decoded query parameters, in URL order.
     var query: [(name: String, value: String)]
-
-    static func == (lhs: SigningTarget, rhs: SigningTarget) -> Bool {
-        lhs.scheme == rhs.scheme && lhs.host == rhs.host && lhs.port == rhs.port && lhs.path == rhs.path
-            && lhs.query.elementsEqual(rhs.query) { $0.name == $1.name && $0.value == $1.value }
-    }
 
     /// The `Host` header value: the port only when it is not the scheme's default.
     var hostHeader: String {

@@ -66,7 +66,7 @@ import Testing
         let time = SigningTime(Date(timeIntervalSince1970: Double(seconds)))
         #expect(time.timestamp == timestamp)
         let query = signer.v4Query(method: "PUT", bucket: "bucket", key: "1234+-/123/1.txt", parameters: Self.v4Parameters,
-                                   headers: Self.v4Headers, time: time)
+                                   headers: Self.v4Headers, time: time, expires: 599)
         let values = Dictionary(query.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 })
         #expect(values["x-oss-signature-version"] == "OSS4-HMAC-SHA256")
         #expect(values["x-oss-expires"] == "599")
@@ -82,13 +82,25 @@ import Testing
         let now = Date(timeIntervalSince1970: 1_701_575_060)   // 2023-12-03T03:44:20Z
         let signed = try signer.presign(try #require(URL(string: "oss://examplebucket/exampleobject")), now: now)
         let time = SigningTime(now)
-        let expected = signer.v4Query(method: "GET", bucket: "examplebucket", key: "exampleobject", parameters: [], headers: [], time: time)
+        let expected = signer.v4Query(method: "GET", bucket: "examplebucket", key: "exampleobject", parameters: [], headers: [],
+                                      time: time, expires: 86400)
         #expect(signed.url.absoluteString == "https://examplebucket.oss-cn-hangzhou.aliyuncs.com/exampleobject?"
             + expected.map { "\($0.name)=\($0.value)" }.joined(separator: "&"))
         #expect(signed.url.absoluteString.contains("x-oss-credential=ak%2F20231203%2Fcn-hangzhou%2Foss%2Faliyun_v4_request"))
         #expect(signed.url.absoluteString.contains("x-oss-date=20231203T034420Z&x-oss-expires=86400"))
         // Signing the signed URL again replaces the old x-oss-* parameters.
         #expect(try signer.presign(signed.url, now: now).url == signed.url)
+    }
+
+    @Test func userParametersStayAndAreSigned() throws {
+        let signer = OSSSigner(credentials: .init(accessKeyID: "ak", accessKeySecret: "sk"))
+        let now = Date(timeIntervalSince1970: 1_701_575_060)
+        let url = try #require(URL(string: "https://b.oss-cn-hangzhou.aliyuncs.com/p.jpg?x-oss-process=image%2Fresize%2Cw_100"))
+        let signed = try signer.presign(url, now: now)
+        #expect(signed.url.absoluteString.contains("x-oss-process=image%2Fresize%2Cw_100"))
+        let unprocessed = try signer.presign(try #require(URL(string: "https://b.oss-cn-hangzhou.aliyuncs.com/p.jpg")), now: now)
+        #expect(signed.url.absoluteString.components(separatedBy: "x-oss-signature=").last
+            != unprocessed.url.absoluteString.components(separatedBy: "x-oss-signature=").last)
     }
 
     @Test func pathStyleOnACustomEndpoint() throws {
