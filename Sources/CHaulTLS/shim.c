@@ -1,4 +1,5 @@
 #include "CHaulTLS.h"
+#include <limits.h>
 #include <string.h>
 
 int haul_ssl_set_sni(SSL *ssl, const char *name) {
@@ -35,4 +36,60 @@ void haul_ssl_ctx_enable_read_ahead(SSL_CTX *ctx, size_t buffer_length) {
 int haul_ssl_error_is_unexpected_eof(void) {
     unsigned long e = ERR_peek_error();
     return e != 0 && ERR_GET_LIB(e) == ERR_LIB_SSL && ERR_GET_REASON(e) == SSL_R_UNEXPECTED_EOF_WHILE_READING;
+}
+
+/// The OpenSSL digest for a HAUL_DIGEST_* algorithm, or NULL.
+static const EVP_MD *haul_digest_md(int algorithm) {
+    switch (algorithm) {
+    case HAUL_DIGEST_SHA256: return EVP_sha256();
+    case HAUL_DIGEST_SHA512: return EVP_sha512();
+    case HAUL_DIGEST_SHA1: return EVP_sha1();
+    case HAUL_DIGEST_MD5: return EVP_md5();
+    default: return NULL;
+    }
+}
+
+int haul_digest_size(int algorithm) {
+    const EVP_MD *md = haul_digest_md(algorithm);
+    return md ? EVP_MD_size(md) : 0;
+}
+
+EVP_MD_CTX *haul_digest_new(int algorithm) {
+    const EVP_MD *md = haul_digest_md(algorithm);
+    if (!md) return NULL;
+    EVP_MD_CTX *context = EVP_MD_CTX_new();
+    if (!context) return NULL;
+    if (EVP_DigestInit_ex(context, md, NULL) != 1) {
+        EVP_MD_CTX_free(context);
+        return NULL;
+    }
+    return context;
+}
+
+int haul_digest_update(EVP_MD_CTX *context, const void *bytes, size_t length) {
+    if (length == 0) return 1;
+    return EVP_DigestUpdate(context, bytes, length);
+}
+
+int haul_digest_final(EVP_MD_CTX *context, unsigned char *out) {
+    unsigned int length = 0;
+    if (EVP_DigestFinal_ex(context, out, &length) != 1) return 0;
+    // A NULL type re-initialises the context with the digest it already has.
+    if (EVP_DigestInit_ex(context, NULL, NULL) != 1) return 0;
+    return (int)length;
+}
+
+void haul_digest_free(EVP_MD_CTX *context) {
+    EVP_MD_CTX_free(context);
+}
+
+int haul_hmac(int algorithm, const void *key, size_t key_length,
+              const void *data, size_t data_length, unsigned char *out) {
+    const EVP_MD *md = haul_digest_md(algorithm);
+    if (!md || key_length > INT_MAX) return 0;
+    static const unsigned char empty = 0;
+    unsigned int length = 0;
+    if (!HMAC(md, key_length ? key : &empty, (int)key_length,
+              data_length ? data : &empty, data_length, out, &length)) return 0;
+    return (int)length;
 }

@@ -36,4 +36,34 @@ void haul_ssl_ctx_enable_read_ahead(SSL_CTX *ctx, size_t buffer_length);
 /// the queue. Returns the error code (0 when the queue was empty).
 unsigned long haul_ssl_take_error(char *buffer, size_t length);
 
+/// Digest algorithms for the haul_digest_* and haul_hmac functions.
+enum {
+    HAUL_DIGEST_SHA256 = 1,
+    HAUL_DIGEST_SHA512 = 2,
+    HAUL_DIGEST_SHA1 = 3,
+    HAUL_DIGEST_MD5 = 4,
+};
+
+/// The digest length in bytes of a HAUL_DIGEST_* algorithm (0 for an unknown one).
+int haul_digest_size(int algorithm);
+
+/// A new streaming digest context for a HAUL_DIGEST_* algorithm, ready for updates.
+/// NULL when the algorithm is unknown or OpenSSL fails. Free with haul_digest_free.
+EVP_MD_CTX *haul_digest_new(int algorithm);
+
+/// Adds length bytes to the message. Returns 1 on success.
+int haul_digest_update(EVP_MD_CTX *context, const void *bytes, size_t length);
+
+/// Writes the digest into out (at least haul_digest_size bytes) and starts the context over on
+/// the empty message of the same algorithm. Returns the digest length, 0 on failure.
+int haul_digest_final(EVP_MD_CTX *context, unsigned char *out);
+
+/// Frees a context from haul_digest_new (NULL is ignored).
+void haul_digest_free(EVP_MD_CTX *context);
+
+/// One-shot HMAC (RFC 2104) of data under key with a HAUL_DIGEST_* algorithm. Writes the code
+/// into out (at least haul_digest_size bytes). Returns the code length, 0 on failure.
+int haul_hmac(int algorithm, const void *key, size_t key_length,
+              const void *data, size_t data_length, unsigned char *out);
+
 #endif

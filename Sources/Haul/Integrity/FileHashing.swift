@@ -1,0 +1,67 @@
+import CHaulSys
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Hashing of files on disk: the finished partial before its rename, and blocks of it on resume.
+enum FileHashing {
+    /// The read size: large enough that system calls cost nothing next to hashing.
+    static let defaultBufferSize = 4 << 20
+
+    /// The digest of the bytes of an open file, read with `pread` (the file offset is untouched).
+    ///
+    /// - Parameters:
+    ///   - descriptor: a file open for reading.
+    ///   - algorithm: the hash function.
+    ///   - range: the byte offsets to hash; `nil` hashes from 0 to the end of the file.
+    ///   - bufferSize: bytes per read.
+    /// - Returns: the raw digest.
+    /// - Throws: `fileSystem` when a read fails, or when the file ends before `range` does.
+    static func hash(descriptor: Int32, algorithm: ChecksumAlgorithm, range: Range<Int64>? = nil,
+                     bufferSize: Int = defaultBufferSize) throws(DownloadError) -> [UInt8] {
+        precondition(bufferSize > 0)
+        haul_advise_sequential(descriptor)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 4096)
+        defer { buffer.deallocate() }
+        let digest = Digest(algorithm)
+        var offset = range?.lowerBound ?? 0
+        let end = range?.upperBound ?? Int64.max
+        while offset < end {
+            let wanted = Int(min(Int64(bufferSize), end - offset))
+            let count = pread(descriptor, buffer.baseAddress, wanted, off_t(offset))
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw DownloadError(.fileSystem, "cannot read at offset \(offset) to verify it: \(errnoText())")
+            }
+            if count == 0 {
+                guard range == nil else {
+                    throw DownloadError(.fileSystem, "the file ends at \(offset), before \(end)")
+                }
+                break
+            }
+            digest.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            offset += Int64(count)
+        }
+        return digest.finalize()
+    }
+
+    /// The digest of a whole file.
+    ///
+    /// - Parameters:
+    ///   - path: the file (symlinks are followed: callers pass their own files).
+    ///   - algorithm: the hash function.
+    ///   - bufferSize: bytes per read.
+    /// - Returns: the raw digest.
+    /// - Throws: `fileSystem` when the file cannot be opened or read.
+    static func hash(path: String, algorithm: ChecksumAlgorithm,
+                     bufferSize: Int = defaultBufferSize) throws(DownloadError) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | haul_o_cloexec())
+        guard descriptor >= 0 else {
+            throw DownloadError(.fileSystem, "cannot open '\(path)' to verify it: \(errnoText())")
+        }
+        defer { close(descriptor) }
+        return try hash(descriptor: descriptor, algorithm: algorithm, bufferSize: bufferSize)
+    }
+}
