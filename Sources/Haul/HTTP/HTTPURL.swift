@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -378,5 +383,32 @@ extension HTTPURL {
         copy.user = nil
         copy.password = nil
         return copy
+    }
+}
+
+extension DownloadRequest {
+    /// Checks URL text the way every download checks its URL, with no network I/O.
+    ///
+    /// Accepts exactly what ``Downloader`` accepts: an absolute `http` or `https` URL whose host
+    /// is an ASCII name, an IPv4 address or a bracketed IPv6 literal, with an optional port from
+    /// 1 to 65535, no spaces or control characters and well-formed `%` escapes. A command line
+    /// checks every URL with it before starting any download.
+    ///
+    /// - Parameter text: the URL as typed.
+    /// - Returns: the URL.
+    /// - Throws: `.unsupportedScheme` for a scheme other than http(s); `.invalidURL` otherwise.
+    ///   The message does not repeat the URL (callers print it, redacted): `invalid URL: <reason>`.
+    public static func validatedURL(_ text: String) throws(DownloadError) -> URL {
+        do {
+            _ = try HTTPURL.parse(text)
+        } catch where error.code == .invalidURL {
+            let quoted = "invalid URL '\(quotedForMessage(text))': "
+            let reason = error.message.hasPrefix(quoted) ? String(error.message.dropFirst(quoted.count)) : error.message
+            throw DownloadError(.invalidURL, "invalid URL: \(reason)")
+        }
+        guard let url = URL(string: text) else {
+            throw DownloadError(.invalidURL, "invalid URL")
+        }
+        return url
     }
 }
