@@ -13,6 +13,7 @@ struct HostileURLTests {
         "http://127.0.0.1/\t", "http://[::1/x", "http://[::1", "http://[zz::1]/x", "http://[fe80::1%25eth0]/x",
         "http://host!/x", "http:///x", "http://:80/x", "http://127.0.0.1/%zz", "http://127.0.0.1/%4",
         "http://alice:pw-secret-userinfo@ho st/?token=token-secret", "http://alice:pw/secret@host:x/",
+        "http://b\u{FC}cher.example/%zz", "http://b\u{FC}cher.example:0/", "http://b\u{FC}cher!.example/",
     ])
     func invalidText(text: String) {
         do {
@@ -24,6 +25,15 @@ struct HostileURLTests {
             #expect(error.message.hasPrefix("invalid URL: "), "\(error.message)")
             #expect(PlantedSecret.leaked(in: error.message).isEmpty && !error.message.contains("pw/secret"), "\(error.message)")
         }
+    }
+
+    @Test("valid URL text passes the check, an international host name included (Foundation converts it to xn--)", arguments: [
+        ("http://b\u{FC}cher.example/x", "xn--bcher-kva.example"), ("HTTP://Host.Example/x", "host.example"),
+        ("http://[::1]:8080/f", "::1"), ("http://h/\u{E4}.zip", "h"), ("http://alice:pw@b\u{FC}cher.example:8080/\u{E4}?q=1", "xn--bcher-kva.example"),
+    ])
+    func validText(text: String, host: String) throws {
+        let url = try DownloadRequest.validatedURL(text)
+        #expect(url.host?.lowercased() == host)
     }
 
     @Test("a scheme other than http(s) is unsupported (exit 2)", arguments: ["ftp://127.0.0.1/x", "file:///etc/passwd", "ws://127.0.0.1/"])
