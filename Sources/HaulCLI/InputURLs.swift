@@ -39,7 +39,8 @@ enum InputURLs {
     }
 
     /// Checks one URL as typed: parseable by `URL(string:)`, no spaces or control characters,
-    /// `http` or `https`, a host, a port in 1...65535.
+    /// `http` or `https`, a host, a port in 1...65535, and accepted by the library
+    /// (``DownloadRequest/validatedURL(_:)``).
     ///
     /// - Returns: the parsed URL.
     /// - Throws: ``DownloadError/Code/invalidURL`` or ``DownloadError/Code/unsupportedScheme``.
@@ -62,6 +63,8 @@ enum InputURLs {
         if let port = url.port, !(1...65535).contains(port) {
             throw DownloadError(.invalidURL, "invalid URL: port \(port) is out of range")
         }
-        return url
+        // Whatever the library would refuse once the download starts (a host such as `host!` or
+        // `[zz::1]`, a malformed %-escape) is refused here, before any download does network I/O.
+        return try DownloadRequest.validatedURL(text)
     }
 }

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -378,5 +383,67 @@ extension HTTPURL {
         copy.user = nil
         copy.password = nil
         return copy
+    }
+}
+
+extension DownloadRequest {
+    /// Checks URL text the way every download checks its URL, with no network I/O.
+    ///
+    /// Accepts an absolute `http` or `https` URL whose host is an ASCII name, an international
+    /// name (which `URL(string:)` turns into its `xn--` form), an IPv4 address or a bracketed
+    /// IPv6 literal, with an optional port from 1 to 65535, no spaces or control characters and
+    /// well-formed `%` escapes. Stricter than `URL(string:)`, which quietly encodes a space or a
+    /// stray `%`. A command line checks every URL with it before starting any download.
+    ///
+    /// - Parameter text: the URL as typed.
+    /// - Returns: the URL.
+    /// - Throws: `.unsupportedScheme` for a scheme other than http(s); `.invalidURL` otherwise.
+    ///   The message does not repeat the URL (callers print it, redacted): `invalid URL: <reason>`.
+    public static func validatedURL(_ text: String) throws(DownloadError) -> URL {
+        let url = URL(string: text)
+        do {
+            _ = try HTTPURL.parse(text)
+        } catch where error.code == .invalidURL && hasInternationalHost(text) && url != nil {
+            // The host as URL(string:) converted it; the rest of the text as typed, strictly.
+            try checkInternational(text, converted: url!.absoluteString)
+        } catch {
+            throw withoutQuotedURL(error, quoted: text)
+        }
+        guard let url else { throw DownloadError(.invalidURL, "invalid URL") }
+        return url
+    }
+
+    /// Whether the authority of `text` (after `://`, up to `/`, `?` or `#`) has a non-ASCII byte.
+    private static func hasInternationalHost(_ text: String) -> Bool {
+        authority(of: Array(text.utf8)).map { $0.contains { $0 >= 0x80 } } ?? false
+    }
+
+    /// The authority's bytes, or `nil` when there is no `://`.
+    private static func authority(of bytes: [UInt8]) -> ArraySlice<UInt8>? {
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[colon...].starts(with: "://".utf8) else { return nil }
+        let start = colon + 3
+        let end = bytes[start...].firstIndex { isOneOf($0, "/?#") } ?? bytes.endIndex
+        return bytes[start..<end]
+    }
+
+    /// Parses the converted URL (its `xn--` host) and the typed text with a placeholder host.
+    private static func checkInternational(_ text: String, converted: String) throws(DownloadError) {
+        let bytes = Array(text.utf8)
+        guard let authority = authority(of: bytes) else { return }
+        let placeholder = String(decoding: bytes[..<authority.startIndex] + Array("h".utf8) + bytes[authority.endIndex...],
+                                 as: UTF8.self)
+        do {
+            _ = try HTTPURL.parse(placeholder)
+            _ = try HTTPURL.parse(converted)
+        } catch {
+            throw withoutQuotedURL(withoutQuotedURL(error, quoted: placeholder), quoted: converted)
+        }
+    }
+
+    /// `invalid URL '<url>': <reason>` as `invalid URL: <reason>`; other errors unchanged.
+    private static func withoutQuotedURL(_ error: DownloadError, quoted url: String) -> DownloadError {
+        let prefix = "invalid URL '\(quotedForMessage(url))': "
+        guard error.code == .invalidURL, error.message.hasPrefix(prefix) else { return error }
+        return DownloadError(.invalidURL, "invalid URL: " + error.message.dropFirst(prefix.count))
     }
 }

@@ -103,3 +103,20 @@ func hexValue(_ byte: UInt8) -> UInt8? {
     default: nil
     }
 }
+
+extension DownloadRequest {
+    /// The URL text with its secrets removed, safe to print, log or store.
+    ///
+    /// The same redaction the library applies to its own messages and events: the userinfo is
+    /// removed and the value of every query or fragment parameter whose name looks secret
+    /// (signatures, tokens, keys, passwords, credentials, sessions, policies, `X-Amz-*`,
+    /// `X-Oss-*`) becomes `REDACTED`. Text that is not a valid URL is redacted too; there, an
+    /// `@` after a `/` also ends the userinfo, since a password may hold a raw `/`.
+    ///
+    /// - Parameter text: a URL as typed by a user, valid or not.
+    /// - Returns: the text without its secrets.
+    public static func redactedURL(_ text: String) -> String {
+        let parses = (try? HTTPURL.parse(text)) != nil
+        return redactedURLString(text, aggressive: !parses)
+    }
+}
