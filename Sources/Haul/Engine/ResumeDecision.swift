@@ -4,7 +4,7 @@
 /// The rules (issue "Resume anything"): a 206 whose `Content-Range` matches the asked start,
 /// the end of the file and the recorded total continues; a 200 means the file changed or Range
 /// is ignored, so the download starts over from byte 0 with that very response (never appended);
-/// a 206 for another start or total is a protocol error and nothing is written; a 416 means done
+/// a 206 for another start, end or total (or of an unknown total) is a protocol error and nothing is written; a 416 means done
 /// only when the recorded file is complete and its total matches, otherwise start over.
 enum ResumeDecision: Equatable {
     /// Continue: the response carries the bytes from the asked start to the end.
@@ -61,11 +61,15 @@ enum ResumeDecision: Equatable {
             guard first == requestedStart else {
                 throw DownloadError(.rangeMismatch, "asked for bytes from \(requestedStart), the server sent bytes from \(first)")
             }
-            if let complete, last != complete - 1 {
+            guard let complete else {
+                // "bytes a-b/*": nothing tells whether b is the last byte, so the file could end up cut short.
+                throw DownloadError(.rangeMismatch, "asked for bytes \(requestedStart) to the end, the server sent \(first)-\(last) of an unknown length")
+            }
+            if last != complete - 1 {
                 throw DownloadError(.rangeMismatch, "asked for bytes \(requestedStart) to the end, the server sent \(first)-\(last) of \(complete)")
             }
             guard let record else { return .resume }   // a fresh start from 0: nothing to compare
-            guard let complete, complete == record.totalLength else {
+            guard complete == record.totalLength else {
                 throw DownloadError(.rangeMismatch,
                                     "the server's file is \(facts.totalLength.map(String.init) ?? "of unknown length") bytes, the partial one \(record.totalLength)")
             }
