@@ -1,8 +1,5 @@
-import Foundation
 import HaulServer
 import Synchronization
-import Testing
-@testable import Haul
 
 /// A file served by a hand-written route whose N-th request can misbehave: for the hostile
 /// tests that need one failure and then a correct server (to see a retry resume and finish).
@@ -10,9 +7,9 @@ import Testing
 /// Correct answers honour `Range: bytes=a-` and `bytes=a-b` with 206 and `Content-Range`, and
 /// carry `ETag` (when set), `Last-Modified` (when set) and `Accept-Ranges: bytes`. Every body
 /// byte written is counted in ``bodyBytesSent``.
-final class ScriptedFile: Sendable {
+public final class ScriptedFile: Sendable {
     /// What one request gets.
-    enum Reply: Sendable {
+    public enum Reply: Sendable {
         /// The correct answer.
         case serve
         /// The correct head, `count` body bytes of it, then a FIN.
@@ -31,9 +28,12 @@ final class ScriptedFile: Sendable {
         case hangUp
     }
 
-    let content: [UInt8]
-    let etag: String?
-    let lastModified: String?
+    /// The file's bytes.
+    public let content: [UInt8]
+    /// The `ETag` sent with every answer, if any.
+    public let etag: String?
+    /// The `Last-Modified` sent with every answer, if any.
+    public let lastModified: String?
     private let script: @Sendable (Int) -> Reply
     private let served = Mutex(0)
     private let sent = Mutex<Int64>(0)
@@ -41,7 +41,7 @@ final class ScriptedFile: Sendable {
     /// - Parameters:
     ///   - size: the file's length; its bytes are the server's deterministic content (seed 7).
     ///   - script: the reply to the request with this 0-based index.
-    init(size: Int, etag: String? = "\"v1\"", lastModified: String? = nil, script: @escaping @Sendable (Int) -> Reply) {
+    public init(size: Int, etag: String? = "\"v1\"", lastModified: String? = nil, script: @escaping @Sendable (Int) -> Reply) {
         self.content = HaulServer.content(seed: 7).bytes(0..<Int64(size))
         self.etag = etag
         self.lastModified = lastModified
@@ -49,10 +49,10 @@ final class ScriptedFile: Sendable {
     }
 
     /// Body bytes written so far, over every request.
-    var bodyBytesSent: Int64 { sent.withLock { $0 } }
+    public var bodyBytesSent: Int64 { sent.withLock { $0 } }
 
     /// Serves `path` on `server` through this script.
-    func install(on server: HaulServer, at path: String) {
+    public func install(on server: HaulServer, at path: String) {
         server.route(path) { [self] request, connection in
             let index = served.withLock { value in defer { value += 1 }; return value }
             try reply(script(index), to: request, on: connection)
@@ -80,14 +80,15 @@ final class ScriptedFile: Sendable {
         }
         var first = 0, last = total - 1
         var head = "HTTP/1.1 200 OK\r\n"
-        if let range = requestedRange(request), Int(range.first) >= total {
+        let asked = Self.range(request)
+        if let range = asked, Int(range.first) >= total {
             try connection.write("HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */\(total)\r\nContent-Length: 0\r\n"
                                  + "\(validators)Connection: close\r\n\r\n")
             return
         }
         if case .ignoreRange = reply {
             // the whole file below
-        } else if let range = requestedRange(request) {
+        } else if let range = asked {
             first = Int(range.first)
             last = min(range.last.map(Int.init) ?? total - 1, total - 1)
             head = "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes \(first)-\(last)/\(total)\r\n"
@@ -114,17 +115,16 @@ final class ScriptedFile: Sendable {
         }
     }
 
+    /// `Range: bytes=a-b` or `bytes=a-` as `(a, b)`; `nil` for anything else.
+    private static func range(_ request: RecordedRequest) -> (first: Int64, last: Int64?)? {
+        guard let value = request.header("Range"), value.hasPrefix("bytes=") else { return nil }
+        let parts = value.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, let first = Int64(parts[0]) else { return nil }
+        return (first, parts[1].isEmpty ? nil : Int64(parts[1]))
+    }
+
     private func send(_ bytes: some Collection<UInt8>, on connection: ServerConnection) throws {
         sent.withLock { $0 += Int64(bytes.count) }
         try connection.write(bytes)
-    }
-}
-
-/// A downloader for the hostile tests: one connection, short timeouts, quick retries.
-func hostileDownloader(retries: Int = 3, _ adjust: (inout Downloader.Configuration) -> Void = { _ in }) -> Downloader {
-    testDownloader { configuration in
-        configuration.connectionsPerDownload = 1
-        configuration.retry = RetryPolicy(maximumRetries: retries, initialDelay: .milliseconds(20), maximumDelay: .milliseconds(100))
-        adjust(&configuration)
     }
 }
