@@ -160,6 +160,9 @@ final class SegmentedTransfer: Sendable {
                 exchange = nil
                 if progressed { failures = 0 }
                 segment = planner.withLock { $0.finished(worker: worker) }
+                if segment == nil, planner.withLock({ $0.isComplete }) {
+                    abort.cancel()   // every byte is on disk: wake the connections sleeping before a retry
+                }
             } catch {
                 exchange = nil
                 if abort.isCancelled { return }
@@ -169,7 +172,8 @@ final class SegmentedTransfer: Sendable {
                     return
                 }
                 _ = planner.withLock { $0.failed(worker: worker) }   // its rest goes back as a gap
-                let delay = setup.configuration.retry.delay(beforeRetry: failures, jitter: Double.random(in: 0...1))
+                let delay = setup.configuration.retry.delay(beforeRetry: failures, jitter: Double.random(in: 0...1),
+                                                            retryAfter: error.retryAfter)
                 if !abort.sleep(for: delay) { return }
                 segment = planner.withLock { $0.retry(worker: worker) }   // its own gap if still free, else any
             }
