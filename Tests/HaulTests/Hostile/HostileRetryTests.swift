@@ -167,3 +167,28 @@ private func httpDate(_ date: Date) -> String {
     formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
     return formatter.string(from: date)
 }
+
+/// `Retry-After` on a segment's request (the second connection).
+@Suite("Hostile retries of a segment", .timeLimit(.minutes(1)))
+struct HostileSegmentRetryTests {
+    /// The failing connection waits as asked while the other one takes its bytes over; the
+    /// download ends when every byte is on disk, without waiting out the sleeping connection.
+    @Test func aSegmentToldToWaitDoesNotHoldUpAFinishedDownload() async throws {
+        let server = try HaulServer()
+        let file = ScriptedFile(size: 1_000_000) { $0 == 1 ? .status(503, headers: "Retry-After: 20\r\n") : .serve }
+        file.install(on: server, at: "/f.bin")
+        let downloader = hostileDownloader {
+            $0.connectionsPerDownload = 2
+            $0.minimumSegmentSize = 64 << 10
+            $0.retry = RetryPolicy(maximumRetries: 2, initialDelay: .milliseconds(20), maximumDelay: .seconds(60))
+        }
+        try await withTemporaryDirectory { dir async throws in
+            let started = ContinuousClock.now
+            let result = try await downloader.file(from: url(server, "/f.bin"), to: .directory(dir))
+            #expect(ContinuousClock.now - started < .seconds(10), "the download waited for the sleeping connection")
+            #expect(try contents(result.fileURL) == file.content)
+            #expect(listFiles(dir) == ["f.bin"])
+            #expect(server.requests.filter { $0.header("Range") == "bytes=0-" }.count == 1, "no start over")
+        }
+    }
+}
