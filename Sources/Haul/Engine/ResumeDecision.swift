@@ -4,8 +4,9 @@
 /// The rules (issue "Resume anything"): a 206 whose `Content-Range` matches the asked start,
 /// the end of the file and the recorded total continues; a 200 means the file changed or Range
 /// is ignored, so the download starts over from byte 0 with that very response (never appended);
-/// a 206 for another start, end or total (or of an unknown total) is a protocol error and nothing is written; a 416 means done
-/// only when the recorded file is complete and its total matches, otherwise start over.
+/// a 206 for another start, end or total (or of an unknown total) is a protocol error and nothing
+/// is written; a 416 means done only when the recorded file is complete and its total matches,
+/// otherwise start over.
 enum ResumeDecision: Equatable {
     /// Continue: the response carries the bytes from the asked start to the end.
     case resume
@@ -70,8 +71,7 @@ enum ResumeDecision: Equatable {
             }
             guard let record else { return .resume }   // a fresh start from 0: nothing to compare
             guard complete == record.totalLength else {
-                throw DownloadError(.rangeMismatch,
-                                    "the server's file is \(facts.totalLength.map(String.init) ?? "of unknown length") bytes, the partial one \(record.totalLength)")
+                throw DownloadError(.rangeMismatch, "the server's file is \(complete) bytes, the partial one \(record.totalLength)")
             }
             if let etag = facts.strongETag, let recorded = record.etag, etag != recorded {
                 return .restartFresh(reason: "the file changed on the server (new ETag); starting over")
