@@ -33,6 +33,8 @@ struct HostileRetryTests {
             #expect(run.error == nil, "\(run.error?.description ?? "")")
             #expect(retries(run).map(\.error.code) == [.connectionReset, .connectionReset])
             #expect(retries(run).map(\.attempt) == [1, 2])
+            let delays = retries(run).map(\.delay)
+            #expect((0.01...0.02).contains(delays[0]) && (0.02...0.04).contains(delays[1]), "exponential, jittered: \(delays)")
             #expect(server.requests.count == 3)
             #expect(try contents(dir.appendingPathComponent("f.bin")) == file.content)
         }
@@ -143,6 +145,16 @@ struct HostileRetryTests {
                       "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 PST", "06 Nov 1994 08:49:37"])
     func unreadableRetryAfterIsIgnored(value: String?) {
         #expect(RetryAfter.delay(value, now: 0) == nil)
+    }
+
+    /// Exponential backoff: doubling from the first delay, capped, then jittered to 50-100%.
+    @Test(arguments: [(1, 1.0), (2, 2), (3, 4), (4, 8), (5, 16), (6, 32), (7, 60), (40, 60)] as [(Int, Double)])
+    func backoffDoublesUpToTheCapWithJitter(attempt: Int, seconds: Double) {
+        let policy = RetryPolicy(maximumRetries: 50, initialDelay: .seconds(1), maximumDelay: .seconds(60))
+        #expect(policy.delay(beforeRetry: attempt, jitter: 1) == .milliseconds(Int64(seconds * 1000)))
+        #expect(policy.delay(beforeRetry: attempt, jitter: 0) == .milliseconds(Int64(seconds * 500)))
+        let jittered = policy.delay(beforeRetry: attempt, jitter: 0.3).seconds
+        #expect(jittered > seconds * 0.5 && jittered < seconds)
     }
 
     @Test func aHugeRetryAfterIsClampedToTheCap() {
