@@ -73,6 +73,34 @@ struct HostileWireCLITests {
         }
     }
 
+    /// A run cut short leaves its partial and record; the next run asks for the rest with
+    /// `If-Range`. A server that now ignores Range (200), or has a new file (another ETag),
+    /// makes it start over: the result is the whole file of one version, never old bytes
+    /// followed by new ones.
+    @Test(arguments: ["ignores Range", "new ETag"])
+    func aSecondRunStartsOverWhenTheServerCannotContinue(change: String) async throws {
+        let server = try HaulServer()
+        ScriptedFile(size: 200_000) { _ in .closeAfter(50_000) }.install(on: server, at: "/f.bin")
+        try await withTemporaryDirectory { dir async throws in
+            let arguments = Self.retrying.map { $0 == "--retries=3" ? "--retries=0" : $0 } + ["-q", "-d", dir.path, server.url("/f.bin")]
+            let first = try await haul(arguments, in: dir)
+            #expect(first.status == 4)
+            #expect(listFiles(dir) == ["f.bin.part", "f.bin.resume"])
+
+            let new = change == "new ETag"
+                ? ScriptedFile(size: 300_000, seed: 8, etag: "\"v2\"") { _ in .serve }
+                : ScriptedFile(size: 200_000) { _ in .ignoreRange }
+            new.install(on: server, at: "/f.bin")
+            let second = try await haul(arguments, in: dir)
+            #expect(second.status == 0, "\(second.standardError)")
+            #expect(server.requests[1].header("Range") == "bytes=50000-")
+            #expect(server.requests[1].header("If-Range") == "\"v1\"")
+            #expect(server.requests.count == (change == "new ETag" ? 3 : 2), "a new ETag in a 206 needs a fresh request")
+            #expect(listFiles(dir) == ["f.bin"])
+            #expect(fileContents(dir.appendingPathComponent("f.bin")) == Data(new.content))
+        }
+    }
+
     /// Chunked wins over a Content-Length; a gzip body nobody asked for is stored as sent.
     @Test func chunkedWithContentLengthAndAnUnaskedGzipBodyAreStoredAsSent() async throws {
         let server = try HaulServer()

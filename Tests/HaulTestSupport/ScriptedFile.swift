@@ -39,10 +39,12 @@ public final class ScriptedFile: Sendable {
     private let sent = Mutex<Int64>(0)
 
     /// - Parameters:
-    ///   - size: the file's length; its bytes are the server's deterministic content (seed 7).
+    ///   - size: the file's length; its bytes are the server's deterministic content for `seed`.
+    ///   - seed: which content.
     ///   - script: the reply to the request with this 0-based index.
-    public init(size: Int, etag: String? = "\"v1\"", lastModified: String? = nil, script: @escaping @Sendable (Int) -> Reply) {
-        self.content = HaulServer.content(seed: 7).bytes(0..<Int64(size))
+    public init(size: Int, seed: UInt64 = 7, etag: String? = "\"v1\"", lastModified: String? = nil,
+                script: @escaping @Sendable (Int) -> Reply) {
+        self.content = HaulServer.content(seed: seed).bytes(0..<Int64(size))
         self.etag = etag
         self.lastModified = lastModified
         self.script = script

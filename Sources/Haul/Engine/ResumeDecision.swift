@@ -59,6 +59,8 @@ enum ResumeDecision: Equatable {
             guard case .satisfied(let first, let last, let complete)? = facts.contentRange else {
                 throw DownloadError(.rangeMismatch, "the server answered 206 without a valid Content-Range")
             }
+            // Another validator means another file, whatever range it came with (If-Range was ignored).
+            if let record, let change = change(from: record, to: facts) { return .restartFresh(reason: change) }
             guard first == requestedStart else {
                 throw DownloadError(.rangeMismatch, "asked for bytes from \(requestedStart), the server sent bytes from \(first)")
             }
@@ -72,12 +74,6 @@ enum ResumeDecision: Equatable {
             guard let record else { return .resume }   // a fresh start from 0: nothing to compare
             guard complete == record.totalLength else {
                 throw DownloadError(.rangeMismatch, "the server's file is \(complete) bytes, the partial one \(record.totalLength)")
-            }
-            if let etag = facts.strongETag, let recorded = record.etag, etag != recorded {
-                return .restartFresh(reason: "the file changed on the server (new ETag); starting over")
-            }
-            if record.etag == nil, let modified = facts.lastModified, let recorded = record.lastModified, modified != recorded {
-                return .restartFresh(reason: "the file changed on the server (new Last-Modified); starting over")
             }
             return .resume
         case 200:
@@ -102,5 +98,16 @@ enum ResumeDecision: Equatable {
         default:
             return .resume   // not reached: non-2xx answers are errors before this
         }
+    }
+
+    /// Why the response's validator says the file is not the recorded one, or `nil` when it does not.
+    private static func change(from record: ResumeRecord, to facts: ResponseFacts) -> String? {
+        if let etag = facts.strongETag, let recorded = record.etag, etag != recorded {
+            return "the file changed on the server (new ETag); starting over"
+        }
+        if record.etag == nil, let modified = facts.lastModified, let recorded = record.lastModified, modified != recorded {
+            return "the file changed on the server (new Last-Modified); starting over"
+        }
+        return nil
     }
 }
