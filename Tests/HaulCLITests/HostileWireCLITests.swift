@@ -141,6 +141,46 @@ struct HostileWireCLITests {
         }
     }
 
+    /// Network failures exit 4 after one retry (`--retries=1`): a server that never answers,
+    /// a head that trickles or never ends (the header deadline), a chunked body without its last chunk.
+    @Test(arguments: [
+        ("/silent", "headerTimeout", [String]()),
+        ("/trickle-headers?interval=100", "headerTimeout", []),
+        ("/endless-headers", "headerTimeout", []),
+        ("/chunked?size=3000&mode=missing-last", "truncatedBody", ["chunked.part"]),
+    ])
+    func networkFailuresAreRetriedOnceThenExitFour(path: String, code: String, files: [String]) async throws {
+        let server = try HaulServer()
+        try await withTemporaryDirectory { dir async throws in
+            let url = server.url(path)
+            let arguments = ["--retries=1", "--retry-wait=0.05", "--header-timeout=1", "--json", "-d", dir.path, url]
+            let outcome = try await haul(arguments, in: dir)
+            #expect(outcome.status == 4)
+            let events = outcome.jsonEvents()
+            #expect(eventNames(events).filter { $0 == "retrying" }.count == 1)
+            #expect((events.last?["error"] as? [String: Any])?["code"] as? String == code)
+            #expect(outcome.errorLines.last?.hasPrefix("haul: \(url): ") == true, "\(outcome.standardError)")
+            #expect(server.requests.count == 2)
+            #expect(listFiles(dir) == files)
+        }
+    }
+
+    /// A local failure after the server answered (a length no disk can hold) exits 3 at once.
+    @Test func aLocalFailureExitsThreeWithoutARetry() async throws {
+        let server = try HaulServer()
+        server.route("/huge.bin") { _, connection in
+            try connection.write("HTTP/1.1 200 OK\r\nContent-Length: 1152921504606846976\r\nETag: \"h\"\r\nAccept-Ranges: bytes\r\n\r\n")
+            connection.waitUntilClosed()
+        }
+        try await withTemporaryDirectory { dir async throws in
+            let outcome = try await haul(Self.retrying + ["-d", dir.path, server.url("/huge.bin")], in: dir)
+            #expect(outcome.status == 3)
+            #expect(outcome.errorLines.count == 1, "\(outcome.standardError)")
+            #expect(server.requests.count == 1)
+            #expect(!listFiles(dir).contains("huge.bin"))
+        }
+    }
+
     /// While it waits (for a head, for body bytes, for a 1-byte-per-second trickle, between two
     /// attempts), `haul` sleeps in the kernel: under 1% of one core over 3 s, measured from
     /// `/proc/PID/stat`. A correctness check against busy polling, not a benchmark.
