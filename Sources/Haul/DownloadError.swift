@@ -127,6 +127,8 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible {
     public var httpStatus: Int?
     /// The lower-level error, when there is one.
     public var underlying: (any Error & Sendable)?
+    /// How long the server asked to wait before another attempt (`Retry-After`), when it did.
+    var retryAfter: Duration?
 
     /// Creates an error.
     ///

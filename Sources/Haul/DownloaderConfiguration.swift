@@ -13,6 +13,9 @@ extension Downloader {
         public var headerTimeout: Duration = .seconds(30)
         /// A connection that delivers no byte for this long is dropped. Default 30 s.
         public var stallTimeout: Duration = .seconds(30)
+        /// A body that arrives slower than this floor is dropped as stalled (and retried, resuming);
+        /// `nil` turns the check off. Default: below 1 KiB/s for 30 s.
+        public var lowSpeedLimit: LowSpeedLimit? = LowSpeedLimit()
         /// TLS trust settings.
         public var tls: TLSOptions = TLSOptions()
         /// Redirects followed before failing with ``DownloadError/Code/tooManyRedirects``. Default 20.
@@ -49,6 +52,28 @@ extension Downloader {
         public init() {}
     }
 
+    /// The slowest a response body may arrive: fewer than ``bytesPerSecond`` over ``period`` of
+    /// waiting counts as stalled (``DownloadError/Code/stalled``).
+    ///
+    /// Only the time spent waiting for the server counts, so a slow download caused by Haul
+    /// itself (a `rateLimit`, a slow disk) is never taken for a slow server.
+    public struct LowSpeedLimit: Sendable, Equatable {
+        /// The floor in bytes per second. Default 1024.
+        public var bytesPerSecond: Int64
+        /// How long the body may stay below the floor. Default 30 s.
+        public var period: Duration
+
+        /// Creates a low-speed limit.
+        ///
+        /// - Parameters:
+        ///   - bytesPerSecond: the floor, at least 1.
+        ///   - period: how long the body may stay below it, positive.
+        public init(bytesPerSecond: Int64 = 1024, period: Duration = .seconds(30)) {
+            self.bytesPerSecond = bytesPerSecond
+            self.period = period
+        }
+    }
+
     /// How TLS certificates are verified.
     public struct TLSOptions: Sendable {
         /// A PEM file of extra CA certificates trusted besides the system store.
@@ -69,7 +94,7 @@ extension Downloader {
 }
 
 /// How retryable failures (network errors, 408, 429, 5xx) are retried: exponential backoff with
-/// jitter, capped.
+/// jitter, capped. A `Retry-After` from the server lengthens a delay, up to the cap.
 public struct RetryPolicy: Sendable, Equatable {
     /// Attempts after the first one. Default 5; 0 disables retrying.
     public var maximumRetries: Int = 5
@@ -96,6 +121,14 @@ public struct RetryPolicy: Sendable, Equatable {
         let base = initialDelay.seconds * Double(1 << min(max(attempt - 1, 0), 30))
         let capped = min(base, maximumDelay.seconds)
         return .milliseconds(Int64((capped * (0.5 + 0.5 * min(max(jitter, 0), 1))) * 1000))
+    }
+
+    /// The delay before retry number `attempt` when the server asked for `retryAfter`
+    /// (`Retry-After`): at least that long, never longer than ``maximumDelay``.
+    func delay(beforeRetry attempt: Int, jitter: Double, retryAfter: Duration?) -> Duration {
+        let backoff = delay(beforeRetry: attempt, jitter: jitter)
+        guard let retryAfter else { return backoff }
+        return min(max(backoff, retryAfter), maximumDelay)
     }
 }
 

@@ -59,7 +59,8 @@ struct DownloadJob {
                 if signal.isCancelled { throw DownloadError(.cancelled, "cancelled; the partial file is kept") }
                 failures += 1
                 guard error.isRetryable, failures <= configuration.retry.maximumRetries else { throw error }
-                let delay = configuration.retry.delay(beforeRetry: failures, jitter: Double.random(in: 0...1))
+                let delay = configuration.retry.delay(beforeRetry: failures, jitter: Double.random(in: 0...1),
+                                                      retryAfter: error.retryAfter)
                 events.yield(.retrying(attempt: failures, delay: delay.seconds, error: error))
                 if !signal.sleep(for: delay) {
                     if control.isPaused { continue }
@@ -71,6 +72,7 @@ struct DownloadJob {
 
     /// Any final status other than 2xx is an error, and its body is never saved. A 206 is fine
     /// only for a request that asked for a range; a 416 only as an answer to one (resume decides).
+    /// A retryable status carries the server's `Retry-After`, if any.
     static func validate(_ head: ResponseHead, askedForRange: Bool) throws(DownloadError) {
         let status = head.status
         let said = head.reason.isEmpty ? "\(status)" : "\(status) \(head.reason)"
@@ -88,7 +90,11 @@ struct DownloadJob {
         case 401, 403, 407:
             throw DownloadError(.authenticationRefused, "the server refused access (\(said))", httpStatus: status)
         default:
-            throw DownloadError(.httpStatus, "the server answered \(said)", httpStatus: status)
+            var error = DownloadError(.httpStatus, "the server answered \(said)", httpStatus: status)
+            if error.isRetryable {
+                error.retryAfter = RetryAfter.delay(head.headers["Retry-After"], now: Date().timeIntervalSince1970)
+            }
+            throw error
         }
     }
 
@@ -99,6 +105,9 @@ struct DownloadJob {
         if configuration.connectTimeout <= .zero { throw invalid("the connect timeout must be positive") }
         if configuration.headerTimeout <= .zero { throw invalid("the header timeout must be positive") }
         if configuration.stallTimeout <= .zero { throw invalid("the stall timeout must be positive") }
+        if let floor = configuration.lowSpeedLimit, floor.bytesPerSecond < 1 || floor.period <= .zero {
+            throw invalid("the low-speed limit needs at least 1 byte per second and a positive period")
+        }
         if configuration.progressInterval < .milliseconds(10) { throw invalid("the progress interval must be at least 10 ms") }
         if configuration.resumeRecordInterval < .milliseconds(10) { throw invalid("the resume record interval must be at least 10 ms") }
         if configuration.maximumRedirects < 0 { throw invalid("the redirect limit cannot be negative") }

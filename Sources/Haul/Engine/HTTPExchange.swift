@@ -35,6 +35,7 @@ struct HTTPExchange {
                                                userHeaders: policy.userHeaders, sendUserinfo: policy.sendsUserinfo,
                                                range: range, ifRange: range == nil ? nil : ifRange)
             let reader = ResponseReader(connection: connection, method: .get, budget: budget, buffer: buffer)
+            reader.lowSpeedLimit = configuration.lowSpeedLimit
             let head: ResponseHead
             do throws(DownloadError) {
                 try connection.write(request.serialized(), timeout: configuration.stallTimeout)

@@ -4,8 +4,9 @@
 /// The rules (issue "Resume anything"): a 206 whose `Content-Range` matches the asked start,
 /// the end of the file and the recorded total continues; a 200 means the file changed or Range
 /// is ignored, so the download starts over from byte 0 with that very response (never appended);
-/// a 206 for another start or total is a protocol error and nothing is written; a 416 means done
-/// only when the recorded file is complete and its total matches, otherwise start over.
+/// a 206 for another start, end or total (or of an unknown total) is a protocol error and nothing
+/// is written; a 416 means done only when the recorded file is complete and its total matches,
+/// otherwise start over.
 enum ResumeDecision: Equatable {
     /// Continue: the response carries the bytes from the asked start to the end.
     case resume
@@ -58,22 +59,21 @@ enum ResumeDecision: Equatable {
             guard case .satisfied(let first, let last, let complete)? = facts.contentRange else {
                 throw DownloadError(.rangeMismatch, "the server answered 206 without a valid Content-Range")
             }
+            // Another validator means another file, whatever range it came with (If-Range was ignored).
+            if let record, let change = change(from: record, to: facts) { return .restartFresh(reason: change) }
             guard first == requestedStart else {
                 throw DownloadError(.rangeMismatch, "asked for bytes from \(requestedStart), the server sent bytes from \(first)")
             }
-            if let complete, last != complete - 1 {
+            guard let complete else {
+                // "bytes a-b/*": nothing tells whether b is the last byte, so the file could end up cut short.
+                throw DownloadError(.rangeMismatch, "asked for bytes \(requestedStart) to the end, the server sent \(first)-\(last) of an unknown length")
+            }
+            if last != complete - 1 {
                 throw DownloadError(.rangeMismatch, "asked for bytes \(requestedStart) to the end, the server sent \(first)-\(last) of \(complete)")
             }
             guard let record else { return .resume }   // a fresh start from 0: nothing to compare
-            guard let complete, complete == record.totalLength else {
-                throw DownloadError(.rangeMismatch,
-                                    "the server's file is \(facts.totalLength.map(String.init) ?? "of unknown length") bytes, the partial one \(record.totalLength)")
-            }
-            if let etag = facts.strongETag, let recorded = record.etag, etag != recorded {
-                return .restartFresh(reason: "the file changed on the server (new ETag); starting over")
-            }
-            if record.etag == nil, let modified = facts.lastModified, let recorded = record.lastModified, modified != recorded {
-                return .restartFresh(reason: "the file changed on the server (new Last-Modified); starting over")
+            guard complete == record.totalLength else {
+                throw DownloadError(.rangeMismatch, "the server's file is \(complete) bytes, the partial one \(record.totalLength)")
             }
             return .resume
         case 200:
@@ -98,5 +98,16 @@ enum ResumeDecision: Equatable {
         default:
             return .resume   // not reached: non-2xx answers are errors before this
         }
+    }
+
+    /// Why the response's validator says the file is not the recorded one, or `nil` when it does not.
+    private static func change(from record: ResumeRecord, to facts: ResponseFacts) -> String? {
+        if let etag = facts.strongETag, let recorded = record.etag, etag != recorded {
+            return "the file changed on the server (new ETag); starting over"
+        }
+        if record.etag == nil, let modified = facts.lastModified, let recorded = record.lastModified, modified != recorded {
+            return "the file changed on the server (new Last-Modified); starting over"
+        }
+        return nil
     }
 }

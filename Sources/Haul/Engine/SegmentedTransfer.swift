@@ -42,6 +42,8 @@ final class SegmentedTransfer: Sendable {
     private let recordSaved = Mutex(false)
     /// When the single connection of an inline transfer last checkpointed (`nil`: not inline).
     private let inlineCheckpoints = Mutex<ContinuousClock.Instant?>(nil)
+    /// The complete ranges of the last record written, to skip a checkpoint with nothing new.
+    private let savedRanges = Mutex<[Range<Int64>]?>(nil)
 
     /// Whether a resume record was written (so it must be removed after the commit).
     var checkpointed: Bool { recordSaved.withLock { $0 } }
@@ -154,10 +156,14 @@ final class SegmentedTransfer: Sendable {
     /// Syncs the data, then records what is complete. A failure here stops the transfer.
     private func checkpoint() {
         let completed = planner.withLock { $0.completed }   // taken before the sync: every byte in it is written
+        // Nothing new since the last record (a stalled or trickling server): no sync and no
+        // write, so waiting costs no CPU (measured: 2.7% of a core at one record per 25 ms).
+        if savedRanges.withLock({ $0 == completed }) { return }
         do throws(DownloadError) {
             try setup.partial.syncData()
             try setup.checkpoint(completed)
             recordSaved.withLock { $0 = true }
+            savedRanges.withLock { $0 = completed }
         } catch {
             fail(error)
         }
@@ -184,6 +190,9 @@ final class SegmentedTransfer: Sendable {
                 exchange = nil
                 if progressed { failures = 0 }
                 segment = planner.withLock { $0.finished(worker: worker) }
+                if segment == nil, planner.withLock({ $0.isComplete }) {
+                    abort.cancel()   // every byte is on disk: wake the connections sleeping before a retry
+                }
             } catch {
                 exchange = nil
                 if abort.isCancelled { return }
@@ -193,7 +202,8 @@ final class SegmentedTransfer: Sendable {
                     return
                 }
                 _ = planner.withLock { $0.failed(worker: worker) }   // its rest goes back as a gap
-                let delay = setup.configuration.retry.delay(beforeRetry: failures, jitter: Double.random(in: 0...1))
+                let delay = setup.configuration.retry.delay(beforeRetry: failures, jitter: Double.random(in: 0...1),
+                                                            retryAfter: error.retryAfter)
                 if !abort.sleep(for: delay) { return }
                 segment = planner.withLock { $0.retry(worker: worker) }   // its own gap if still free, else any
             }

@@ -9,6 +9,12 @@ final class ResponseReader {
     private var ended = false
     /// The most bytes one read may ask for (a rate limit keeps reads small so its sleeps stay short).
     var readLimit: Int
+    /// The slowest the body may arrive (see ``LowSpeedMonitor``); `nil`: no floor.
+    var lowSpeedLimit: Downloader.LowSpeedLimit?
+    private var monitor: LowSpeedMonitor?
+    /// Set when a read closed a window below the floor: the bytes of that read are still
+    /// delivered, and the next read fails.
+    private var tooSlow = false
 
     /// - Parameters:
     ///   - buffer: the receive buffer, owned by the caller and reused for the whole transfer.
@@ -45,9 +51,11 @@ final class ResponseReader {
     ///   - stallTimeout: the longest wait for the next byte.
     ///   - sink: receives each slice (it must not keep the pointer) and says whether to go on.
     /// - Returns: `true` when the body ended, `false` when `sink` stopped early.
-    /// - Throws: `truncatedBody`, `stalled`, parser and network errors, and whatever `sink` throws.
+    /// - Throws: `truncatedBody`, `stalled` (no byte for `stallTimeout`, or slower than
+    ///   ``lowSpeedLimit``), parser and network errors, and whatever `sink` throws.
     @discardableResult
     func readBody(stallTimeout: Duration, _ sink: (UnsafeRawBufferPointer) throws(DownloadError) -> Bool) throws(DownloadError) -> Bool {
+        if monitor == nil, let lowSpeedLimit { monitor = LowSpeedMonitor(lowSpeedLimit) }
         while true {
             switch try nextEvent(timeout: { stallTimeout }, timeoutCode: .stalled) {
             case .body(let range):
@@ -82,8 +90,11 @@ final class ResponseReader {
             if timeout <= .zero {
                 throw DownloadError(timeoutCode, timeoutCode == .headerTimeout ? "the response head did not arrive in time" : "no data for too long (stalled)")
             }
+            if tooSlow, let monitor { throw monitor.failure }
+            let started = monitor == nil ? nil : ContinuousClock.now
             let n = try connection.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<min(readLimit, buffer.count)]),
                                         timeout: timeout, timeoutCode: timeoutCode)
+            if let started, n > 0, monitor?.received(n, after: ContinuousClock.now - started) == true { tooSlow = true }
             length = n
             offset = 0
             if n == 0 {

@@ -82,6 +82,24 @@ import Testing
         #expect(Self.thrownCode(nil, from: 0, facts) == .rangeMismatch)
     }
 
+    /// A 206 with a new ETag for another total: the server ignored If-Range for a new file, so
+    /// start over (not a range mismatch: nothing is wrong with the new file).
+    @Test(arguments: ["bytes 400-1199/1200", "bytes 400-799/800", "bytes 300-999/1000"])
+    func partialContentWithANewETagRestartsFreshWhateverItsRange(contentRange: String) throws {
+        let facts = Self.facts(206, [("Content-Range", contentRange), ("ETag", "\"v2\"")])
+        guard case .restartFresh = try Self.decide(Self.record(), from: 400, facts) else {
+            Issue.record("expected restartFresh")
+            return
+        }
+    }
+
+    /// `bytes 0-99/*` to `bytes=0-`: nothing says byte 99 is the last, so saving it could cut the file short.
+    @Test(arguments: ["bytes 0-99/*", "bytes 0-999/*"])
+    func freshPartialContentOfAnUnknownTotalIsARangeMismatch(contentRange: String) {
+        let facts = Self.facts(206, [("Content-Range", contentRange), ("ETag", "\"v1\"")])
+        #expect(Self.thrownCode(nil, from: 0, facts) == .rangeMismatch)
+    }
+
     @Test func partialContentWithANewStrongETagRestartsFresh() throws {
         let facts = Self.facts(206, [("Content-Range", "bytes 400-999/1000"), ("ETag", "\"v2\"")])
         guard case .restartFresh(let reason) = try Self.decide(Self.record(), from: 400, facts) else {
