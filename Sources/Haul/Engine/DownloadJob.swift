@@ -158,9 +158,9 @@ private struct Attempt {
                                              configuration: configuration, tls: tls, pool: job.resources.pool,
                                              cancellation: signal, buffer: buffer)
         var handedOver = false
-        defer { if !handedOver { exchange.reader.connection.close() } }
+        defer { if !handedOver { exchange.close() } }
         try DownloadJob.validate(exchange.head, askedForRange: true)
-        let facts = ResumeDecision.ResponseFacts(exchange.head, framing: exchange.reader.parser.framing)
+        let facts = ResumeDecision.ResponseFacts(exchange.head, framing: exchange.framing)
         switch try ResumeDecision.decide(record: record, requestedStart: requestedStart, facts: facts) {
         case .restartFresh(let reason):
             throw DownloadError(.resourceChanged, reason)
@@ -341,12 +341,12 @@ private struct Attempt {
     private func stream(_ exchange: HTTPExchange, into partial: PartialFile, total: Int64?,
                         progress: ProgressReporter) throws(DownloadError) -> Int64 {
         let limiter = job.resources.limiter
-        if let limiter { exchange.reader.readLimit = limiter.readSize }
+        if let limiter { exchange.limitReads(to: limiter.readSize) }
         let signal = self.signal
         var written: Int64 = 0
         var tracker = WritebackTracker()
         defer { tracker.flush(partial) }
-        try exchange.reader.readBody(stallTimeout: configuration.stallTimeout) { (slice) throws(DownloadError) -> Bool in
+        try exchange.readBody(stallTimeout: configuration.stallTimeout) { (slice) throws(DownloadError) -> Bool in
             try partial.write(slice, at: written)
             tracker.wrote(slice.count, at: written, to: partial)
             written += Int64(slice.count)

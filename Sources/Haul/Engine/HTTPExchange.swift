@@ -57,6 +57,25 @@ struct HTTPExchange {
         }
     }
 
+    /// How the body is delimited (length, chunks, or the close).
+    var framing: ResponseParser.Framing? { reader.parser.framing }
+
+    /// The most bytes one read may ask for (a rate limit keeps reads small so its sleeps stay short).
+    func limitReads(to size: Int) { reader.readLimit = size }
+
+    /// Reads the body, calling `sink` with each slice in order, until the body ends or `sink`
+    /// returns `false` (see ``ResponseReader/readBody(stallTimeout:_:)``).
+    @discardableResult
+    func readBody(stallTimeout: Duration, _ sink: (UnsafeRawBufferPointer) throws(DownloadError) -> Bool) throws(DownloadError) -> Bool {
+        try reader.readBody(stallTimeout: stallTimeout, sink)
+    }
+
+    /// Moves the exchange to another cancellation signal (cancelling that one ends it).
+    func rebind(to signal: CancellationSignal) { reader.connection.rebind(to: signal) }
+
+    /// Ends the exchange without reusing its connection.
+    func close() { reader.connection.close() }
+
     /// Ends the exchange after its body: the connection goes to `pool` when the whole response was
     /// read and both sides allow keep-alive, else it is closed.
     func finish(pool: ConnectionPool?) {

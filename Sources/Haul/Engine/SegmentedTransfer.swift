@@ -74,7 +74,7 @@ final class SegmentedTransfer: Sendable {
     func run(first: HTTPExchange, firstBuffer: UnsafeMutableRawBufferPointer, run: CancellationSignal) throws(DownloadError) {
         let segments = initialSegments
         guard !segments.isEmpty else {
-            first.reader.connection.close()
+            first.close()
             return
         }
         activeWorkers.withLock { $0 = segments.count }
@@ -82,7 +82,7 @@ final class SegmentedTransfer: Sendable {
         // which the run's cancellation (pause or cancel) reaches too.
         let link = run.addChild(abort)
         defer { run.removeChild(link) }
-        first.reader.connection.rebind(to: abort)
+        first.rebind(to: abort)
         if segments.count == 1 {
             // One connection (a small file, or -x 1): it runs here and checkpoints between its
             // reads, with no coordinator thread (1,000 files of 64 KiB: one thread per file fewer).
@@ -238,14 +238,14 @@ final class SegmentedTransfer: Sendable {
             exchange.finish(pool: setup.pool)
             if slotTaken { setup.hostSlots?.release(for: setup.url) }
         }
-        if let limiter = setup.limiter { exchange.reader.readLimit = limiter.readSize }
+        if let limiter = setup.limiter { exchange.limitReads(to: limiter.readSize) }
         var position = segment.start
         var end = planner.withLock { $0.end(of: worker) }
         let file = setup.partial
         let progress = setup.progress
         let limiter = setup.limiter
         let abort = self.abort
-        let ended = try exchange.reader.readBody(stallTimeout: setup.configuration.stallTimeout) { (slice) throws(DownloadError) -> Bool in
+        let ended = try exchange.readBody(stallTimeout: setup.configuration.stallTimeout) { (slice) throws(DownloadError) -> Bool in
             let usable = Int(min(Int64(slice.count), end - position))
             if usable > 0 {
                 // No writeback hints here: the coordinator's fdatasync every record interval already
