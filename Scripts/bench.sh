@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark: haul against other download clients, all fed by a private nginx on loopback. Three
+# Benchmark: haul against other download clients, all fed by a private nginx on loopback. Four
 # parts, all in one run (PARTS picks some):
 #   single  one big file (2 GiB) over plain HTTP and HTTPS: haul (its defaults) vs curl and
 #           aria2c on one connection                                      (lib/bench-single.sh)
@@ -7,6 +7,8 @@
 #           connections: haul -x 8 vs aria2c -x8 -s8 -k1M vs axel -n 8    (lib/bench-capped.sh)
 #   small   1,000 files of 64 KiB, 16 at once from a URL list: haul -j16 -i vs aria2c -j16 -i
 #           vs curl --parallel --parallel-max 16                          (lib/bench-small.sh)
+#   ratelimit  each client's own rate limit (20 MiB/s for 10 s): haul --limit-rate vs curl
+#           --limit-rate vs aria2c --max-overall-download-limit           (lib/bench-ratelimit.sh)
 #
 # Within a part the clients run interleaved, round-robin (haul, curl, aria2c, haul, curl, ...), so
 # a slow spell of the machine hits all of them alike. Every run writes to the same disk as the
@@ -21,13 +23,15 @@
 #   PARTS="capped small" HAUL_STANDIN=curl RUNS=1 Scripts/bench.sh   # debug the script
 #
 # Environment (the parts' own knobs are listed in their files under lib/):
-#   PARTS="single capped small"   which parts to run, in this order
+#   PARTS="single capped small ratelimit"   which parts to run, in this order
 #   WARMUP=1 RUNS=5        warm-up rounds (not counted) and measured rounds, per part and protocol
 #   SIZE_MIB=2048 PROTOCOLS="http https" CLIENTS="haul curl aria2c" HAUL_ARGS=""     (single)
 #   CAPPED_SIZE_MIB=500 CAPPED_CONNECTIONS=8 CAPPED_CLIENTS="haul aria2c axel"
 #     CAPPED_HAUL_ARGS="" NGINX_CAPPED_RATE=25m                                       (capped)
 #   SMALL_COUNT=1000 SMALL_KIB=64 SMALL_JOBS=16 SMALL_CLIENTS="haul aria2c curl"
 #     SMALL_HAUL_ARGS=""                                                               (small)
+#   RATELIMIT_MIB_S=20 RATELIMIT_SECONDS=10 RATELIMIT_CLIENTS="haul curl aria2c"
+#     RATELIMIT_HAUL_ARGS=""                                                       (ratelimit)
 #   HAUL_BIN=PATH          haul binary to use (default: `swift build -c release`, then its haul)
 #   HAUL_STANDIN=curl      time curl in haul's row (to debug this script)
 #   BENCH_TIMEOUT=600      seconds one run may take before it is killed and counted as failed
@@ -48,8 +52,10 @@ source "$SCRIPTS_DIR/lib/bench-single.sh"
 source "$SCRIPTS_DIR/lib/bench-capped.sh"
 # shellcheck source=Scripts/lib/bench-small.sh
 source "$SCRIPTS_DIR/lib/bench-small.sh"
+# shellcheck source=Scripts/lib/bench-ratelimit.sh
+source "$SCRIPTS_DIR/lib/bench-ratelimit.sh"
 
-PARTS=${PARTS:-single capped small}
+PARTS=${PARTS:-single capped small ratelimit}
 WARMUP=${WARMUP:-1}
 RUNS=${RUNS:-5}
 
@@ -58,8 +64,8 @@ RUNS=${RUNS:-5}
 
 for part in $PARTS; do
     case $part in
-        single | capped | small) "${part}_check" ;;
-        *) die "unknown part '$part' (known: single capped small)" ;;
+        single | capped | small | ratelimit) "${part}_check" ;;
+        *) die "unknown part '$part' (known: single capped small ratelimit)" ;;
     esac
 done
 require_command cmp diffutils
@@ -101,6 +107,7 @@ for part in $PARTS; do
         single) bench_rounds single "$PROTOCOLS" "$CLIENTS" ;;
         capped) bench_rounds capped http "$CAPPED_CLIENTS" ;;
         small) bench_rounds small http "$SMALL_CLIENTS" ;;
+        ratelimit) bench_rounds ratelimit http "$RATELIMIT_CLIENTS" ;;
     esac
 done
 
@@ -123,6 +130,7 @@ for part in $PARTS; do
         single) reproduce+="$(knobs SIZE_MIB PROTOCOLS CLIENTS HAUL_ARGS)" ;;
         capped) reproduce+="$(knobs CAPPED_SIZE_MIB CAPPED_CONNECTIONS CAPPED_CLIENTS CAPPED_HAUL_ARGS NGINX_CAPPED_RATE)" ;;
         small) reproduce+="$(knobs SMALL_COUNT SMALL_KIB SMALL_JOBS SMALL_CLIENTS SMALL_HAUL_ARGS)" ;;
+        ratelimit) reproduce+="$(knobs RATELIMIT_MIB_S RATELIMIT_SECONDS RATELIMIT_CLIENTS RATELIMIT_HAUL_ARGS)" ;;
     esac
 done
 [[ "${HAUL_STANDIN:-}" == curl ]] && reproduce+="HAUL_STANDIN=curl "

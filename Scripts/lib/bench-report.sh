@@ -117,6 +117,23 @@ def print_small(stats):
     print(target("haul peak RSS MiB", haul["rss_max"], RSS_TARGET_MIB))
 
 
+def print_ratelimit(stats):
+    asked = int(os.environ.get("RATELIMIT_BPS", "0"))
+    title = "RATELIMIT  (each client limits itself"
+    if asked:
+        title += f" to {asked / MIB:.0f} MiB/s"
+    haul = print_ratios_table(title + "; achieved = size / wall time)", stats, ("MB/s", "mbps", ".1f"))
+    if not asked:
+        return
+    for client, s in stats.items():
+        if s["n"]:
+            print(f"  {client} achieved {s['bps'] / asked:.3f} of the rate asked for")
+    if not haul:
+        return
+    print("targets (issue 3):")
+    print(target("haul |achieved / asked - 1| (%)", abs(haul["bps"] / asked - 1) * 100, 5.0))
+
+
 for part in dict.fromkeys(r["part"] for r in rows):
     for variant in dict.fromkeys(r["protocol"] for r in rows if r["part"] == part):
         stats = summarise([r for r in rows if r["part"] == part and r["protocol"] == variant])
@@ -126,5 +143,7 @@ for part in dict.fromkeys(r["part"] for r in rows):
             print_capped(stats)
         elif part == "small":
             print_small(stats)
+        elif part == "ratelimit":
+            print_ratelimit(stats)
 PY
 }
