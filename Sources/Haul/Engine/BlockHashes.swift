@@ -46,8 +46,9 @@ final class BlockHashes: Sendable {
                     entry = Running(range: piece.lowerBound..<piece.lowerBound, digest: Digest(.sha256))
                 }
                 if entry.range.upperBound < piece.upperBound {
-                    try FileHashing.update([entry.digest], descriptor: descriptor,
-                                           range: entry.range.upperBound..<piece.upperBound, bufferSize: 1 << 20)
+                    let added = entry.range.upperBound..<piece.upperBound
+                    try FileHashing.update([entry.digest], descriptor: descriptor, range: added,
+                                           bufferSize: Int(min(Int64(1 << 20), max(64 << 10, Int64(added.count)))))
                     entry.range = piece
                 }
                 next[piece.lowerBound] = entry
