@@ -8,19 +8,19 @@ import Testing
 /// them and downloads again any block whose bytes changed on disk.
 @Suite("Block hashes in the resume record", .timeLimit(.minutes(1)))
 struct ResumeBlockHashTests {
-    static let size: Int64 = 14_000_000
+    static let size: Int64 = 13_000_000
     static let block = BlockHash.blockSize
 
     @Test(arguments: [1, 3])
     func aCorruptedBlockIsDownloadedAgainAndOnlyIt(connections: Int) async throws {
         let server = try HaulServer()
-        let slow = Validators.etag.resource(size: Self.size, rate: connections == 1 ? 6_000_000 : 2_000_000)
+        let slow = Validators.etag.resource(size: Self.size, rate: connections == 1 ? 3_000_000 : 1_000_000)
         server.setResource("/file.bin", slow)
         try await withTemporaryDirectory { dir in
             // Given a partial file whose record holds hashes of its completed pieces...
             let address = url(server, "/file.bin")
             let downloader = resumeDownloader(connections: connections)
-            _ = await interrupted(downloader, DownloadRequest(url: address), to: .directory(dir), after: 10_000_000)
+            _ = await interrupted(downloader, DownloadRequest(url: address), to: .directory(dir), after: 9_000_000)
             let record = try #require(loadResumeRecord("file.bin", in: dir))
             #expect(record.blockHashes.map(\.range) == BlockHash.pieces(of: record.completed))
             // (the largest piece that does not start the file)

@@ -6,7 +6,7 @@ import Testing
 @testable import Haul
 
 /// A signing service for tests: every call returns `?X-Amz-Signature=SECRETSIG<n>&t=<issued ms>`,
-/// valid for one second; `stale(n)` decides which calls hand out a URL issued ten seconds ago
+/// valid for four seconds; `stale(n)` decides which calls hand out a URL issued a minute ago
 /// (a vendor's cache, a sleeping laptop).
 final class TestSigningService: Sendable {
     private let calls = Mutex(0)
@@ -24,19 +24,19 @@ final class TestSigningService: Sendable {
                 count += 1
                 return count
             }
-            let issued = stale(n) ? now.addingTimeInterval(-10) : now
+            let issued = stale(n) ? now.addingTimeInterval(-60) : now
             let millis = Int64(issued.timeIntervalSince1970 * 1000)
             let signed = URL(string: server.url("\(path)?X-Amz-Signature=SECRETSIG\(n)&t=\(millis)"))!
-            return SignedRequest(url: signed, signedAt: issued, expiresAt: issued.addingTimeInterval(1))
+            return SignedRequest(url: signed, signedAt: issued, expiresAt: issued.addingTimeInterval(4))
         }
     }
 
-    /// The gate of a server that accepts a signature for one second after it was issued.
+    /// The gate of a server that accepts a signature for four seconds after it was issued.
     static let gate: @Sendable (RecordedRequest) -> HaulServer.Resource.Refusal? = { request in
         guard request.queryValue("X-Amz-Signature") != nil, let t = request.queryValue("t").flatMap(Int64.init) else {
             return HaulServer.Resource.Refusal(status: 403, body: accessDenied("Access Denied"))
         }
-        if Int64(Date().timeIntervalSince1970 * 1000) - t > 1000 {
+        if Int64(Date().timeIntervalSince1970 * 1000) - t > 4000 {
             return HaulServer.Resource.Refusal(status: 403, body: accessDenied("Request has expired"))
         }
         return nil
@@ -177,8 +177,8 @@ struct SignerTests {
     }
 }
 
-/// Whether a request carried a signature issued more than a second before it arrived (the gate refused it).
+/// Whether a request carried one of the service's stale signatures (the gate refused it).
 private func isStale(_ request: RecordedRequest) -> Bool {
     guard let t = request.queryValue("t").flatMap(Int64.init) else { return false }
-    return Int64(Date().timeIntervalSince1970 * 1000) - t > 5000
+    return Int64(Date().timeIntervalSince1970 * 1000) - t > 30_000
 }

@@ -126,7 +126,7 @@ struct VerificationTests {
 
     @Test func aResumedDownloadStillChecksTheDigestItsRecordKept() async throws {
         let server = try HaulServer()
-        var first = HaulServer.Resource(size: 6_000_000, seed: 1, etag: "\"v1\"", rate: 1_500_000)
+        var first = HaulServer.Resource(size: 6_000_000, seed: 1, etag: "\"v1\"", rate: 1_000_000)
         first.extraHeaders = [Self.field("Repr-Digest", Self.digest(.sha256, of: first))]
         server.setResource("/file.bin", first)
         try await withTemporaryDirectory { dir in
