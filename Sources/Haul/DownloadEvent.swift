@@ -19,6 +19,9 @@ public enum DownloadEvent: Sendable {
     /// What was on disk could not be used (no or a damaged resume record, a changed file, a
     /// server that ignored the range): the download starts over from byte 0. Said once.
     case startingOver(reason: String)
+    /// Something the user should know that does not stop the download, such as a server clock
+    /// far from the local one (signed URLs then fail). Safe to print (secrets redacted).
+    case warning(String)
     /// The destination already existed and the conflict policy is `.skip`: nothing was downloaded.
     case skipped(URL)
     /// The file is complete, verified and under its final name. Always the last event.
@@ -51,4 +54,7 @@ public struct DownloadResult: Sendable {
     public var byteCount: Int64
     /// True when the file existed and the conflict policy said `.skip` (nothing was downloaded).
     public var skipped: Bool
+    /// The SHA-256 of the file (lowercase hex) when it was verified against a checksum or a
+    /// server digest, else `nil`.
+    public var sha256: String? = nil
 }

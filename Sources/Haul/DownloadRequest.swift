@@ -20,6 +20,17 @@ public struct DownloadRequest: Sendable {
     /// Discard any partial download of this file and start over (`--no-continue`). Default `false`:
     /// a partial file with a valid resume record is continued.
     public var startOver: Bool = false
+    /// The digest the file must have. It is checked before the file gets its final name; on a
+    /// mismatch the download fails with `checksumMismatch` and the partial file is removed.
+    /// With one connection from byte 0 the bytes are hashed as they arrive; otherwise the
+    /// finished partial file is read once more.
+    public var checksum: Checksum?
+    /// Signs the URL afresh for every attempt and every connection (S3, OSS or your own
+    /// scheme); `nil` sends ``url`` as it is. With a signer ``url`` may use a scheme the signer
+    /// knows, such as `s3://bucket/key`. An expired signature (a 403 that says so, or a
+    /// signature older than its lifetime) is renewed and the download continues from the bytes
+    /// on disk.
+    public var signer: (any URLSigner)?
 
     /// Creates a request.
     ///
@@ -28,10 +39,15 @@ public struct DownloadRequest: Sendable {
     ///   - headers: extra headers, sent to the URL's own origin only.
     ///   - conflictPolicy: overrides the downloader's default conflict policy.
     ///   - key: identifies the download; by default the URL and the destination do.
-    public init(url: URL, headers: [(name: String, value: String)] = [], conflictPolicy: ConflictPolicy? = nil, key: String? = nil) {
+    ///   - checksum: the digest the file must have.
+    ///   - signer: signs the URL for every request.
+    public init(url: URL, headers: [(name: String, value: String)] = [], conflictPolicy: ConflictPolicy? = nil, key: String? = nil,
+                checksum: Checksum? = nil, signer: (any URLSigner)? = nil) {
         self.url = url
         self.headers = headers
         self.conflictPolicy = conflictPolicy
         self.key = key
+        self.checksum = checksum
+        self.signer = signer
     }
 }

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Haul
 
 /// Turns `haul`'s arguments into a ``ParsedCommand``, GNU style.
@@ -99,7 +104,19 @@ public enum ArgumentParser {
             }
         case .json: command.json = true
         case .quiet: command.quiet = true
-        case .checksum, .help, .version, .demoSize, .demoConnections:
+        case .checksum:
+            do throws(DownloadError) {
+                command.checksum = try Checksum(parsing: value ?? "")
+            } catch {
+                throw invalidValue(value, spec, error.message)
+            }
+        case .endpoint:
+            guard let text = value, let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+                  scheme == "http" || scheme == "https", url.host?.isEmpty == false else {
+                throw invalidValue(value, spec, "expected an http:// or https:// URL")
+            }
+            command.endpoint = url
+        case .help, .version, .demoSize, .demoConnections:
             break  // refused above, handled by the caller, or not in this table
         }
     }

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Haul
 
 /// What one `haul` invocation asks for, once the arguments are parsed and validated.
@@ -78,6 +83,10 @@ public struct CommandOptions: Sendable, Equatable {
     public var json = false
     /// `-q`: nothing but errors.
     public var quiet = false
+    /// `--checksum ALGO=HEX`.
+    public var checksum: Checksum?
+    /// `--endpoint URL`: the server for `s3://` and `oss://` URLs.
+    public var endpoint: URL?
 
     /// Creates the default options.
     public init() {}

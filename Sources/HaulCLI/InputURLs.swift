@@ -54,8 +54,9 @@ enum InputURLs {
         guard let scheme = url.scheme?.lowercased() else {
             throw DownloadError(.unsupportedScheme, "unsupported URL: it needs http:// or https://")
         }
-        guard scheme == "http" || scheme == "https" else {
-            throw DownloadError(.unsupportedScheme, "unsupported URL scheme '\(HumanFormat.printable(scheme))': only http and https are supported")
+        guard scheme == "http" || scheme == "https" || StorageURL.schemes.contains(scheme) else {
+            throw DownloadError(.unsupportedScheme, "unsupported URL scheme '\(HumanFormat.printable(scheme))': "
+                                + "only http, https, s3 and oss are supported")
         }
         guard let host = url.host, !host.isEmpty else {
             throw DownloadError(.invalidURL, "invalid URL: no host")

@@ -74,6 +74,9 @@ enum JSONEvent: Sendable {
     /// `{"event":"finished","id":…,"file":…,"bytes":…}` plus `"sha256"` when computed and
     /// `"skipped":true` when the file existed and `--on-conflict=skip` kept it.
     case finished(id: String, file: String, bytes: Int64, sha256: String?, skipped: Bool)
+    /// `{"event":"warning","id":…,"message":…}`: something the user should know (clock skew,
+    /// partial bytes that changed on disk); the download goes on.
+    case warning(id: String, message: String)
     /// `{"event":"failed","id":…,"exitCode":…,"error":{"code":…,"message":…},"partial":…}`
     case failed(id: String, exitCode: Int32, error: DownloadError, partial: String?)
 
@@ -107,6 +110,8 @@ enum JSONEvent: Sendable {
             if let sha256 { members.append(("sha256", .string(sha256))) }
             if skipped { members.append(("skipped", .bool(true))) }
             return .object(members)
+        case let .warning(id, message):
+            return .object([("event", .string("warning")), ("id", .string(id)), ("message", .string(message))])
         case let .failed(id, exitCode, error, partial):
             return .object([
                 ("event", .string("failed")), ("id", .string(id)), ("exitCode", .integer(Int64(exitCode))),

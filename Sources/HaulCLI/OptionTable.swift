@@ -7,7 +7,7 @@ struct OptionSpec: Sendable {
     enum ID: Sendable, CaseIterable {
         case output, directory, connections, maxDownloads, inputFile, checksum, limitRate
         case retries, retryWait, connectTimeout, headerTimeout, stallTimeout, header, onConflict
-        case noContinue, caCert, insecure, engine, json, quiet, help, version
+        case noContinue, caCert, insecure, engine, endpoint, json, quiet, help, version
         case demoSize, demoConnections
     }
 
@@ -64,8 +64,7 @@ enum OptionTable {
         OptionSpec(.inputFile, "i", "input-file", "FILE",
                    "read URLs from FILE, one per line ('-' = stdin); blank lines and # comments are ignored"),
         OptionSpec(.checksum, nil, "checksum", "ALGO=HEX",
-                   "verify the file (sha256, sha1 or md5) before it gets its final name",
-                   .notYetSupported),
+                   "verify the file (sha256, sha512, sha1 or md5) before it gets its final name"),
         OptionSpec(.limitRate, nil, "limit-rate", "RATE",
                    "overall cap in bytes/s shared by all downloads, suffixes K, M, G (1024-based)"),
         OptionSpec(.retries, nil, "retries", "N",
@@ -90,6 +89,10 @@ enum OptionTable {
                    "do not verify TLS certificates (warns once)"),
         OptionSpec(.engine, nil, "engine", "NAME",
                    "native (default); urlsession is not yet supported"),
+        OptionSpec(.endpoint, nil, "endpoint", "URL",
+                   "the server for s3:// and oss:// URLs (an S3- or OSS-compatible one); credentials come from "
+                   + "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION or "
+                   + "OSS_ACCESS_KEY_ID, OSS_ACCESS_KEY_SECRET"),
         OptionSpec(.json, nil, "json", nil,
                    "machine-readable events on stdout, one JSON object per line; no progress bar"),
         OptionSpec(.quiet, "q", "quiet", nil,

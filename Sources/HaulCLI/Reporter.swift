@@ -152,6 +152,14 @@ final class Reporter {
         _ = message("haul: \(items[index].displayURL): \(HumanFormat.printable(reason))", at: now)
     }
 
+    /// Download `index` reported a warning: a message line (`haul: <url>: warning: …`), or a
+    /// `warning` event with `--json`; nothing with `-q`.
+    func warning(_ index: Int, _ text: String, at now: Duration) {
+        if !message("haul: \(items[index].displayURL): warning: \(HumanFormat.printable(text))", at: now), style == .json {
+            emit(.warning(id: id(index), message: text))
+        }
+    }
+
     /// Download `index` succeeded (or was skipped because the file exists).
     func finished(_ index: Int, _ result: DownloadResult, at now: Duration) {
         let name = result.fileURL.lastPathComponent
@@ -174,7 +182,7 @@ final class Reporter {
             guard style == .json else { return }
             if let unsent = items[index].unsentProgress { emit(unsent) }
             items[index].unsentProgress = nil
-            emit(.finished(id: id(index), file: result.fileURL.path, bytes: result.byteCount, sha256: nil,
+            emit(.finished(id: id(index), file: result.fileURL.path, bytes: result.byteCount, sha256: result.sha256,
                            skipped: result.skipped))
         }
     }

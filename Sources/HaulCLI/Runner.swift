@@ -41,7 +41,9 @@ struct Runner {
         var urls: [URL] = []
         for text in texts {
             do throws(DownloadError) {
-                urls.append(try InputURLs.validate(text))
+                let url = try InputURLs.validate(text)
+                _ = try StorageURL.signer(for: url, endpoint: options.endpoint, environment: terminal.environment)
+                urls.append(url)
             } catch {
                 terminal.write("haul: \(HumanFormat.printable(URLRedaction.redact(text))): \(error.message)\n", to: .error)
             }
@@ -86,6 +88,8 @@ struct Runner {
         var request = DownloadRequest(url: url, headers: options.headers.map { (name: $0.name, value: $0.value) },
                                       conflictPolicy: options.conflictPolicy, key: "haul-cli-\(index) \(url.absoluteString)")
         request.startOver = !options.continuesPartial
+        request.checksum = options.checksum
+        request.signer = try? StorageURL.signer(for: url, endpoint: options.endpoint, environment: terminal.environment)
         return request
     }
 
@@ -149,6 +153,7 @@ struct Runner {
                 case .event(let index, .retrying(let attempt, let delay, let error)):
                     reporter.retrying(index, attempt: attempt, delay: delay, error: error, at: now())
                 case .event(let index, .startingOver(let reason)): reporter.startingOver(index, reason: reason, at: now())
+                case .event(let index, .warning(let message)): reporter.warning(index, message, at: now())
                 case .event(_, .paused), .event(_, .resumed), .event(_, .skipped), .event(_, .finished): break
                 case .ended(let index, .success(let result)):
                     reporter.finished(index, result, at: now())

@@ -50,6 +50,13 @@ public protocol Terminal: OutputSink {
     /// - Parameter handler: runs on an arbitrary thread.
     /// - Returns: the watch; call ``InterruptWatch/stop()`` when the command ends.
     func watchInterrupts(_ handler: @escaping @Sendable () -> Void) -> any InterruptWatch
+    /// The environment variables (credentials for `s3://` and `oss://` URLs come from here).
+    var environment: [String: String] { get }
+}
+
+extension Terminal {
+    /// The process's environment.
+    public var environment: [String: String] { ProcessInfo.processInfo.environment }
 }
 
 /// A subscription to Ctrl-C made by ``Terminal/watchInterrupts(_:)``.

@@ -34,6 +34,28 @@ extension HaulServer {
         public var rate: Int?
         /// The `Content-Disposition` value exactly as sent; `nil` sends none.
         public var contentDisposition: String?
+        /// More response fields, sent with every answer (`Repr-Digest`, `Date`...).
+        public var extraHeaders: [(name: String, value: String)] = []
+        /// Looks at each request first: a ``Refusal`` is sent instead of the content (then the
+        /// connection closes). For signed-URL tests: refuse a stale signature with a 403.
+        public var gate: (@Sendable (RecordedRequest) -> Refusal?)?
+
+        /// An error answer a ``gate`` sends instead of the content.
+        public struct Refusal: Sendable {
+            /// The status, such as 403.
+            public var status: Int
+            /// The body (an S3 XML error document, for example).
+            public var body: String
+            /// The `Content-Type`.
+            public var contentType: String
+
+            /// Creates a refusal.
+            public init(status: Int, body: String, contentType: String = "application/xml") {
+                self.status = status
+                self.body = body
+                self.contentType = contentType
+            }
+        }
 
         /// Creates a resource; by default without validators, with ranges and unpaced.
         ///
@@ -76,7 +98,21 @@ extension HaulServer {
             response.contentType = contentType
             response.contentDisposition = contentDisposition
             response.bytesPerSecond = (rate ?? configuration.rateLimit).flatMap { $0 > 0 ? $0 : nil }
+            response.extraHeaders = extraHeaders.map { ($0.name, $0.value) }
             return response
+        }
+
+        /// Answers `request`: the gate's refusal, or the content. Returns whether to keep the connection.
+        func serve(_ request: RecordedRequest, on connection: ServerConnection, configuration: Configuration) throws -> Bool {
+            if let refusal = gate?(request) {
+                let body = Array(refusal.body.utf8)
+                try connection.write(Response.head(status: refusal.status, headers: [
+                    ("Content-Type", refusal.contentType), ("Content-Length", "\(body.count)"), ("Connection", "close"),
+                ] + extraHeaders.map { ($0.name, $0.value) }))
+                try connection.write(body)
+                return false
+            }
+            return try response(configuration: configuration).respond(to: request, on: connection)
         }
     }
 

@@ -212,7 +212,7 @@ public final class ServerConnection {
                 }
                 do {
                     let keepOpen = if let resource {
-                        try resource.response(configuration: core.configuration).respond(to: request, on: self)
+                        try resource.serve(request, on: self, configuration: core.configuration)
                     } else {
                         try BuiltinRoutes.respond(to: request, on: self)
                     }

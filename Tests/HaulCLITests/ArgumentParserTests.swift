@@ -68,6 +68,7 @@ private func usageError(_ arguments: [String]) -> String? {
             .output: "f", .directory: "d", .connections: "3", .maxDownloads: "2", .inputFile: "list",
             .retries: "0", .retryWait: "0.5", .connectTimeout: "2.5", .headerTimeout: "7", .stallTimeout: ".5",
             .header: "X-Token: abc", .onConflict: "skip", .caCert: "ca.pem", .engine: "native", .limitRate: "1.5M",
+            .checksum: "md5=" + String(repeating: "0f", count: 16), .endpoint: "http://127.0.0.1:9000",
         ]
         var arguments: [String] = []
         for spec in OptionTable.download where spec.availability == .available && spec.id != .help && spec.id != .version {
@@ -165,7 +166,9 @@ private func usageError(_ arguments: [String]) -> String? {
         (["--on-conflict=keep", "http://h/"], "invalid value 'keep' for --on-conflict: expected rename, overwrite, skip or fail"),
         (["--engine=curl", "http://h/"], "invalid value 'curl' for --engine: expected native or urlsession"),
         (["--engine=urlsession", "http://h/"], "--engine=urlsession is not yet supported"),
-        (["--checksum=sha256=00", "http://h/"], "--checksum is not yet supported"),
+        (["--checksum=sha256=00", "http://h/"], "invalid value 'sha256=00' for --checksum: a sha256 digest has 64 hex digits, not 2"),
+        (["--checksum=crc32=00", "http://h/"], "invalid value 'crc32=00' for --checksum: unknown checksum algorithm 'crc32' (known: sha256, sha512, sha1, md5)"),
+        (["--endpoint=ftp://h/", "s3://b/k"], "invalid value 'ftp://h/' for --endpoint: expected an http:// or https:// URL"),
         (["--limit-rate", "0", "http://h/"],
          "invalid value '0' for --limit-rate: expected bytes per second above 0, such as 500K or 2M (suffixes K, M, G)"),
         (["--limit-rate=-1M", "http://h/"],

@@ -34,10 +34,11 @@ import Testing
         #expect(outcome.standardOutput.isEmpty)
     }
 
-    @Test func checksumIsNotYetSupported() throws {
+    @Test func malformedChecksumIsAUsageError() throws {
         let outcome = try HaulBinary.run(["--checksum=sha256=00", "http://127.0.0.1/x"])
         #expect(outcome.status == 2)
-        #expect(outcome.standardError == "haul: --checksum is not yet supported\nTry 'haul --help' for more information.\n")
+        #expect(outcome.standardError == "haul: invalid value 'sha256=00' for --checksum: a sha256 digest has 64 hex digits, not 2\n"
+                + "Try 'haul --help' for more information.\n")
     }
 
     @Test func missingURLIsAUsageError() throws {

@@ -75,7 +75,7 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
         #expect(status == 2)
         #expect(terminal.standardError == """
             haul: http://h/a b?token=REDACTED: invalid URL: it contains spaces or control characters
-            haul: ftp://h/f: unsupported URL scheme 'ftp': only http and https are supported
+            haul: ftp://h/f: unsupported URL scheme 'ftp': only http, https, s3 and oss are supported
 
             """)
         #expect(terminal.standardOutput.isEmpty)

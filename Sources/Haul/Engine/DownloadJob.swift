@@ -19,7 +19,9 @@ struct DownloadJob {
 
     func run() throws(DownloadError) -> DownloadResult {
         try Self.validate(configuration)
-        let url = try HTTPURL.parse(request.url.absoluteString)
+        let events = self.events
+        let source = try SignedSource(request: request, cancellation: control.signal, warn: { events.yield(.warning($0)) })
+        let url = source.base
         // Bad headers are usage errors: find them before any network I/O.
         _ = try RequestHead.make(method: .get, url: url, userAgent: configuration.userAgent, userHeaders: request.headers,
                                  sendUserinfo: true, range: nil, ifRange: nil)
@@ -34,7 +36,7 @@ struct DownloadJob {
         while true {
             let signal = control.signal
             do throws(DownloadError) {
-                let attempt = Attempt(job: self, url: url, target: target, tls: tls, buffer: buffer, signal: signal)
+                let attempt = Attempt(job: self, source: source, target: target, tls: tls, buffer: buffer, signal: signal)
                 return try attempt.run(startFresh: startFresh)
             } catch {
                 startFresh = false
@@ -123,13 +125,14 @@ struct DownloadJob {
 /// One try at a download, from looking at the disk to the final rename.
 private struct Attempt {
     let job: DownloadJob
-    let url: HTTPURL
+    let source: SignedSource
     let target: DownloadTarget
     let tls: TLSContextCache
     let buffer: UnsafeMutableRawBufferPointer
     let signal: CancellationSignal
 
     var configuration: Downloader.Configuration { job.configuration }
+    var url: HTTPURL { source.base }
     var events: EventQueue { job.events }
     var folder: DestinationFolder { target.folder }
 
@@ -138,12 +141,19 @@ private struct Attempt {
         let predicted = target.fixedName ?? FileNamer.name(contentDisposition: nil, originalURLPath: url.path, contentType: nil)
         var existing = try partialToResume(named: predicted)
         var record: ResumeRecord?
+        var blocks = BlockHashes()
         if let partial = existing {
             if startFresh {
                 ResumeRecord.remove(for: predicted, in: folder)
             } else {
                 switch usableRecord(for: predicted, partial: partial) {
-                case .usable(let usable): record = usable
+                case .usable(let usable):
+                    // Bytes changed on disk since the record was written are downloaded again.
+                    let checked = BlockHashes.verify(usable, descriptor: partial.descriptor)
+                    (record, blocks) = (checked.record, checked.hashes)
+                    if checked.dropped > 0 {
+                        events.yield(.warning("\(checked.dropped) bytes of the partial file no longer match their hashes; downloading them again"))
+                    }
                 case .rejected(let reason): events.yield(.startingOver(reason: reason))
                 }
             }
@@ -153,24 +163,34 @@ private struct Attempt {
         // 2. Ask for the rest (or for everything, from byte 0, to learn about ranges).
         let requestedStart = record.map(Self.firstMissingByte) ?? 0
         let validator = record.flatMap { $0.etag ?? $0.lastModified }
-        let exchange = try HTTPExchange.open(url: url, userHeaders: job.request.headers,
-                                             range: ByteRangeRequest(first: requestedStart, last: nil), ifRange: validator,
-                                             configuration: configuration, tls: tls, pool: job.resources.pool,
-                                             cancellation: signal, buffer: buffer)
+        let exchange = try source.open(range: ByteRangeRequest(first: requestedStart, last: nil), ifRange: validator,
+                                       configuration: configuration, tls: tls, pool: job.resources.pool,
+                                       cancellation: signal, buffer: buffer)
         var handedOver = false
         defer { if !handedOver { exchange.close() } }
         try DownloadJob.validate(exchange.head, askedForRange: true)
         let facts = ResumeDecision.ResponseFacts(exchange.head, framing: exchange.framing)
+        let verification = Verification(request: job.request, head: exchange.head, record: record)
         switch try ResumeDecision.decide(record: record, requestedStart: requestedStart, facts: facts) {
         case .restartFresh(let reason):
             throw DownloadError(.resourceChanged, reason)
         case .alreadyComplete:
             guard let partial = existing, let record else { throw DownloadError(.internalError, "complete without a partial") }
             existing = nil
-            return try commit(partial, name: predicted, byteCount: record.totalLength, head: exchange.head, replaceAllowed: target.fixedName != nil)
+            do throws(DownloadError) {
+                return try commit(partial, name: predicted, byteCount: record.totalLength, head: exchange.head,
+                                  replaceAllowed: target.fixedName != nil, verification: verification, hasher: nil)
+            } catch {
+                if error.code == .checksumMismatch {
+                    ResumeRecord.remove(for: predicted, in: folder)
+                    partial.discard()
+                }
+                throw error
+            }
         case .startOver(let reason):
             events.yield(.startingOver(reason: reason))
             record = nil
+            blocks = BlockHashes()
         case .resume, .emptyFile:
             break
         }
@@ -214,11 +234,13 @@ private struct Attempt {
         // 4. Move the bytes.
         do throws(DownloadError) {
             var recordWritten = record != nil
+            let hasher = verification.map { StreamHasher(algorithms: $0.algorithms) }
             let written = try transfer(exchange: exchange, facts: facts, record: record, name: name, partial: partial,
+                                       integrity: (verification, hasher, blocks),
                                        handedOver: &handedOver, recordWritten: &recordWritten)
             let replace = target.fixedName != nil || policy == .overwrite
             return try commit(partial, name: name, byteCount: written, head: exchange.head, replaceAllowed: replace,
-                              recordMayExist: recordWritten)
+                              recordMayExist: recordWritten, verification: verification, hasher: hasher)
         } catch {
             // Bytes that arrived intact before a network failure, a full disk, a pause or a
             // cancellation stay for a resume; after a protocol or integrity failure they cannot be trusted.
@@ -280,7 +302,9 @@ private struct Attempt {
 
     /// Streams the response (and, for a ranged file, the other segments) into `partial`.
     private func transfer(exchange: HTTPExchange, facts: ResumeDecision.ResponseFacts, record: ResumeRecord?, name: String,
-                          partial: PartialFile, handedOver: inout Bool, recordWritten: inout Bool) throws(DownloadError) -> Int64 {
+                          partial: PartialFile, integrity: (Verification?, StreamHasher?, BlockHashes),
+                          handedOver: inout Bool, recordWritten: inout Bool) throws(DownloadError) -> Int64 {
+        let (verification, hasher, blocks) = integrity
         if facts.status == 416 {   // an empty file (ResumeDecision.emptyFile): nothing to read
             try partial.truncate(to: 0)
             events.yield(.started(DownloadStart(redactedURL: url.description, fileURL: target.fileURL(name), totalBytes: 0,
@@ -298,6 +322,7 @@ private struct Attempt {
             var fresh = record ?? ResumeRecord(url: url, finalURL: exchange.finalURL, etagHeader: facts.strongETag,
                                                lastModified: facts.lastModified, totalLength: total)
             fresh.redactedFinalURL = exchange.finalURL.description
+            fresh.serverDigest = verification?.serverDigest?.description
             // The record is first written at the first checkpoint: a download that ends sooner
             // (most small files) never pays for it, and a crash before it just starts over.
             newRecord = fresh
@@ -320,8 +345,9 @@ private struct Attempt {
                 checkpoint: { (completed) throws(DownloadError) in
                     var record = template
                     record.completed = ByteRangeSet(completed)
+                    record.blockHashes = try blocks.update(completed: record.completed, descriptor: partial.descriptor)
                     try record.save(for: name, in: folder)
-                })
+                }, source: source, hasher: hasher)
             let transfer = SegmentedTransfer(setup: setup, completed: template.completed.ranges,
                                              connections: configuration.connectionsPerDownload)
             started(connections: transfer.plannedConnections)
@@ -331,7 +357,7 @@ private struct Attempt {
             return total
         }
         started(connections: 1)
-        let written = try stream(exchange, into: partial, total: total, progress: progress)
+        let written = try stream(exchange, into: partial, total: total, progress: progress, hasher: hasher)
         handedOver = true
         exchange.finish(pool: job.resources.pool)
         return written
@@ -339,7 +365,7 @@ private struct Attempt {
 
     /// One connection from byte 0 to the end (unknown length, or a server without ranges).
     private func stream(_ exchange: HTTPExchange, into partial: PartialFile, total: Int64?,
-                        progress: ProgressReporter) throws(DownloadError) -> Int64 {
+                        progress: ProgressReporter, hasher: StreamHasher?) throws(DownloadError) -> Int64 {
         let limiter = job.resources.limiter
         if let limiter { exchange.limitReads(to: limiter.readSize) }
         let signal = self.signal
@@ -348,6 +374,7 @@ private struct Attempt {
         defer { tracker.flush(partial) }
         try exchange.readBody(stallTimeout: configuration.stallTimeout) { (slice) throws(DownloadError) -> Bool in
             try partial.write(slice, at: written)
+            hasher?.offer(slice, at: written)
             tracker.wrote(slice.count, at: written, to: partial)
             written += Int64(slice.count)
             progress.add(slice.count)
@@ -364,8 +391,10 @@ private struct Attempt {
 
     /// Syncs, forgets the resume record and gives the file its name. If that name appeared
     /// meanwhile, `.rename` moves on to the next free name; any other policy keeps the partial.
-    private func commit(_ partial: PartialFile, name: String, byteCount: Int64, head: ResponseHead,
-                        replaceAllowed: Bool, recordMayExist: Bool = true) throws(DownloadError) -> DownloadResult {
+    private func commit(_ partial: PartialFile, name: String, byteCount: Int64, head: ResponseHead, replaceAllowed: Bool,
+                        recordMayExist: Bool = true, verification: Verification?,
+                        hasher: StreamHasher?) throws(DownloadError) -> DownloadResult {
+        let sha256 = try verification?.verify(partial, length: byteCount, hasher: hasher)
         try partial.finishWriting()
         let policy = job.request.conflictPolicy ?? configuration.conflictPolicy
         var finalName = name
@@ -375,7 +404,8 @@ private struct Attempt {
             do throws(DownloadError) {
                 try partial.publish(as: finalName, replace: replaceAllowed)
                 if recordMayExist { ResumeRecord.remove(for: name, in: folder) }
-                return DownloadResult(response: head, fileURL: target.fileURL(finalName), byteCount: byteCount, skipped: false)
+                return DownloadResult(response: head, fileURL: target.fileURL(finalName), byteCount: byteCount, skipped: false,
+                                      sha256: sha256)
             } catch {
                 guard error.code == .destinationExists, policy == .rename, !replaceAllowed,
                       let next = target.nextFreeName(after: name) else {

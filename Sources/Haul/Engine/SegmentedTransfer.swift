@@ -30,6 +30,10 @@ final class SegmentedTransfer: Sendable {
         var pool: ConnectionPool?
         /// Makes the given complete ranges durable in the resume record (after the data was synced).
         var checkpoint: @Sendable ([Range<Int64>]) throws(DownloadError) -> Void
+        /// Opens the ranged requests (signing each afresh when the download has a signer).
+        var source: SignedSource
+        /// Hashes the bytes as they are written, when the download is verified.
+        var hasher: StreamHasher?
     }
 
     private let setup: Setup
@@ -224,8 +228,7 @@ final class SegmentedTransfer: Sendable {
                 slotTaken = true
             }
             do throws(DownloadError) {
-                exchange = try HTTPExchange.open(url: setup.url, userHeaders: setup.userHeaders,
-                                                 range: ByteRangeRequest(first: segment.start, last: segment.end - 1),
+                exchange = try setup.source.open(range: ByteRangeRequest(first: segment.start, last: segment.end - 1),
                                                  ifRange: setup.ifRange, configuration: setup.configuration, tls: setup.tls,
                                                  pool: setup.pool, cancellation: abort, buffer: buffer)
                 try validate(exchange.head, segment: segment)
@@ -244,6 +247,7 @@ final class SegmentedTransfer: Sendable {
         let file = setup.partial
         let progress = setup.progress
         let limiter = setup.limiter
+        let hasher = setup.hasher
         let abort = self.abort
         let ended = try exchange.readBody(stallTimeout: setup.configuration.stallTimeout) { (slice) throws(DownloadError) -> Bool in
             let usable = Int(min(Int64(slice.count), end - position))
@@ -252,6 +256,7 @@ final class SegmentedTransfer: Sendable {
                 // streams the data out, and a hint can block this reader when the disk queue is
                 // full (measured on the capped server: 8 connections lost 0.25 s in 2.9 s).
                 try file.write(UnsafeRawBufferPointer(rebasing: slice[0..<usable]), at: position)
+                hasher?.offer(UnsafeRawBufferPointer(rebasing: slice[0..<usable]), at: position)
                 position += Int64(usable)
                 progress.add(usable)
                 end = planner.withLock { planner in

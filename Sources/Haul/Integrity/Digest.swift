@@ -21,7 +21,22 @@ final class Digest {
         self.context = context
     }
 
+    private init(_ algorithm: ChecksumAlgorithm, context: OpaquePointer) {
+        self.algorithm = algorithm
+        self.context = context
+    }
+
     deinit { haul_digest_free(context) }
+
+    /// An independent computation in the same state: the copy can be finalized (to read the
+    /// digest of the bytes so far) while this one goes on.
+    ///
+    /// - Returns: a new digest that has seen the same bytes.
+    func copy() -> Digest {
+        guard let context = EVP_MD_CTX_new() else { fatalError("OpenSSL could not create a digest context") }
+        guard EVP_MD_CTX_copy_ex(context, self.context) == 1 else { fatalError("EVP_MD_CTX_copy_ex failed") }
+        return Digest(algorithm, context: context)
+    }
 
     /// Adds `bytes` to the message.
     ///

@@ -21,11 +21,25 @@ enum FileHashing {
     /// - Throws: `fileSystem` when a read fails, or when the file ends before `range` does.
     static func hash(descriptor: Int32, algorithm: ChecksumAlgorithm, range: Range<Int64>? = nil,
                      bufferSize: Int = defaultBufferSize) throws(DownloadError) -> [UInt8] {
+        let digest = Digest(algorithm)
+        try update([digest], descriptor: descriptor, range: range, bufferSize: bufferSize)
+        return digest.finalize()
+    }
+
+    /// Feeds the bytes of an open file to several digests at once (one read for all of them).
+    ///
+    /// - Parameters:
+    ///   - digests: the computations to continue; each gets every byte of `range`, in order.
+    ///   - descriptor: a file open for reading (read with `pread`; the file offset is untouched).
+    ///   - range: the byte offsets to hash; `nil` hashes from 0 to the end of the file.
+    ///   - bufferSize: bytes per read.
+    /// - Throws: `fileSystem` when a read fails, or when the file ends before `range` does.
+    static func update(_ digests: [Digest], descriptor: Int32, range: Range<Int64>? = nil,
+                       bufferSize: Int = defaultBufferSize) throws(DownloadError) {
         precondition(bufferSize > 0)
         haul_advise_sequential(descriptor)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 4096)
         defer { buffer.deallocate() }
-        let digest = Digest(algorithm)
         var offset = range?.lowerBound ?? 0
         let end = range?.upperBound ?? Int64.max
         while offset < end {
@@ -41,10 +55,9 @@ enum FileHashing {
                 }
                 break
             }
-            digest.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            for digest in digests { digest.update(UnsafeRawBufferPointer(rebasing: buffer[..<count])) }
             offset += Int64(count)
         }
-        return digest.finalize()
     }
 
     /// The digest of a whole file.

@@ -1,7 +1,7 @@
 /// The text form of a resume record.
 ///
 /// ```
-/// haul-resume 1
+/// haul-resume 2
 /// url https://host/path?X-Amz-Signature=REDACTED
 /// final-url https://cdn.host/path
 /// resource 3f2a…                      (64 hex digits)
@@ -10,6 +10,8 @@
 /// length 1048576
 /// completed 0-524287,600000-700000    (inclusive ends; just `completed` when empty)
 /// expected-checksum sha256:…          (optional)
+/// server-digest sha256=…              (optional)
+/// block-hashes 0-4194303:<sha256 hex>,4194304-5000000:…   (optional; inclusive ends)
 /// checksum <sha256 hex of every byte above this line>
 /// ```
 /// Each line is a key, then one space and the value (a line is the key alone when the value is
@@ -22,10 +24,11 @@ extension ResumeRecord {
     private enum Key: String, CaseIterable {
         case url, finalURL = "final-url", resource, etag, lastModified = "last-modified"
         case length, completed, expectedChecksum = "expected-checksum"
+        case serverDigest = "server-digest", blockHashes = "block-hashes"
 
         var isRequired: Bool {
             switch self {
-            case .etag, .lastModified, .expectedChecksum: false
+            case .etag, .lastModified, .expectedChecksum, .serverDigest, .blockHashes: false
             default: true
             }
         }
@@ -48,6 +51,8 @@ extension ResumeRecord {
         line(.length, String(totalLength))
         line(.completed, completed.ranges.map { "\($0.lowerBound)-\($0.upperBound - 1)" }.joined(separator: ","))
         line(.expectedChecksum, expectedChecksum.map(Self.escape))
+        line(.serverDigest, serverDigest.map(Self.escape))
+        line(.blockHashes, blockHashes.isEmpty ? nil : BlockHash.encode(blockHashes))
         var bytes = Array(text.utf8)
         bytes += Array("checksum \(SHA256.hex(bytes))\n".utf8)
         return bytes
@@ -55,7 +60,7 @@ extension ResumeRecord {
 
     /// Reads a record from bytes, strictly.
     ///
-    /// The first line must be `haul-resume 1`; the last line `checksum` with the SHA-256 of
+    /// The first line must be `haul-resume 2`; the last line `checksum` with the SHA-256 of
     /// everything above it, followed by exactly one `\n`. Every required key appears once,
     /// optional ones at most once, in the order ``encoded()`` writes them, and no other key;
     /// numbers are plain digits that fit an `Int64`; ranges are sorted, separate (not even
@@ -124,11 +129,15 @@ extension ResumeRecord {
         guard let length = number(Array(values[.length]!.utf8)[...]) else { throw .corrupt("the length is not a number") }
         let completed = try ranges(values[.completed]!, length: length)
         if let etag = values[.etag], etag.hasPrefix("W/") { throw .corrupt("its ETag is weak") }
+        guard let blocks = BlockHash.decode(values[.blockHashes] ?? "", length: length) else {
+            throw .corrupt("a block hash is malformed")
+        }
 
         let record = ResumeRecord(
             redactedURL: values[.url]!, redactedFinalURL: values[.finalURL]!, resourceKey: resource,
             etag: values[.etag], lastModified: values[.lastModified], totalLength: length,
-            completed: completed, expectedChecksum: values[.expectedChecksum]
+            completed: completed, expectedChecksum: values[.expectedChecksum],
+            serverDigest: values[.serverDigest], blockHashes: blocks
         )
         // Whatever got this far must be exactly what Haul writes (key order, empty values...).
         guard record.encoded() == bytes else { throw .corrupt("it is not in the form Haul writes") }

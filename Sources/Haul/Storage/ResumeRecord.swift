@@ -8,7 +8,7 @@
 /// ``remove(for:in:)`` handle the file itself.
 struct ResumeRecord: Sendable, Equatable {
     /// The version written in the first line; a record of any other version is not read.
-    static let formatVersion = 1
+    static let formatVersion = 2
     /// The suffix of record files: `NAME.resume`.
     static let suffix = ".resume"
     /// The suffix of the file a record is written to before it is renamed: `NAME.rtmp`. As
@@ -32,6 +32,12 @@ struct ResumeRecord: Sendable, Equatable {
     var completed: ByteRangeSet
     /// The checksum the finished file must have, such as `sha256:<hex>`, when one was given.
     var expectedChecksum: String?
+    /// The digest of the whole file the server announced (`Repr-Digest`...), as `ALGO=hex`,
+    /// so a resumed download still checks it when the later response does not repeat it.
+    var serverDigest: String? = nil
+    /// The SHA-256 of the completed bytes, cut at ``BlockHash/blockSize`` boundaries, checked
+    /// again on resume so bytes changed on disk meanwhile are downloaded again.
+    var blockHashes: [BlockHash] = []
 }
 
 extension ResumeRecord {

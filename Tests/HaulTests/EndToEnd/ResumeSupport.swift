@@ -36,6 +36,7 @@ struct RunOutcome {
             case .paused: "paused"
             case .resumed: "resumed"
             case .startingOver: "startingOver"
+            case .warning: "warning"
             case .skipped: "skipped"
             case .finished: "finished"
             }

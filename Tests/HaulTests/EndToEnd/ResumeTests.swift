@@ -108,8 +108,11 @@ struct ResumeTests {
             let address = url(server, "/file.bin")
             try Data(resource.bytes(0..<resource.size)).write(to: dir.appendingPathComponent("file.bin.part"))
             let parsed = try HTTPURL.parse(address.absoluteString)
-            let record = ResumeRecord(url: parsed, finalURL: parsed, etagHeader: "\"v1\"", lastModified: nil,
+            var record = ResumeRecord(url: parsed, finalURL: parsed, etagHeader: "\"v1\"", lastModified: nil,
                                       totalLength: resource.size, completed: ByteRangeSet([0..<resource.size]))
+            record.blockHashes = BlockHash.pieces(of: record.completed).map {
+                BlockHash(range: $0, sha256: Digest.hash(.sha256, resource.bytes($0)))
+            }
             try record.save(for: "file.bin", in: DestinationFolder(path: dir.path))
 
             let run = await runToEnd(resumeDownloader(connections: 4), DownloadRequest(url: address), to: .directory(dir))

@@ -12,7 +12,10 @@ enum ResumeRecordSamples {
         redactedFinalURL: "https://cdn.example.com/big.iso",
         resourceKey: key, etag: "\"abc-123\"", lastModified: "Tue, 01 Dec 2026 10:00:00 GMT",
         totalLength: 1_048_576, completed: ByteRangeSet([0..<524_288, 600_000..<700_001]),
-        expectedChecksum: "sha256:" + SHA256.hex([])
+        expectedChecksum: "sha256:" + SHA256.hex([]),
+        serverDigest: "sha256=" + SHA256.hex([1]),
+        blockHashes: [BlockHash(range: 0..<524_288, sha256: Array(repeating: 0xAB, count: 32)),
+                      BlockHash(range: 600_000..<700_001, sha256: Array(repeating: 0x01, count: 32))]
     )
 
     static let minimal = ResumeRecord(
@@ -47,7 +50,7 @@ func checksummed(_ body: String) -> [UInt8] {
         let text = String(decoding: ResumeRecordSamples.full.encoded(), as: UTF8.self)
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(Array(lines.dropLast(2)) == [
-            "haul-resume 1",
+            "haul-resume 2",
             "url https://example.com/files/big.iso?X-Amz-Signature=REDACTED",
             "final-url https://cdn.example.com/big.iso",
             "resource \(ResumeRecordSamples.key)",
@@ -56,6 +59,8 @@ func checksummed(_ body: String) -> [UInt8] {
             "length 1048576",
             "completed 0-524287,600000-700000",
             "expected-checksum sha256:\(SHA256.hex([]))",
+            "server-digest sha256=\(SHA256.hex([1]))",
+            "block-hashes 0-524287:\(String(repeating: "ab", count: 32)),600000-700000:\(String(repeating: "01", count: 32))",
         ])
         let body = Array(text.utf8.dropLast(lines[lines.count - 2].utf8.count + 1))
         #expect(lines[lines.count - 2] == "checksum \(SHA256.hex(body))")
@@ -116,12 +121,14 @@ func checksummed(_ body: String) -> [UInt8] {
         var generator = SplitMix64(seed: UInt64(seed))
         let count = Int.random(in: 0...300, using: &generator)
         var bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        if seed.isMultiple(of: 2) { bytes = Array("haul-resume 1\n".utf8) + bytes }
+        if seed.isMultiple(of: 2) { bytes = Array("haul-resume 2\n".utf8) + bytes }
         #expect(throws: ResumeRecordError.self) { try ResumeRecord.decode(bytes).get() }
     }
 
     @Test func otherVersionIsUnsupported() {
-        #expect(ResumeRecord.decode(checksummed("haul-resume 2\nfuture stuff\n")) == .failure(.unsupportedVersion(2)))
+        #expect(ResumeRecord.decode(checksummed("haul-resume 3\nfuture stuff\n")) == .failure(.unsupportedVersion(3)))
+        // Format 1 had no block hashes: its bytes could not be re-checked, so it is not read.
+        #expect(ResumeRecord.decode(checksummed("haul-resume 1\nurl x\n")) == .failure(.unsupportedVersion(1)))
         #expect(ResumeRecord.decode(Array("haul-resume 7\n".utf8)) == .failure(.unsupportedVersion(7)))
     }
 
@@ -172,7 +179,12 @@ func checksummed(_ body: String) -> [UInt8] {
         RuleBreak("short resource", replacing: ResumeRecordSamples.key, with: "abc"),
         RuleBreak("uppercase resource", replacing: ResumeRecordSamples.key, with: ResumeRecordSamples.key.uppercased()),
         RuleBreak("empty line", appending: "\n"),
-        RuleBreak("version with leading zero", replacing: "haul-resume 1", with: "haul-resume 01"),
+        RuleBreak("version with leading zero", replacing: "haul-resume 2", with: "haul-resume 02"),
+        RuleBreak("block hash across a block boundary", replacing: "0-524287:", with: "0-4194304:"),
+        RuleBreak("block hash past the end", replacing: "600000-700000:", with: "600000-1048576:"),
+        RuleBreak("block hashes out of order", replacing: "0-524287:", with: "650000-660000:"),
+        RuleBreak("short block hash", replacing: ":" + String(repeating: "01", count: 32), with: ":0101"),
+        RuleBreak("uppercase block hash", replacing: String(repeating: "ab", count: 32), with: String(repeating: "AB", count: 32)),
     ]
 
     @Test("a correctly checksummed record that breaks a rule is corrupt", arguments: ruleBreaks)
