@@ -3,6 +3,7 @@
 #define CHAUL_SYS_H
 
 #include <stdint.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 /// renameat2(RENAME_NOREPLACE) where available (Linux); EEXIST when the target exists.
@@ -26,6 +27,10 @@ void haul_advise_sequential(int fd);
 /// Blocks SIGPIPE in the calling thread, so a write to a closed socket (OpenSSL writes with
 /// write(2), which cannot pass MSG_NOSIGNAL) fails with EPIPE instead of killing the process.
 void haul_block_sigpipe_in_thread(void);
+
+/// Continues a CRC-32C (Castagnoli, as in iSCSI and ext4) over `length` bytes: pass 0 to start.
+/// Uses the CPU's CRC instructions where present (SSE4.2, ARMv8 CRC), a table otherwise.
+uint32_t haul_crc32c(uint32_t crc, const void *data, size_t length);
 
 /// The O_NOFOLLOW | O_CLOEXEC and O_DIRECTORY flag values.
 int haul_o_nofollow(void);

@@ -1,101 +1,87 @@
+import CHaulSys
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-/// Keeps the ``BlockHash`` list of a download current as its completed bytes grow, and checks
-/// a resumed partial file against the list its record holds.
+/// The CRC-32C of every piece of a download's completed bytes (see ``BlockHash``), kept current
+/// by the connections as they write, and checked against a resumed partial file.
 ///
-/// Each piece (a completed range cut at block boundaries) keeps a running SHA-256: at a
-/// checkpoint only the bytes added to a piece since the last one are read (from the page
-/// cache, just written) and hashed, so every byte is hashed once however often the record is
-/// written.
+/// A connection computes the CRC of each slice it writes from the receive buffer (no re-read),
+/// extends its current piece with it, and publishes the piece with ``publish(_:)`` under the
+/// segment planner's lock, in the same step that marks the bytes complete: a record never holds
+/// a checksum for bytes it does not claim, nor claims bytes without one.
 final class BlockHashes: Sendable {
-    /// A piece's running hash. `@unchecked Sendable`: used only under ``state``'s lock.
-    private struct Running: @unchecked Sendable {
-        var range: Range<Int64>
-        var digest: Digest
+    /// The pieces by their first byte.
+    private let pieces: Mutex<[Int64: BlockHash]>
+
+    private init(pieces: [Int64: BlockHash]) {
+        self.pieces = Mutex(pieces)
     }
 
-    /// The running hashes by the start of their piece.
-    private let state: Mutex<[Int64: Running]>
-
-    /// Starts from pieces already verified (a resume), or from nothing.
-    private init(running: [Int64: Running]) {
-        state = Mutex(running)
-    }
-
-    /// No piece hashed yet (a new download).
+    /// No piece yet (a new download).
     convenience init() {
-        self.init(running: [:])
+        self.init(pieces: [:])
     }
 
-    /// The hashes of every piece of `completed`, hashing what was added since the last call.
-    ///
-    /// - Parameters:
-    ///   - completed: the completed ranges, all written to `descriptor`.
-    ///   - descriptor: the partial file.
-    /// - Returns: one hash per piece, in order.
-    /// - Throws: `fileSystem` when the file cannot be read.
-    func update(completed: ByteRangeSet, descriptor: Int32) throws(DownloadError) -> [BlockHash] {
-        try state.withLock { (running) throws(DownloadError) -> [BlockHash] in
-            var next: [Int64: Running] = [:]
-            var result: [BlockHash] = []
-            for piece in BlockHash.pieces(of: completed) {
-                var entry: Running
-                if let known = running[piece.lowerBound], known.range.upperBound <= piece.upperBound {
-                    entry = known
-                } else {
-                    entry = Running(range: piece.lowerBound..<piece.lowerBound, digest: Digest(.sha256))
-                }
-                if entry.range.upperBound < piece.upperBound {
-                    let added = entry.range.upperBound..<piece.upperBound
-                    try FileHashing.update([entry.digest], descriptor: descriptor, range: added,
-                                           bufferSize: Int(min(Int64(1 << 20), max(64 << 10, Int64(added.count)))))
-                    entry.range = piece
-                }
-                next[piece.lowerBound] = entry
-                result.append(BlockHash(range: piece, sha256: entry.digest.copy().finalize()))
-            }
-            running = next
-            return result
-        }
+    /// Records `piece` (new, or grown from a piece with the same first byte).
+    func publish(_ piece: BlockHash) {
+        pieces.withLock { $0[piece.range.lowerBound] = piece }
     }
 
-    /// What a resume may trust of a partial file: `record` with every piece whose bytes on disk
-    /// no longer match its hash (or that has no hash) taken out of its completed ranges.
+    /// Every piece, in order.
+    var all: [BlockHash] {
+        pieces.withLock { $0.values.sorted { $0.range.lowerBound < $1.range.lowerBound } }
+    }
+
+    /// The CRC-32C of `bytes` continued from `crc` (0 to start).
+    static func crc(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return crc }
+        return haul_crc32c(crc, base, bytes.count)
+    }
+
+    /// The CRC-32C of `bytes`.
+    static func crc(of bytes: [UInt8]) -> UInt32 {
+        bytes.withUnsafeBytes { crc(0, $0) }
+    }
+
+    /// What a resume may trust of a partial file: `record` with every completed byte that is not
+    /// covered by a piece whose bytes on disk still match its checksum taken out.
     ///
-    /// - Parameters:
-    ///   - record: the resume record read beside the partial file.
-    ///   - descriptor: the partial file.
-    /// - Returns: the record to resume from, the hashes to continue with, and how many claimed
+    /// - Returns: the record to resume from, the pieces to continue with, and how many claimed
     ///   bytes were dropped.
     static func verify(_ record: ResumeRecord, descriptor: Int32) -> (record: ResumeRecord, hashes: BlockHashes, dropped: Int64) {
-        var known: [Range<Int64>: [UInt8]] = [:]
-        for hash in record.blockHashes { known[hash.range] = hash.sha256 }
-        var kept: [Range<Int64>] = []
-        var running: [Int64: Running] = [:]
-        var dropped: Int64 = 0
-        for piece in BlockHash.pieces(of: record.completed) {
-            let digest = Digest(.sha256)
-            let matches: Bool
-            if let expected = known[piece] {
-                do throws(DownloadError) {
-                    try FileHashing.update([digest], descriptor: descriptor, range: piece)
-                    matches = digest.copy().finalize() == expected
-                } catch {
-                    matches = false
-                }
-            } else {
-                matches = false
-            }
-            if matches {
-                kept.append(piece)
-                running[piece.lowerBound] = Running(range: piece, digest: digest)
-            } else {
-                dropped += Int64(piece.count)
+        var kept: [Int64: BlockHash] = [:]
+        var trusted = ByteRangeSet()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
+        defer { buffer.deallocate() }
+        for piece in record.blockHashes where record.completed.contains(piece.range) {
+            if crcOnDisk(piece.range, descriptor: descriptor, buffer: buffer) == piece.crc32c {
+                kept[piece.range.lowerBound] = piece
+                trusted.insert(piece.range)
             }
         }
-        var trusted = record
-        trusted.completed = ByteRangeSet(kept)
-        trusted.blockHashes = record.blockHashes.filter { running[$0.range.lowerBound]?.range == $0.range }
-        return (trusted, BlockHashes(running: running), dropped)
+        var result = record
+        let dropped = record.completed.byteCount - trusted.byteCount
+        result.completed = trusted
+        result.blockHashes = kept.values.sorted { $0.range.lowerBound < $1.range.lowerBound }
+        return (result, BlockHashes(pieces: kept), dropped)
+    }
+
+    /// The CRC-32C of `range` of the file; `nil` when it cannot be read whole.
+    private static func crcOnDisk(_ range: Range<Int64>, descriptor: Int32, buffer: UnsafeMutableRawBufferPointer) -> UInt32? {
+        var crc: UInt32 = 0
+        var offset = range.lowerBound
+        while offset < range.upperBound {
+            let want = Int(min(Int64(buffer.count), range.upperBound - offset))
+            let n = pread(descriptor, buffer.baseAddress, want, off_t(offset))
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return nil }
+            crc = Self.crc(crc, UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            offset += Int64(n)
+        }
+        return crc
     }
 }

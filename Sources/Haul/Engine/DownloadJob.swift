@@ -342,12 +342,12 @@ private struct Attempt {
                 url: url, userHeaders: job.request.headers, configuration: configuration, tls: tls, partial: partial,
                 progress: progress, total: total, ifRange: validator, limiter: job.resources.limiter,
                 hostSlots: job.resources.hostSlots, pool: job.resources.pool,
-                checkpoint: { (completed) throws(DownloadError) in
+                checkpoint: { (completed, pieces) throws(DownloadError) in
                     var record = template
                     record.completed = ByteRangeSet(completed)
-                    record.blockHashes = try blocks.update(completed: record.completed, descriptor: partial.descriptor)
+                    record.blockHashes = pieces
                     try record.save(for: name, in: folder)
-                }, source: source, hasher: hasher)
+                }, source: source, hasher: hasher, blocks: blocks)
             let transfer = SegmentedTransfer(setup: setup, completed: template.completed.ranges,
                                              connections: configuration.connectionsPerDownload)
             started(connections: transfer.plannedConnections)

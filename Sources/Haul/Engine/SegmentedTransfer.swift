@@ -29,11 +29,13 @@ final class SegmentedTransfer: Sendable {
         var hostSlots: HostSlots?
         var pool: ConnectionPool?
         /// Makes the given complete ranges durable in the resume record (after the data was synced).
-        var checkpoint: @Sendable ([Range<Int64>]) throws(DownloadError) -> Void
+        var checkpoint: @Sendable ([Range<Int64>], [BlockHash]) throws(DownloadError) -> Void
         /// Opens the ranged requests (signing each afresh when the download has a signer).
         var source: SignedSource
         /// Hashes the bytes as they are written, when the download is verified.
         var hasher: StreamHasher?
+        /// The checksums of the completed pieces, extended as bytes are written.
+        var blocks = BlockHashes()
     }
 
     private let setup: Setup
@@ -159,13 +161,15 @@ final class SegmentedTransfer: Sendable {
 
     /// Syncs the data, then records what is complete. A failure here stops the transfer.
     private func checkpoint() {
-        let completed = planner.withLock { $0.completed }   // taken before the sync: every byte in it is written
+        // Taken before the sync: every byte in it is written. The pieces are published under the
+        // same lock as the ranges they cover, so the two always agree.
+        let (completed, pieces) = planner.withLock { ($0.completed, setup.blocks.all) }
         // Nothing new since the last record (a stalled or trickling server): no sync and no
         // write, so waiting costs no CPU (measured: 2.7% of a core at one record per 25 ms).
         if savedRanges.withLock({ $0 == completed }) { return }
         do throws(DownloadError) {
             try setup.partial.syncData()
-            try setup.checkpoint(completed)
+            try setup.checkpoint(completed, pieces)
             recordSaved.withLock { $0 = true }
             savedRanges.withLock { $0 = completed }
         } catch {
@@ -248,6 +252,9 @@ final class SegmentedTransfer: Sendable {
         let progress = setup.progress
         let limiter = setup.limiter
         let hasher = setup.hasher
+        let blocks = setup.blocks
+        var piece: BlockHash?          // the run of bytes this connection is writing, within one block
+        var finishedPieces: [BlockHash] = []
         let abort = self.abort
         let ended = try exchange.readBody(stallTimeout: setup.configuration.stallTimeout) { (slice) throws(DownloadError) -> Bool in
             let usable = Int(min(Int64(slice.count), end - position))
@@ -257,12 +264,32 @@ final class SegmentedTransfer: Sendable {
                 // full (measured on the capped server: 8 connections lost 0.25 s in 2.9 s).
                 try file.write(UnsafeRawBufferPointer(rebasing: slice[0..<usable]), at: position)
                 hasher?.offer(UnsafeRawBufferPointer(rebasing: slice[0..<usable]), at: position)
+                // Each block's pieces get their CRC from the bytes in hand (cut at block boundaries).
+                var done = 0
+                while done < usable {
+                    let at = position + Int64(done)
+                    let blockEnd = (at / BlockHash.blockSize + 1) * BlockHash.blockSize
+                    let count = Int(min(Int64(usable - done), blockEnd - at))
+                    if let current = piece, current.range.upperBound != at || at % BlockHash.blockSize == 0 {
+                        finishedPieces.append(current)
+                        piece = nil
+                    }
+                    var current = piece ?? BlockHash(range: at..<at, crc32c: 0)
+                    current.crc32c = BlockHashes.crc(current.crc32c, UnsafeRawBufferPointer(rebasing: slice[done..<(done + count)]))
+                    current.range = current.range.lowerBound..<(at + Int64(count))
+                    piece = current
+                    done += count
+                }
                 position += Int64(usable)
                 progress.add(usable)
+                let grown = piece
                 end = planner.withLock { planner in
+                    for finished in finishedPieces { blocks.publish(finished) }
+                    if let grown { blocks.publish(grown) }
                     planner.advance(worker: worker, to: position)
                     return planner.end(of: worker)
                 }
+                finishedPieces.removeAll(keepingCapacity: true)
                 if let limiter, !limiter.consume(usable, sleep: { abort.sleep(for: .milliseconds(Int64($0 * 1000))) }) {
                     throw DownloadError(.cancelled, "cancelled")
                 }

@@ -67,7 +67,7 @@ struct SignedSource: Sendable {
             skew.check(exchange.head)
             guard exchange.head.status == 403, !renewed else { return exchange }
             let body = Self.errorBody(of: exchange, stallTimeout: configuration.stallTimeout)
-            exchange.reader.connection.close()
+            exchange.close()
             if isExpiredSignature(status: 403, body: body) || signed.isExpired(at: Date()) {
                 renewed = true
                 continue
@@ -80,7 +80,7 @@ struct SignedSource: Sendable {
     /// The first 4 KiB of an error response's body (empty when it cannot be read).
     private static func errorBody(of exchange: HTTPExchange, stallTimeout: Duration) -> [UInt8] {
         var body: [UInt8] = []
-        _ = try? exchange.reader.readBody(stallTimeout: min(stallTimeout, .seconds(5))) { (slice) throws(DownloadError) -> Bool in
+        _ = try? exchange.readBody(stallTimeout: min(stallTimeout, .seconds(5))) { (slice) throws(DownloadError) -> Bool in
             body += slice.prefix(4096 - body.count)
             return body.count < 4096
         }

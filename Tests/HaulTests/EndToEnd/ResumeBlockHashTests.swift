@@ -4,8 +4,8 @@ import HaulTestSupport
 import Testing
 @testable import Haul
 
-/// The resume record keeps a SHA-256 per 4 MiB block of completed bytes; a resume re-hashes
-/// them and downloads again any block whose bytes changed on disk.
+/// The resume record keeps a CRC-32C per piece of completed bytes (within 4 MiB blocks); a resume
+/// checks them and downloads again any piece whose bytes changed on disk.
 @Suite("Block hashes in the resume record", .timeLimit(.minutes(1)))
 struct ResumeBlockHashTests {
     static let size: Int64 = 13_000_000
@@ -22,7 +22,11 @@ struct ResumeBlockHashTests {
             let downloader = resumeDownloader(connections: connections)
             _ = await interrupted(downloader, DownloadRequest(url: address), to: .directory(dir), after: 9_000_000)
             let record = try #require(loadResumeRecord("file.bin", in: dir))
-            #expect(record.blockHashes.map(\.range) == BlockHash.pieces(of: record.completed))
+            // Every completed byte is in exactly one piece, each within a block, each matching the bytes.
+            #expect(ByteRangeSet(record.blockHashes.map(\.range)) == record.completed)
+            #expect(record.blockHashes.map(\.range.count).reduce(0, +) == record.completed.byteCount)
+            #expect(record.blockHashes.allSatisfy { ($0.range.lowerBound / Self.block) == (($0.range.upperBound - 1) / Self.block) })
+            #expect(record.blockHashes.allSatisfy { $0.crc32c == BlockHashes.crc(of: slow.bytes($0.range)) })
             // (the largest piece that does not start the file)
             let victim = try #require(record.blockHashes.map(\.range).filter { $0.lowerBound > 0 }.max { $0.count < $1.count })
             try #require(victim.count > 1_000_000, "pieces: \(record.blockHashes.map(\.range))")
@@ -67,22 +71,43 @@ struct ResumeBlockHashTests {
                                                (2 * Self.block)..<(2 * Self.block + 3)])
     }
 
-    @Test func runningHashesMatchHashesOfTheFile() throws {
+    @Test("CRC-32C: the published check values (RFC 3720 B.4), and in pieces equal to at once")
+    func crc32cVectors() {
+        #expect(BlockHashes.crc(of: Array("123456789".utf8)) == 0xE306_9283)
+        #expect(BlockHashes.crc(of: [UInt8](repeating: 0, count: 32)) == 0x8A91_36AA)
+        #expect(BlockHashes.crc(of: [UInt8](repeating: 0xFF, count: 32)) == 0x62A8_AB43)
+        #expect(BlockHashes.crc(of: (0..<32).map { UInt8($0) }) == 0x46DD_794E)
+        let bytes = HaulServer.content(seed: 3).bytes(0..<100_003)
+        var running: UInt32 = 0
+        for start in stride(from: 0, to: bytes.count, by: 7_777) {
+            running = Array(bytes[start..<min(start + 7_777, bytes.count)]).withUnsafeBytes { BlockHashes.crc(running, $0) }
+        }
+        #expect(running == BlockHashes.crc(of: bytes))
+    }
+
+    @Test("verify keeps the pieces whose bytes match and drops the rest")
+    func verifyDropsChangedPieces() throws {
         try withTemporaryDirectory { dir in
-            // The incremental hashes a checkpoint writes equal those of the bytes read afresh.
             let bytes = HaulServer.content(seed: 9).bytes(0..<(Self.block + 1000))
             let path = dir.appendingPathComponent("f").path
-            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            var changed = bytes
+            changed[Int(Self.block) + 10] ^= 0xFF
+            try Data(changed).write(to: URL(fileURLWithPath: path))
             let descriptor = open(path, O_RDONLY)
             defer { close(descriptor) }
-            let hashes = BlockHashes()
-            _ = try hashes.update(completed: ByteRangeSet([0..<100]), descriptor: descriptor)
-            _ = try hashes.update(completed: ByteRangeSet([0..<3_000_000]), descriptor: descriptor)
-            let last = try hashes.update(completed: ByteRangeSet([0..<(Self.block + 1000)]), descriptor: descriptor)
-            #expect(last.map(\.range) == [0..<Self.block, Self.block..<(Self.block + 1000)])
-            for hash in last {
-                #expect(hash.sha256 == Digest.hash(.sha256, Array(bytes[Int(hash.range.lowerBound)..<Int(hash.range.upperBound)])))
+            let url = try HTTPURL.parse("http://example.com/f")
+            var record = ResumeRecord(url: url, finalURL: url, etagHeader: "\"v\"", lastModified: nil,
+                                      totalLength: Int64(bytes.count), completed: ByteRangeSet([0..<Int64(bytes.count)]))
+            record.blockHashes = [0..<100, 100..<Self.block, Self.block..<(Self.block + 1000)].map {
+                BlockHash(range: $0, crc32c: BlockHashes.crc(of: Array(bytes[Int($0.lowerBound)..<Int($0.upperBound)])))
             }
+            let checked = BlockHashes.verify(record, descriptor: descriptor)
+            #expect(checked.record.completed == ByteRangeSet([0..<Self.block]))
+            #expect(checked.dropped == 1000)
+            #expect(checked.hashes.all.map(\.range) == [0..<100, 100..<Self.block])
+            // A record without checksums trusts nothing.
+            record.blockHashes = []
+            #expect(BlockHashes.verify(record, descriptor: descriptor).record.completed.byteCount == 0)
         }
     }
 }

@@ -111,7 +111,7 @@ struct ResumeTests {
             var record = ResumeRecord(url: parsed, finalURL: parsed, etagHeader: "\"v1\"", lastModified: nil,
                                       totalLength: resource.size, completed: ByteRangeSet([0..<resource.size]))
             record.blockHashes = BlockHash.pieces(of: record.completed).map {
-                BlockHash(range: $0, sha256: Digest.hash(.sha256, resource.bytes($0)))
+                BlockHash(range: $0, crc32c: BlockHashes.crc(of: resource.bytes($0)))
             }
             try record.save(for: "file.bin", in: DestinationFolder(path: dir.path))
 

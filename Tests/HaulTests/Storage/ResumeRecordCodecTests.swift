@@ -14,8 +14,8 @@ enum ResumeRecordSamples {
         totalLength: 1_048_576, completed: ByteRangeSet([0..<524_288, 600_000..<700_001]),
         expectedChecksum: "sha256:" + SHA256.hex([]),
         serverDigest: "sha256=" + SHA256.hex([1]),
-        blockHashes: [BlockHash(range: 0..<524_288, sha256: Array(repeating: 0xAB, count: 32)),
-                      BlockHash(range: 600_000..<700_001, sha256: Array(repeating: 0x01, count: 32))]
+        blockHashes: [BlockHash(range: 0..<524_288, crc32c: 0xABAB_0001),
+                      BlockHash(range: 600_000..<700_001, crc32c: 0x0000_00FF)]
     )
 
     static let minimal = ResumeRecord(
@@ -60,7 +60,7 @@ func checksummed(_ body: String) -> [UInt8] {
             "completed 0-524287,600000-700000",
             "expected-checksum sha256:\(SHA256.hex([]))",
             "server-digest sha256=\(SHA256.hex([1]))",
-            "block-hashes 0-524287:\(String(repeating: "ab", count: 32)),600000-700000:\(String(repeating: "01", count: 32))",
+            "block-hashes 0-524287:abab0001,600000-700000:000000ff",
         ])
         let body = Array(text.utf8.dropLast(lines[lines.count - 2].utf8.count + 1))
         #expect(lines[lines.count - 2] == "checksum \(SHA256.hex(body))")
@@ -183,8 +183,8 @@ func checksummed(_ body: String) -> [UInt8] {
         RuleBreak("block hash across a block boundary", replacing: "0-524287:", with: "0-4194304:"),
         RuleBreak("block hash past the end", replacing: "600000-700000:", with: "600000-1048576:"),
         RuleBreak("block hashes out of order", replacing: "0-524287:", with: "650000-660000:"),
-        RuleBreak("short block hash", replacing: ":" + String(repeating: "01", count: 32), with: ":0101"),
-        RuleBreak("uppercase block hash", replacing: String(repeating: "ab", count: 32), with: String(repeating: "AB", count: 32)),
+        RuleBreak("short block hash", replacing: ":000000ff", with: ":00ff"),
+        RuleBreak("uppercase block hash", replacing: ":abab0001", with: ":ABAB0001"),
     ]
 
     @Test("a correctly checksummed record that breaks a rule is corrupt", arguments: ruleBreaks)
