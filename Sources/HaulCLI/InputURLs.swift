@@ -64,6 +64,8 @@ enum InputURLs {
         if let port = url.port, !(1...65535).contains(port) {
             throw DownloadError(.invalidURL, "invalid URL: port \(port) is out of range")
         }
+        // s3:// and oss:// name a bucket and key; their signer makes the http(s) URL.
+        if StorageURL.schemes.contains(scheme) { return url }
         // Whatever the library would refuse once the download starts (a host such as `host!` or
         // `[zz::1]`, a malformed %-escape) is refused here, before any download does network I/O.
         return try DownloadRequest.validatedURL(text)

@@ -179,7 +179,10 @@ private func writePartial(of resource: HaulServer.Resource, bytes: Int64, at add
     let name = address.lastPathComponent
     try Data(resource.bytes(0..<bytes)).write(to: dir.appendingPathComponent(name + ".part"))
     let parsed = try HTTPURL.parse(address.absoluteString)
-    let record = ResumeRecord(url: parsed, finalURL: parsed, etagHeader: etag, lastModified: lastModified,
+    var record = ResumeRecord(url: parsed, finalURL: parsed, etagHeader: etag, lastModified: lastModified,
                               totalLength: resource.size, completed: ByteRangeSet([0..<bytes]))
+    record.blockHashes = BlockHash.pieces(of: record.completed).map {
+        BlockHash(range: $0, crc32c: BlockHashes.crc(of: resource.bytes($0)))
+    }
     try record.save(for: name, in: DestinationFolder(path: dir.path))
 }
