@@ -89,7 +89,7 @@ enum OptionTable {
         OptionSpec(.insecure, "k", "insecure", nil,
                    "do not verify TLS certificates (warns once)"),
         OptionSpec(.engine, nil, "engine", "NAME",
-                   "native (default); urlsession is not yet supported"),
+                   "native (default) or urlsession"),
         OptionSpec(.json, nil, "json", nil,
                    "machine-readable events on stdout, one JSON object per line; no progress bar"),
         OptionSpec(.quiet, "q", "quiet", nil,

@@ -164,7 +164,6 @@ private func usageError(_ arguments: [String]) -> String? {
          "invalid value '9999999' for --retry-wait: expected a number of seconds, such as 1 or 2.5"),
         (["--on-conflict=keep", "http://h/"], "invalid value 'keep' for --on-conflict: expected rename, overwrite, skip or fail"),
         (["--engine=curl", "http://h/"], "invalid value 'curl' for --engine: expected native or urlsession"),
-        (["--engine=urlsession", "http://h/"], "--engine=urlsession is not yet supported"),
         (["--checksum=sha256=00", "http://h/"], "--checksum is not yet supported"),
         (["--limit-rate", "0", "http://h/"],
          "invalid value '0' for --limit-rate: expected bytes per second above 0, such as 500K or 2M (suffixes K, M, G)"),

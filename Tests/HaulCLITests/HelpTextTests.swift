@@ -44,8 +44,7 @@ import Testing
                                              start over
                   --cacert=FILE              also trust the CA certificates in this PEM file
               -k, --insecure                 do not verify TLS certificates (warns once)
-                  --engine=NAME              native (default); urlsession is not yet
-                                             supported
+                  --engine=NAME              native (default) or urlsession
                   --json                     machine-readable events on stdout, one JSON
                                              object per line; no progress bar
               -q, --quiet                    print nothing but errors
@@ -102,9 +101,8 @@ import Testing
         #expect(marked == [.checksum])
         let text = HelpText.download.replacingNewlinesWithSpaces()
         #expect(text.contains("final name (not yet supported)"))
-        #expect(text.ranges(of: "not yet supported").count == 2, "--checksum and urlsession only")
+        #expect(text.ranges(of: "not yet supported").count == 1, "--checksum only")
         #expect(!text.contains("splitting is not supported") && !text.contains("one after another"))
-        #expect(text.contains("urlsession is not yet supported"))
     }
 
     @Test func wrapKeepsWordsAndWidth() {
