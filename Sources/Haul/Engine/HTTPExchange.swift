@@ -22,8 +22,7 @@ struct HTTPExchange {
     ///
     /// - Parameters:
     ///   - pool: the downloader's idle connections (native) and its `URLSession` (urlSession).
-    ///   - buffer: the receive buffer of the native client (the URLSession backend reads into
-    ///     Foundation's buffers).
+    ///   - buffer: the receive buffer (the URLSession backend gathers Foundation's chunks in it).
     /// - Throws: network, TLS, protocol and redirect errors; `notSupported` for settings the
     ///   transport cannot honour.
     static func open(url: HTTPURL, userHeaders: [(name: String, value: String)], range: ByteRangeRequest? = nil,
@@ -39,7 +38,7 @@ struct HTTPExchange {
             let transport = pool?.sessionTransport(configuration) ?? URLSessionTransport(configuration: configuration)
             let (reader, head, finalURL) = try SessionReader.open(
                 url: url, userHeaders: userHeaders, range: range, ifRange: ifRange, configuration: configuration,
-                transport: transport, cancellation: cancellation)
+                transport: transport, cancellation: cancellation, buffer: buffer)
             return HTTPExchange(head: head, finalURL: finalURL, backend: .urlSession(reader))
         }
     }

@@ -22,10 +22,14 @@ final class SessionReader {
     private var tooSlow = false
     private var pending = Data()
     private var offset = 0
+    /// The engine's receive buffer: queued chunks are gathered here before the sink sees them.
+    private let buffer: UnsafeMutableRawBufferPointer
 
     private init(state: SessionTaskState, transport: URLSessionTransport, cancellation: CancellationSignal,
-                 framing: ResponseParser.Framing?, lowSpeedLimit: Downloader.LowSpeedLimit?) {
+                 framing: ResponseParser.Framing?, lowSpeedLimit: Downloader.LowSpeedLimit?,
+                 buffer: UnsafeMutableRawBufferPointer) {
         self.state = state
+        self.buffer = buffer
         self.transport = transport
         self.cancellation = cancellation
         self.framing = framing
@@ -34,12 +38,14 @@ final class SessionReader {
 
     /// Sends a GET for `url` as a data task and waits for the final response head.
     ///
+    /// - Parameter buffer: the engine's receive buffer, owned by the caller for the exchange's life.
     /// - Returns: the reader positioned at the body, the final head and the URL that answered.
     /// - Throws: `notSupported` for settings this transport cannot honour (see
     ///   ``Downloader/Transport/urlSession``); redirect, network, timeout and TLS errors.
     static func open(url: HTTPURL, userHeaders: [(name: String, value: String)], range: ByteRangeRequest?,
                      ifRange: String?, configuration: Downloader.Configuration, transport: URLSessionTransport,
-                     cancellation: CancellationSignal) throws(DownloadError) -> (SessionReader, ResponseHead, HTTPURL) {
+                     cancellation: CancellationSignal,
+                     buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) -> (SessionReader, ResponseHead, HTTPURL) {
         try checkSupported(configuration)
         var policy = RedirectPolicy(original: url, userHeaders: userHeaders, maximumRedirects: configuration.maximumRedirects,
                                     allowsInsecureRedirects: configuration.allowsInsecureRedirects)
@@ -63,7 +69,7 @@ final class SessionReader {
             guard RedirectPolicy.isRedirect(head.status) else {
                 let reader = SessionReader(state: state, transport: transport, cancellation: cancellation,
                                            framing: framing(of: head, expectedLength: state.expectedLength),
-                                           lowSpeedLimit: configuration.lowSpeedLimit)
+                                           lowSpeedLimit: configuration.lowSpeedLimit, buffer: buffer)
                 return (reader, head, policy.current)
             }
             // A redirect the session delivered instead of following (a status it does not
@@ -105,35 +111,43 @@ final class SessionReader {
     @discardableResult
     func readBody(stallTimeout: Duration, _ sink: (UnsafeRawBufferPointer) throws(DownloadError) -> Bool) throws(DownloadError) -> Bool {
         if monitor == nil, let lowSpeedLimit { monitor = LowSpeedMonitor(lowSpeedLimit) }
+        let limit = min(readLimit, buffer.count)
         while true {
-            if offset == pending.count {
-                if tooSlow, let monitor { throw monitor.failure }
-                if cancellation.isCancelled {
-                    state.cancel()
-                    throw DownloadError(.cancelled, "cancelled")
-                }
-                let started = ContinuousClock.now
-                switch try state.next(stallTimeout: stallTimeout, cancellation: cancellation) {
-                case .end:
-                    return true
-                case .chunk(let data):
-                    if monitor?.received(data.count, after: ContinuousClock.now - started) == true { tooSlow = true }
-                    pending = data
+            // Gather what is queued into the receive buffer (waiting only while it is empty), so the
+            // engine writes large slices instead of URLSession's 16 KiB chunks.
+            var filled = 0
+            while filled < limit {
+                if offset == pending.count {
+                    if filled > 0 {
+                        guard let data = state.nextIfQueued() else { break }
+                        pending = data
+                    } else {
+                        if tooSlow, let monitor { throw monitor.failure }
+                        if cancellation.isCancelled {
+                            state.cancel()
+                            throw DownloadError(.cancelled, "cancelled")
+                        }
+                        let started = ContinuousClock.now
+                        switch try state.next(stallTimeout: stallTimeout, cancellation: cancellation) {
+                        case .end:
+                            return true
+                        case .chunk(let data):
+                            if monitor?.received(data.count, after: ContinuousClock.now - started) == true { tooSlow = true }
+                            pending = data
+                        }
+                    }
                     offset = 0
-                    continue
                 }
-            }
-            let count = min(readLimit, pending.count - offset)
-            let start = offset
-            let result = pending.withUnsafeBytes { raw -> Result<Bool, DownloadError> in
-                do throws(DownloadError) {
-                    return .success(try sink(UnsafeRawBufferPointer(rebasing: raw[start..<start + count])))
-                } catch {
-                    return .failure(error)
+                let count = min(limit - filled, pending.count - offset)
+                let start = offset
+                pending.withUnsafeBytes { raw in
+                    UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<filled + count])
+                        .copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[start..<start + count]))
                 }
+                offset += count
+                filled += count
             }
-            offset += count
-            if try !result.get() { return false }
+            if try !sink(UnsafeRawBufferPointer(rebasing: buffer[0..<filled])) { return false }
         }
     }
 

@@ -46,6 +46,25 @@ final class SessionTaskState: Sendable {
         var completed = false
         var failure: DownloadError?
         var readerWaiting = false
+
+        /// Removes the first queued chunk (call only when there is one).
+        mutating func takeChunk() -> Data {
+            let chunk = chunks[firstChunk]
+            firstChunk += 1
+            queuedBytes -= chunk.count
+            if firstChunk > 64, firstChunk * 2 > chunks.count {
+                chunks.removeFirst(firstChunk)
+                firstChunk = 0
+            }
+            return chunk
+        }
+
+        /// The task to resume when it was suspended and the queue has drained below the low-water mark.
+        mutating func resumeIfDrained() -> URLSessionDataTask? {
+            guard suspended, queuedBytes < SessionTaskState.lowWater else { return nil }
+            suspended = false
+            return task
+        }
     }
 
     private let state: Mutex<State>
@@ -174,19 +193,7 @@ final class SessionTaskState: Sendable {
         while true {
             let (outcome, resume) = state.withLock { state -> (Result<Next, DownloadError>?, URLSessionDataTask?) in
                 if state.firstChunk < state.chunks.count {
-                    let chunk = state.chunks[state.firstChunk]
-                    state.firstChunk += 1
-                    state.queuedBytes -= chunk.count
-                    if state.firstChunk > 64, state.firstChunk * 2 > state.chunks.count {
-                        state.chunks.removeFirst(state.firstChunk)
-                        state.firstChunk = 0
-                    }
-                    var resume: URLSessionDataTask?
-                    if state.suspended, state.queuedBytes < Self.lowWater {
-                        state.suspended = false
-                        resume = state.task
-                    }
-                    return (.success(.chunk(chunk)), resume)
+                    return (.success(.chunk(state.takeChunk())), state.resumeIfDrained())
                 }
                 if let failure = state.failure { return (.failure(failure), nil) }
                 if state.completed { return (.success(.end), nil) }
@@ -197,6 +204,17 @@ final class SessionTaskState: Sendable {
             if let outcome { return try outcome.get() }
             try wait(until: deadline, cancellation: cancellation, timeout: DownloadError(.stalled, "no data for too long (stalled)"))
         }
+    }
+
+    /// The next queued chunk if one is there now, else `nil` (never waits, never throws: the
+    /// end or a failure is left for ``next(stallTimeout:cancellation:)``).
+    func nextIfQueued() -> Data? {
+        let (chunk, resume) = state.withLock { state -> (Data?, URLSessionDataTask?) in
+            guard state.firstChunk < state.chunks.count else { return (nil, nil) }
+            return (state.takeChunk(), state.resumeIfDrained())
+        }
+        resume?.resume()
+        return chunk
     }
 
     /// Cancels the task (idempotent; a finished task ignores it).
