@@ -13,9 +13,11 @@ extension Downloader {
         /// Foundation's `URLSession` (data tasks, one session per ``Downloader``).
         ///
         /// `URLSession` keeps its own connections and parses responses itself, so Haul's header
-        /// limits and framing checks do not apply. On Linux (FoundationNetworking) it cannot
-        /// honour custom ``TLSOptions`` nor pause a transfer, so a configuration with an extra CA
-        /// file, `insecure`, or a rate limit fails with ``DownloadError/Code/notSupported``.
+        /// limits and framing checks do not apply, and the connect and header timeouts add up to
+        /// one deadline for the response head (it does not say when it connected). It verifies
+        /// certificates itself: an extra CA file or `insecure` in ``TLSOptions`` fails with
+        /// ``DownloadError/Code/notSupported``. On Linux (FoundationNetworking) a task cannot be
+        /// paused, so ranged requests are sent in windows of 16 MiB to keep memory bounded.
         case urlSession
     }
 }

@@ -7,9 +7,22 @@ import Foundation
 /// the session did not follow itself under the same ``RedirectPolicy``) and hands the body to
 /// the engine slice by slice, on the engine's thread.
 ///
+/// Where a task cannot be paused (Linux, see ``SessionTaskState``), a ranged request is sent in
+/// windows of ``rangeWindow`` bytes, one after the other on the same final URL with `If-Range`,
+/// so a body never runs more than a window ahead of the engine. The engine sees one response:
+/// the first window's head, its `Content-Range` and length widened to the whole span asked for.
+///
 /// Used by one thread at a time, like ``ResponseReader``.
 final class SessionReader {
-    private let state: SessionTaskState
+    #if os(Linux)
+    /// The most bytes one request asks for where a task cannot be paused.
+    static let rangeWindow: Int64? = 16 << 20
+    #else
+    /// Tasks are suspended instead (see ``SessionTaskState``): no windows.
+    static let rangeWindow: Int64? = nil
+    #endif
+
+    private var state: SessionTaskState
     /// Keeps the session alive while its task runs.
     private let transport: URLSessionTransport
     private var cancellation: CancellationSignal
@@ -24,16 +37,30 @@ final class SessionReader {
     private var offset = 0
     /// The engine's receive buffer: queued chunks are gathered here before the sink sees them.
     private let buffer: UnsafeMutableRawBufferPointer
+    /// The windows still to ask for, when the span is asked for in windows.
+    private var windows: Windows?
+
+    /// The rest of a span asked for window by window.
+    private struct Windows {
+        var next: Int64
+        let last: Int64
+        let complete: Int64
+        let size: Int64
+        let template: SessionRequestTemplate
+        let policy: RedirectPolicy
+        let headDeadline: Duration
+    }
 
     private init(state: SessionTaskState, transport: URLSessionTransport, cancellation: CancellationSignal,
                  framing: ResponseParser.Framing?, lowSpeedLimit: Downloader.LowSpeedLimit?,
-                 buffer: UnsafeMutableRawBufferPointer) {
+                 buffer: UnsafeMutableRawBufferPointer, windows: Windows?) {
         self.state = state
         self.buffer = buffer
         self.transport = transport
         self.cancellation = cancellation
         self.framing = framing
         self.lowSpeedLimit = lowSpeedLimit
+        self.windows = windows
     }
 
     /// Sends a GET for `url` as a data task and waits for the final response head.
@@ -49,34 +76,105 @@ final class SessionReader {
         try checkSupported(configuration)
         var policy = RedirectPolicy(original: url, userHeaders: userHeaders, maximumRedirects: configuration.maximumRedirects,
                                     allowsInsecureRedirects: configuration.allowsInsecureRedirects)
-        let template = SessionRequestTemplate(
+        var template = SessionRequestTemplate(
             userAgent: configuration.userAgent, range: range, ifRange: ifRange,
             timeout: max(configuration.connectTimeout + configuration.headerTimeout, configuration.stallTimeout) + .seconds(30))
+        let headDeadline = configuration.connectTimeout + configuration.headerTimeout
+        var window = rangeWindow.flatMap { size in range.map { (size, $0) } }
         while true {
-            if cancellation.isCancelled { throw DownloadError(.cancelled, "cancelled") }
-            let request = try template.request(for: policy)
-            let state = SessionTaskState(policy: policy, template: template)
-            transport.start(request, state: state)
-            let head: ResponseHead
-            do throws(DownloadError) {
-                head = try state.waitForHead(until: .now + configuration.connectTimeout + configuration.headerTimeout,
-                                             cancellation: cancellation)
-            } catch {
-                state.cancel()
-                throw error
+            if let (size, range) = window, size < (range.last.map { $0 - range.first + 1 } ?? .max) {
+                template.range = ByteRangeRequest(first: range.first, last: range.first + size - 1)
+            } else {
+                template.range = range
             }
+            let (state, head) = try start(template, policy: policy, transport: transport, cancellation: cancellation,
+                                          headDeadline: headDeadline)
             policy = state.policy
-            guard RedirectPolicy.isRedirect(head.status) else {
-                let reader = SessionReader(state: state, transport: transport, cancellation: cancellation,
-                                           framing: framing(of: head, expectedLength: state.expectedLength),
-                                           lowSpeedLimit: configuration.lowSpeedLimit, buffer: buffer)
-                return (reader, head, policy.current)
+            if RedirectPolicy.isRedirect(head.status) {
+                // A redirect the session delivered instead of following (a status it does not
+                // follow, a Location it cannot use): the policy decides, as for the native client.
+                state.cancel()
+                _ = try policy.follow(status: head.status, location: head.headers["Location"])
+                continue
             }
-            // A redirect the session delivered instead of following (a status it does not
-            // follow, a Location it cannot use): the policy decides, as for the native client.
-            state.cancel()
-            _ = try policy.follow(status: head.status, location: head.headers["Location"])
+            var shown = head
+            var expectedLength = state.expectedLength
+            var windows: Windows?
+            if let (size, range) = window, template.range != range, head.status == 206,
+               case .satisfied(let first, let last, let complete?)? = head.headers["Content-Range"].flatMap(ContentRange.parse),
+               first == range.first, last == template.range?.last {
+                let wanted = min(range.last ?? complete - 1, complete - 1)
+                if last < wanted {
+                    let facts = ResumeDecision.ResponseFacts(head, framing: nil)
+                    guard let validator = ifRange ?? facts.strongETag ?? facts.lastModified else {
+                        // Windows of a file without a validator could mix two versions: ask for it whole.
+                        state.cancel()
+                        window = nil
+                        continue
+                    }
+                    shown.headers.remove(name: "Content-Range")
+                    shown.headers.add(name: "Content-Range", value: "bytes \(first)-\(wanted)/\(complete)")
+                    shown.headers.remove(name: "Content-Length")
+                    shown.headers.add(name: "Content-Length", value: "\(wanted - first + 1)")
+                    expectedLength = wanted - first + 1
+                    var next = template
+                    next.ifRange = validator
+                    windows = Windows(next: last + 1, last: wanted, complete: complete, size: size, template: next,
+                                      policy: policy, headDeadline: headDeadline)
+                }
+            }
+            let reader = SessionReader(state: state, transport: transport, cancellation: cancellation,
+                                       framing: framing(of: shown, expectedLength: expectedLength),
+                                       lowSpeedLimit: configuration.lowSpeedLimit, buffer: buffer, windows: windows)
+            return (reader, shown, policy.current)
         }
+    }
+
+    /// Starts a data task for the policy's current URL and waits for its final head.
+    private static func start(_ template: SessionRequestTemplate, policy: RedirectPolicy, transport: URLSessionTransport,
+                              cancellation: CancellationSignal,
+                              headDeadline: Duration) throws(DownloadError) -> (SessionTaskState, ResponseHead) {
+        if cancellation.isCancelled { throw DownloadError(.cancelled, "cancelled") }
+        let request = try template.request(for: policy)
+        let state = SessionTaskState(policy: policy, template: template)
+        transport.start(request, state: state)
+        do throws(DownloadError) {
+            return (state, try state.waitForHead(until: .now + headDeadline, cancellation: cancellation))
+        } catch {
+            state.cancel()
+            throw error
+        }
+    }
+
+    /// The body of the current window ended: asks for the next one. Returns `false` when the
+    /// span is complete.
+    ///
+    /// - Throws: `resourceChanged` when the server sends the whole file (the validator no longer
+    ///   matches), `rangeMismatch` for any other answer than exactly the asked window.
+    private func nextWindow() throws(DownloadError) -> Bool {
+        guard var windows, windows.next <= windows.last else { return false }
+        var template = windows.template
+        let last = min(windows.next + windows.size - 1, windows.last)
+        template.range = ByteRangeRequest(first: windows.next, last: last)
+        let (next, head) = try Self.start(template, policy: windows.policy, transport: transport, cancellation: cancellation,
+                                          headDeadline: windows.headDeadline)
+        state = next
+        guard head.status == 206 else {
+            next.cancel()
+            if head.status == 200 {
+                throw DownloadError(.resourceChanged, "the server sent the whole file for the next window: the file changed")
+            }
+            try DownloadJob.validate(head, askedForRange: true)
+            throw DownloadError(.rangeMismatch, "the server answered \(head.status) for bytes \(windows.next)-\(last)")
+        }
+        guard case .satisfied(windows.next, last, windows.complete)? = head.headers["Content-Range"].flatMap(ContentRange.parse) else {
+            next.cancel()
+            throw DownloadError(.rangeMismatch, "asked for bytes \(windows.next)-\(last) of \(windows.complete); the server answered "
+                                + "'\(head.headers["Content-Range"] ?? "no Content-Range")'")
+        }
+        windows.next = last + 1
+        self.windows = windows
+        return true
     }
 
     /// Settings the transport cannot honour here are refused before any request.
@@ -86,13 +184,6 @@ final class SessionReader {
         if configuration.tls.extraCAFile != nil || configuration.tls.insecure {
             throw DownloadError(.notSupported, "the URLSession transport cannot use --cacert or --insecure; use the native engine")
         }
-        #if os(Linux)
-        // A suspended FoundationNetworking task sends its request again when resumed, so the
-        // body cannot be held back: a rate limit would pile the file up in memory.
-        if configuration.rateLimit != nil {
-            throw DownloadError(.notSupported, "the URLSession transport cannot limit the rate on Linux; use the native engine")
-        }
-        #endif
     }
 
     private static func framing(of head: ResponseHead, expectedLength: Int64?) -> ResponseParser.Framing {
@@ -130,6 +221,7 @@ final class SessionReader {
                         let started = ContinuousClock.now
                         switch try state.next(stallTimeout: stallTimeout, cancellation: cancellation) {
                         case .end:
+                            if try nextWindow() { continue }
                             return true
                         case .chunk(let data):
                             if monitor?.received(data.count, after: ContinuousClock.now - started) == true { tooSlow = true }
