@@ -100,18 +100,19 @@ final class SessionReader {
             var shown = head
             var expectedLength = state.expectedLength
             var windows: Windows?
-            if let (size, range) = window, template.range != range, head.status == 206,
-               case .satisfied(let first, let last, let complete?)? = head.headers["Content-Range"].flatMap(ContentRange.parse),
-               first == range.first, last == template.range?.last {
+            if let (size, range) = window, let asked = template.range, asked != range, head.status == 206 {
+                // The server honoured the window. Widen its answer to the whole span, or, when that
+                // cannot be done safely (no complete length, no validator), ask for the span whole.
+                let facts = ResumeDecision.ResponseFacts(head, framing: nil)
+                guard case .satisfied(let first, let last, let complete?)? = head.headers["Content-Range"].flatMap(ContentRange.parse),
+                      first == range.first, last == asked.last || last == complete - 1,
+                      let validator = ifRange ?? facts.strongETag ?? facts.lastModified else {
+                    state.cancel()
+                    window = nil
+                    continue
+                }
                 let wanted = min(range.last ?? complete - 1, complete - 1)
                 if last < wanted {
-                    let facts = ResumeDecision.ResponseFacts(head, framing: nil)
-                    guard let validator = ifRange ?? facts.strongETag ?? facts.lastModified else {
-                        // Windows of a file without a validator could mix two versions: ask for it whole.
-                        state.cancel()
-                        window = nil
-                        continue
-                    }
                     shown.headers.remove(name: "Content-Range")
                     shown.headers.add(name: "Content-Range", value: "bytes \(first)-\(wanted)/\(complete)")
                     shown.headers.remove(name: "Content-Length")

@@ -16,8 +16,9 @@ import Darwin
 /// descriptor and on its cancellation signal, so a cancel ends a wait at once. When the engine
 /// falls behind by more than ``highWater`` bytes the task is suspended, and resumed below
 /// ``lowWater``. On Linux a suspended task starts its request again when resumed (measured: the
-/// body arrives twice), so instead a task more than ``hardLimit`` bytes ahead is ended with a
-/// retryable error (the engine resumes from the bytes it wrote).
+/// body arrives twice), so ranged requests are sent in windows instead (see ``SessionReader``),
+/// and a task more than ``hardLimit`` bytes ahead (a server that ignores `Range`) is ended with
+/// a retryable error (the engine resumes from the bytes it wrote, when it can).
 final class SessionTaskState: Sendable {
     /// Queued bytes above which the task is suspended.
     static let highWater = 8 << 20

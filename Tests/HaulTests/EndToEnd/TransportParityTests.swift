@@ -52,7 +52,7 @@ struct TransportParityTests {
     @Test(arguments: transports)
     func aLargeFileIsSplitIntoRangedRequestsThatCoverIt(transport: Transport) async throws {
         let server = try HaulServer()
-        let size: Int64 = 16 << 20
+        let size: Int64 = 20 << 20
         let resource = Validators.etag.resource(size: size, rate: 4 << 20)
         server.setResource("/big.bin", resource)
         try await withTemporaryDirectory { (dir) async throws in
@@ -64,7 +64,10 @@ struct TransportParityTests {
             #expect(ranges.count == server.requests.count, "every request is ranged")
             #expect(Set(ranges.map(\.first)).count >= 4, "at least four segments: \(ranges)")
             #expect(server.requests.dropFirst().allSatisfy { $0.header("If-Range") == "\"v1\"" })
-            #expect(server.bodyBytesSent < size * 11 / 10, "segments overlapped: \(server.bodyBytesSent) bytes sent for \(size)")
+            // A segment that ends early (its tail was taken over) stops reading at once with Haul's
+            // client; URLSession has read ahead by then, so the server may have sent a little more.
+            let slack = transport == .native ? size / 10 : size / 5
+            #expect(server.bodyBytesSent < size + slack, "segments overlapped: \(server.bodyBytesSent) bytes sent for \(size)")
             #expect(listFiles(dir) == ["big.bin"])
             #expect(try contents(dir.appendingPathComponent("big.bin")) == resource.bytes(0..<size))
         }
