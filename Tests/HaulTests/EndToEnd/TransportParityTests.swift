@@ -65,8 +65,9 @@ struct TransportParityTests {
             #expect(Set(ranges.map(\.first)).count >= 4, "at least four segments: \(ranges)")
             #expect(server.requests.dropFirst().allSatisfy { $0.header("If-Range") == "\"v1\"" })
             // A segment that ends early (its tail was taken over) stops reading at once with Haul's
-            // client; URLSession has read ahead by then, so the server may have sent a little more.
-            let slack = transport == .native ? size / 10 : size / 5
+            // client; URLSession has read ahead by then (up to a window, more on a loaded machine),
+            // so the server sends more. Still far from a second copy of the file.
+            let slack = transport == .native ? size / 10 : size / 2
             #expect(server.bodyBytesSent < size + slack, "segments overlapped: \(server.bodyBytesSent) bytes sent for \(size)")
             #expect(listFiles(dir) == ["big.bin"])
             #expect(try contents(dir.appendingPathComponent("big.bin")) == resource.bytes(0..<size))
