@@ -47,6 +47,9 @@ extension Downloader {
         /// A crash or a kill loses at most the bytes of this interval. Default 25 ms (measured:
         /// 20 kills of one download re-fetched 57% of the file at 500 ms, 9-11% at 50 ms).
         public var resumeRecordInterval: Duration = .milliseconds(25)
+        /// The HTTP client that moves the bytes: Haul's own (``Transport/native``, the default)
+        /// or Foundation's `URLSession` (``Transport/urlSession``).
+        public var transport: Transport = .native
 
         /// Creates the default configuration.
         public init() {}

@@ -99,7 +99,7 @@ public enum ArgumentParser {
         case .engine:
             switch CommandOptions.Engine(rawValue: value ?? "") {
             case .native?: command.engine = .native
-            case .urlSession?: throw UsageError("--engine=urlsession is not yet supported")
+            case .urlSession?: command.engine = .urlSession
             case nil: throw invalidValue(value, spec, "expected native or urlsession")
             }
         case .json: command.json = true

@@ -39,7 +39,7 @@ public struct CommandOptions: Sendable, Equatable {
     public enum Engine: String, Sendable, Equatable {
         /// Haul's own HTTP/1.1 engine.
         case native
-        /// Foundation's `URLSession` (not available yet).
+        /// Foundation's `URLSession` (data tasks; Haul's engine, storage and redirect policy).
         case urlSession = "urlsession"
     }
 

@@ -88,7 +88,7 @@ enum OptionTable {
         OptionSpec(.insecure, "k", "insecure", nil,
                    "do not verify TLS certificates (warns once)"),
         OptionSpec(.engine, nil, "engine", "NAME",
-                   "native (default); urlsession is not yet supported"),
+                   "native (default) or urlsession"),
         OptionSpec(.endpoint, nil, "endpoint", "URL",
                    "the server for s3:// and oss:// URLs (an S3- or OSS-compatible one); credentials come from "
                    + "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION or "

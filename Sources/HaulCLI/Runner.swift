@@ -70,6 +70,7 @@ struct Runner {
         configuration.connectionsPerDownload = options.connections
         configuration.maximumActiveDownloads = options.maxDownloads
         configuration.rateLimit = options.rateLimit
+        configuration.transport = options.engine == .urlSession ? .urlSession : .native
         return configuration
     }
 

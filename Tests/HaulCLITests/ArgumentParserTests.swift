@@ -165,7 +165,6 @@ private func usageError(_ arguments: [String]) -> String? {
          "invalid value '9999999' for --retry-wait: expected a number of seconds, such as 1 or 2.5"),
         (["--on-conflict=keep", "http://h/"], "invalid value 'keep' for --on-conflict: expected rename, overwrite, skip or fail"),
         (["--engine=curl", "http://h/"], "invalid value 'curl' for --engine: expected native or urlsession"),
-        (["--engine=urlsession", "http://h/"], "--engine=urlsession is not yet supported"),
         (["--checksum=sha256=00", "http://h/"], "invalid value 'sha256=00' for --checksum: a sha256 digest has 64 hex digits, not 2"),
         (["--checksum=crc32=00", "http://h/"], "invalid value 'crc32=00' for --checksum: unknown checksum algorithm 'crc32' (known: sha256, sha512, sha1, md5)"),
         (["--endpoint=ftp://h/", "s3://b/k"], "invalid value 'ftp://h/' for --endpoint: expected an http:// or https:// URL"),

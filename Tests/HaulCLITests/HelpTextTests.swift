@@ -44,8 +44,7 @@ import Testing
                                              start over
                   --cacert=FILE              also trust the CA certificates in this PEM file
               -k, --insecure                 do not verify TLS certificates (warns once)
-                  --engine=NAME              native (default); urlsession is not yet
-                                             supported
+                  --engine=NAME              native (default) or urlsession
                   --endpoint=URL             the server for s3:// and oss:// URLs (an S3- or
                                              OSS-compatible one); credentials come from
                                              AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
@@ -106,9 +105,7 @@ import Testing
         let marked = OptionTable.download.filter { $0.availability == .notYetSupported }.map(\.id)
         #expect(marked.isEmpty)
         let text = HelpText.download.replacingNewlinesWithSpaces()
-        #expect(text.ranges(of: "not yet supported").count == 1, "urlsession only")
         #expect(!text.contains("splitting is not supported") && !text.contains("one after another"))
-        #expect(text.contains("urlsession is not yet supported"))
     }
 
     @Test func wrapKeepsWordsAndWidth() {

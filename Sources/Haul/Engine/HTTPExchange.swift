@@ -1,22 +1,58 @@
 /// A request sent and its final response head received, redirects followed.
+///
+/// The engine's only view of a response, over one of two backends chosen by
+/// ``Downloader/Configuration/transport``: Haul's own HTTP/1.1 client (a ``ResponseReader`` over
+/// a ``Connection``) or a `URLSession` data task (``SessionReader``).
 struct HTTPExchange {
-    /// The reader positioned at the start of the final response's body.
-    let reader: ResponseReader
     /// The final response head (not a redirect).
     let head: ResponseHead
     /// The URL that answered it.
     let finalURL: HTTPURL
+    private let backend: Backend
 
-    /// Connects (or takes an idle connection from `pool`), sends a GET and follows redirects under
-    /// ``RedirectPolicy`` until a final answer.
+    private enum Backend {
+        /// Haul's own client: the reader positioned at the start of the final response's body.
+        case native(ResponseReader)
+        /// A `URLSession` data task.
+        case urlSession(SessionReader)
+    }
+
+    /// Sends a GET for `url` and follows redirects under ``RedirectPolicy`` until a final answer,
+    /// over the configured transport.
     ///
-    /// The header budget (bytes and lines) is shared by every response of the chain. A reused
-    /// connection that fails before its answer (the server closed it while idle) is replaced by
-    /// a new one, once.
+    /// - Parameters:
+    ///   - pool: the downloader's idle connections (native) and its `URLSession` (urlSession).
+    ///   - buffer: the receive buffer (the URLSession backend gathers Foundation's chunks in it).
+    /// - Throws: network, TLS, protocol and redirect errors; `notSupported` for settings the
+    ///   transport cannot honour.
     static func open(url: HTTPURL, userHeaders: [(name: String, value: String)], range: ByteRangeRequest? = nil,
                      ifRange: String? = nil, configuration: Downloader.Configuration,
                      tls: TLSContextCache, pool: ConnectionPool?, cancellation: CancellationSignal,
                      buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) -> HTTPExchange {
+        switch configuration.transport {
+        case .native:
+            return try openNative(url: url, userHeaders: userHeaders, range: range, ifRange: ifRange,
+                                  configuration: configuration, tls: tls, pool: pool, cancellation: cancellation,
+                                  buffer: buffer)
+        case .urlSession:
+            let transport = pool?.sessionTransport(configuration) ?? URLSessionTransport(configuration: configuration)
+            let (reader, head, finalURL) = try SessionReader.open(
+                url: url, userHeaders: userHeaders, range: range, ifRange: ifRange, configuration: configuration,
+                transport: transport, cancellation: cancellation, buffer: buffer)
+            return HTTPExchange(head: head, finalURL: finalURL, backend: .urlSession(reader))
+        }
+    }
+
+    /// Haul's own client: connects (or takes an idle connection from `pool`), sends a GET and
+    /// follows redirects.
+    ///
+    /// The header budget (bytes and lines) is shared by every response of the chain. A reused
+    /// connection that fails before its answer (the server closed it while idle) is replaced by
+    /// a new one, once.
+    private static func openNative(url: HTTPURL, userHeaders: [(name: String, value: String)], range: ByteRangeRequest?,
+                                   ifRange: String?, configuration: Downloader.Configuration,
+                                   tls: TLSContextCache, pool: ConnectionPool?, cancellation: CancellationSignal,
+                                   buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) -> HTTPExchange {
         var policy = RedirectPolicy(original: url, userHeaders: userHeaders, maximumRedirects: configuration.maximumRedirects,
                                     allowsInsecureRedirects: configuration.allowsInsecureRedirects)
         var budget = HeaderBudget()
@@ -50,7 +86,7 @@ struct HTTPExchange {
             }
             budget = reader.parser.budget
             guard RedirectPolicy.isRedirect(head.status) else {
-                return HTTPExchange(reader: reader, head: head, finalURL: current)
+                return HTTPExchange(head: head, finalURL: current, backend: .native(reader))
             }
             connection.close()
             _ = try policy.follow(status: head.status, location: head.headers["Location"])
@@ -58,31 +94,60 @@ struct HTTPExchange {
     }
 
     /// How the body is delimited (length, chunks, or the close).
-    var framing: ResponseParser.Framing? { reader.parser.framing }
+    var framing: ResponseParser.Framing? {
+        switch backend {
+        case .native(let reader): reader.parser.framing
+        case .urlSession(let reader): reader.framing
+        }
+    }
 
     /// The most bytes one read may ask for (a rate limit keeps reads small so its sleeps stay short).
-    func limitReads(to size: Int) { reader.readLimit = size }
+    func limitReads(to size: Int) {
+        switch backend {
+        case .native(let reader): reader.readLimit = size
+        case .urlSession(let reader): reader.readLimit = size
+        }
+    }
 
     /// Reads the body, calling `sink` with each slice in order, until the body ends or `sink`
     /// returns `false` (see ``ResponseReader/readBody(stallTimeout:_:)``).
     @discardableResult
     func readBody(stallTimeout: Duration, _ sink: (UnsafeRawBufferPointer) throws(DownloadError) -> Bool) throws(DownloadError) -> Bool {
-        try reader.readBody(stallTimeout: stallTimeout, sink)
+        switch backend {
+        case .native(let reader): try reader.readBody(stallTimeout: stallTimeout, sink)
+        case .urlSession(let reader): try reader.readBody(stallTimeout: stallTimeout, sink)
+        }
     }
 
     /// Moves the exchange to another cancellation signal (cancelling that one ends it).
-    func rebind(to signal: CancellationSignal) { reader.connection.rebind(to: signal) }
+    func rebind(to signal: CancellationSignal) {
+        switch backend {
+        case .native(let reader): reader.connection.rebind(to: signal)
+        case .urlSession(let reader): reader.rebind(to: signal)
+        }
+    }
 
     /// Ends the exchange without reusing its connection.
-    func close() { reader.connection.close() }
+    func close() {
+        switch backend {
+        case .native(let reader): reader.connection.close()
+        case .urlSession(let reader): reader.close()
+        }
+    }
 
     /// Ends the exchange after its body: the connection goes to `pool` when the whole response was
-    /// read and both sides allow keep-alive, else it is closed.
+    /// read and both sides allow keep-alive, else it is closed. (`URLSession` keeps its own
+    /// connections: its task is cancelled if its body was not read to the end.)
     func finish(pool: ConnectionPool?) {
-        if let pool, reader.isReusable, head.allowsReuse {
-            pool.put(reader.connection, for: finalURL)
-        } else {
-            reader.connection.close()
+        switch backend {
+        case .native(let reader):
+            if let pool, reader.isReusable, head.allowsReuse {
+                pool.put(reader.connection, for: finalURL)
+            } else {
+                reader.connection.close()
+            }
+        case .urlSession(let reader):
+            reader.close()
         }
     }
 }

@@ -21,6 +21,10 @@ final class ConnectionPool: Sendable {
     /// The most idle connections kept per origin.
     let maximumIdlePerOrigin: Int
 
+    /// The `URLSession` of the ``Downloader/Transport/urlSession`` transport, made on first use:
+    /// it keeps its own connections, so this pool only holds it for the downloader's lifetime.
+    private let session = Mutex<URLSessionTransport?>(nil)
+
     /// Parked connections are registered here: a signal that is never cancelled.
     private let parked = CancellationSignal()
     private let idle = Mutex<[HTTPURL.Origin: [Entry]]>([:])
@@ -73,6 +77,16 @@ final class ConnectionPool: Sendable {
             return evicted
         }
         for entry in evicted { entry.connection.close() }
+    }
+
+    /// The downloader's `URLSession` transport (one session for every download), made on first use.
+    func sessionTransport(_ configuration: Downloader.Configuration) -> URLSessionTransport {
+        session.withLock { session in
+            if let session { return session }
+            let made = URLSessionTransport(configuration: configuration)
+            session = made
+            return made
+        }
     }
 
     /// Closes every idle connection.
