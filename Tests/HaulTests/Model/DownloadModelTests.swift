@@ -113,6 +113,34 @@ struct DownloadModelTests {
         }
     }
 
+    @Test func aModelWaitingInTheQueueCanBePausedAndResumed() async throws {
+        let server = try HaulServer()
+        server.setResource("/first.bin", .init(size: Self.size, etag: "\"f1\"", rate: 3_000_000))
+        server.setResource("/second.bin", .init(size: 1_000_000, etag: "\"s1\""))
+        try await inTemporaryFolder { dir in
+            let downloader = testDownloader { $0.maximumActiveDownloads = 1 }
+            let first = DownloadModel(url: url(server, "/first.bin"), to: .directory(dir), downloader: downloader)
+            let second = DownloadModel(url: url(server, "/second.bin"), to: .directory(dir), downloader: downloader)
+            first.start()
+            second.start()
+            #expect(await first.changes(until: { $0.state == .running }))
+            #expect(second.state == .queued)
+
+            second.pause()   // still waiting for the first to end
+            #expect(await second.changes(until: { $0.state == .paused }), "\(second.state)")
+            #expect(await first.changes(until: { $0.state.isOver }))
+            #expect(first.state == .finished)
+            #expect(second.state == .paused)
+            #expect(!server.requests.contains { $0.path == "/second.bin" }, "a paused download sent a request")
+
+            second.resume()
+            #expect(await second.changes(until: { $0.state.isOver }))
+            #expect(second.state == .finished, "\(second.error?.description ?? "")")
+            let file = try #require(second.fileURL)
+            #expect(try contents(file) == expectedContent(1_000_000))
+        }
+    }
+
     @Test func controlsDoNothingBeforeStart() async throws {
         let server = try HaulServer()
         try await inTemporaryFolder { dir in
