@@ -124,7 +124,6 @@ public final class DownloadModel {
         generation += 1
         let run = generation
         let previous = cancelled
-        cancelled = nil
         error = nil
         bytesPerSecond = 0
         state = .queued
@@ -132,6 +131,7 @@ public final class DownloadModel {
             // A cancelled run frees its key and its partial file's lock only once it has ended.
             if let previous { _ = try? await previous.result() }
             guard let self, self.generation == run else { return }
+            self.cancelled = nil
             let download = downloader.download(request, to: destination)
             self.download = download
             await self.consume(download, run: run)
@@ -177,7 +177,7 @@ public final class DownloadModel {
         download?.cancel()
         consumer?.cancel()
         consumer = nil
-        cancelled = download
+        if let download { cancelled = download }   // else the run it waited for is still there
         download = nil
         bytesPerSecond = 0
         state = .cancelled
@@ -202,7 +202,10 @@ public final class DownloadModel {
             state = .paused
         case .resumed:
             state = .running
-        case .retrying, .startingOver:
+        case .startingOver:
+            completedBytes = 0   // the bytes on disk were not usable
+            updateProgress()
+        case .retrying:
             break
         case .finished(let url), .skipped(let url):
             fileURL = url

@@ -95,6 +95,28 @@ struct DownloadModelTests {
         }
     }
 
+    @Test func startAndCancelInQuickSuccessionEndInOneVerifiedFile() async throws {
+        let server = try HaulServer()
+        server.setResource("/quick.bin", .init(size: Self.size, etag: "\"q1\"", rate: 1_000_000))
+        try await inTemporaryFolder { dir in
+            let model = DownloadModel(url: url(server, "/quick.bin"), to: .directory(dir), downloader: testDownloader())
+            model.start()
+            #expect(await model.changes(until: { $0.completedBytes > 0 }))
+            for _ in 0..<3 {   // each start waits for the cancelled run to let go of the partial file
+                model.cancel()
+                #expect(model.state == .cancelled)
+                model.start()
+                #expect(model.state == .queued)
+            }
+            server.setResource("/quick.bin", .init(size: Self.size, etag: "\"q1\"", rate: 0))
+            #expect(await model.changes(until: { $0.state.isOver }))
+            #expect(model.state == .finished, "\(model.error?.description ?? "")")
+            let file = try #require(model.fileURL)
+            #expect(try contents(file) == expectedContent(Int(Self.size)))
+            #expect(listFiles(dir) == ["quick.bin"])
+        }
+    }
+
     @Test func aMissingFileFailsWithTheStatusAndWritesNothing() async throws {
         let server = try HaulServer()
         try await inTemporaryFolder { dir in
