@@ -27,6 +27,15 @@ let package = Package(
         .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulServerTests", dependencies: ["HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulCLITests", dependencies: ["HaulCLI", "Haul", "HaulServer", "HaulTestSupport"]),
+
+        // Examples (Scripts/run-examples.sh runs them): each serves itself from HaulServer on loopback.
+        .target(name: "ExampleSupport", dependencies: ["HaulServer"], path: "Examples/Support"),
+        .executableTarget(name: "progress-stream", dependencies: ["Haul", "HaulServer", "ExampleSupport"],
+                          path: "Examples/progress-stream"),
+        .executableTarget(name: "single-shot", dependencies: ["Haul", "HaulServer", "ExampleSupport"],
+                          path: "Examples/single-shot"),
+        .executableTarget(name: "download-manager", dependencies: ["Haul", "HaulServer", "ExampleSupport"],
+                          path: "Examples/download-manager"),
     ],
     swiftLanguageModes: [.v6]
 )
