@@ -205,7 +205,7 @@ public final class DownloadModel {
         case .startingOver:
             completedBytes = 0   // the bytes on disk were not usable
             updateProgress()
-        case .retrying:
+        case .retrying, .warning:
             break
         case .finished(let url), .skipped(let url):
             fileURL = url
