@@ -13,6 +13,7 @@
 #   SOAK_COUNT=300      downloads
 #   SOAK_SEED=2026      seed of the sizes and of the server's faults
 #   SOAK_JOBS=32        downloads at once
+#   SOAK_RETRIES=3      retries per download (0 makes failures, to check what they leave)
 #   SOAK_IDLE=6         seconds of idle before measuring again (idle threads retire after 5 s)
 #   SOAK_TIMEOUT=240    seconds the soak may take before it fails
 #   SOAK_CONFIG=release build configuration (debug reuses the test build: no release compile)

@@ -13,6 +13,8 @@ struct SoakSettings {
     var idleSeconds = 6.0
     /// The whole run's bound in seconds (`SOAK_TIMEOUT`, default 240); past it the soak fails.
     var timeoutSeconds = 240.0
+    /// Retries per download and per connection (`SOAK_RETRIES`, default 3).
+    var retries = 3
     /// Descriptors the process may hold after the soak beyond what it held before.
     var descriptorSlack = 4
 
@@ -31,6 +33,7 @@ struct SoakSettings {
         read("SOAK_COUNT", { Int($0).flatMap { $0 > 0 ? $0 : nil } }, into: &settings.count)
         read("SOAK_SEED", { UInt64($0) }, into: &settings.seed)
         read("SOAK_JOBS", { Int($0).flatMap { $0 > 0 ? $0 : nil } }, into: &settings.jobs)
+        read("SOAK_RETRIES", { Int($0).flatMap { $0 >= 0 ? $0 : nil } }, into: &settings.retries)
         read("SOAK_IDLE", { Double($0).flatMap { $0 >= 0 ? $0 : nil } }, into: &settings.idleSeconds)
         read("SOAK_TIMEOUT", { Double($0).flatMap { $0 > 0 ? $0 : nil } }, into: &settings.timeoutSeconds)
         return settings

@@ -23,8 +23,8 @@ enum SoakRun {
     }
 
     /// The settings of the soak's downloader: many at once, segmented above 1 MiB, short
-    /// timeouts, three quick retries (so that a few downloads run out of them).
-    static func configuration(jobs: Int) -> Downloader.Configuration {
+    /// timeouts, quick retries.
+    static func configuration(jobs: Int, retries: Int) -> Downloader.Configuration {
         var configuration = Downloader.Configuration()
         configuration.maximumActiveDownloads = jobs
         configuration.maximumConnectionsPerHost = 64
@@ -33,7 +33,7 @@ enum SoakRun {
         configuration.connectTimeout = .seconds(2)
         configuration.headerTimeout = .seconds(2)
         configuration.stallTimeout = .seconds(1)
-        configuration.retry = RetryPolicy(maximumRetries: 3, initialDelay: .milliseconds(50), maximumDelay: .milliseconds(500))
+        configuration.retry = RetryPolicy(maximumRetries: retries, initialDelay: .milliseconds(50), maximumDelay: .milliseconds(500))
         configuration.bufferSize = 256 << 10
         return configuration
     }
@@ -41,8 +41,9 @@ enum SoakRun {
     /// Starts every file at once (the downloader queues all but `jobs`) and waits for all.
     ///
     /// The downloader is released on return, so its idle connections close.
-    static func downloadAll(_ files: [SoakFile], from server: HaulServer, into folder: URL, jobs: Int) async -> [Outcome] {
-        let downloader = Downloader(configuration: configuration(jobs: jobs))
+    static func downloadAll(_ files: [SoakFile], from server: HaulServer, into folder: URL, jobs: Int,
+                            retries: Int) async -> [Outcome] {
+        let downloader = Downloader(configuration: configuration(jobs: jobs, retries: retries))
         return await withTaskGroup(of: Outcome.self) { group in
             for file in files {
                 let download = downloader.download(URL(string: server.url(file.path))!, to: .directory(folder))

@@ -25,13 +25,14 @@ defer { try? FileManager.default.removeItem(at: folder) }
 let files = SoakFile.plan(count: settings.count, seed: settings.seed)
 let totalBytes = files.reduce(0) { $0 + $1.size }
 print("haul-soak: \(files.count) downloads, \(String(format: "%.1f", Double(totalBytes) / 1_048_576)) MiB in all, "
-      + "\(settings.jobs) at once, seed \(settings.seed), server \(server.baseURL)")
+      + "\(settings.jobs) at once, \(settings.retries) retries, seed \(settings.seed), server \(server.baseURL)")
 let before = ProcessStats.current()
 let descriptorsBefore = ProcessStats.descriptorTargets()
 print("  before: \(before)")
 
 let start = ContinuousClock.now
-let outcomes = await SoakRun.downloadAll(files, from: server, into: folder, jobs: settings.jobs)
+let outcomes = await SoakRun.downloadAll(files, from: server, into: folder, jobs: settings.jobs,
+                                          retries: settings.retries)
 let elapsed = ContinuousClock.now - start
 let report = SoakRun.check(outcomes, in: folder)
 
@@ -50,7 +51,7 @@ print("  took \(String(format: "%.1f", Double(elapsed.components.seconds) + Doub
 print("  finished byte-identical: \(report.identical)")
 let failedByCode = report.failedByCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
 print("  failed: \(report.failedByCode.values.reduce(0, +))" + (failedByCode.isEmpty ? "" : " (\(failedByCode.joined(separator: ", ")))"))
-print("  retries: \(report.retries)")
+print("  retrying events (whole-download retries; a connection's own retries are not events): \(report.retries)")
 print("  corrupt: \(report.corrupt.count), unexpected errors: \(report.unexpectedErrors.count), unexpected files: \(report.unexpectedFiles.count)")
 print("  after:  \(after) (server connections still open: \(server.openConnectionCount))")
 
