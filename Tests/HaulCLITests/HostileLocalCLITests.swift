@@ -46,16 +46,16 @@ struct HostileLocalCLITests {
         let server = try HaulServer()
         try await ScratchMount.with(size: "2m") { dir in
             let size: Int64 = 1_500_000
-            server.setResource("/file.bin", HaulServer.Resource(size: size, seed: 3, etag: "\"d1\"", rate: 400_000))
+            // Once 400 kB were sent and haul saved a resume record, the server fills the disk.
+            let filling = DiskFillingFile(size: size, seed: 3, etag: "\"d1\"", folder: dir, recordName: "file.bin.resume",
+                                          fillAfter: 400_000)
+            server.route("/file.bin") { try filling.respond(to: $0, on: $1) }
             let url = server.url("/file.bin")
             let arguments = ["--json", "-x", "1", "--retries=3", "--retry-wait=0.05", "-d", dir.path, url]
-            let process = try HaulProcess(arguments, in: dir)
             let partial = dir.appendingPathComponent("file.bin.part")
-            let grew = await waitUntil { fileContents(partial).map { $0.count >= 400_000 } ?? false }
-            #expect(grew, "the partial file never reached 400 kB")
-            #expect(ScratchMount.fill(dir) > 0)
-            let first = try await process.finish()
+            let first = try await haul(arguments, in: dir)
 
+            #expect(filling.fillerBytes ?? 0 > 0, "the filler was never written")
             #expect(first.status == 3, "\(first.standardError)")
             #expect(first.errorLines.count == 1, "\(first.errorLines)")
             #expect(first.errorLines.first?.hasPrefix("haul: \(url): the disk is full") == true, "\(first.errorLines)")
@@ -71,7 +71,7 @@ struct HostileLocalCLITests {
 
             // Room again: the same command resumes and ends byte-identical.
             try FileManager.default.removeItem(at: dir.appendingPathComponent("filler"))
-            server.setResource("/file.bin", HaulServer.Resource(size: size, seed: 3, etag: "\"d1\"", rate: 0))
+            server.setResource("/file.bin", HaulServer.Resource(size: size, seed: 3, etag: "\"d1\""))
             let second = try await haul(["-q"] + arguments.dropFirst(), in: dir)
             #expect(second.status == 0, "\(second.standardError)")
             let resumed = try #require(server.requests.dropFirst().first)

@@ -60,18 +60,15 @@ struct HostileLocalTests {
     func diskFullMidTransfer(connections: Int) async throws {
         let server = try HaulServer()
         try await ScratchMount.with(size: "2m") { dir in
-            // 1.5 MB fits the 2 MiB disk when the transfer starts; a filler takes the rest midway.
-            let slow = Validators.etag.resource(size: 1_500_000, rate: 400_000)
-            server.setResource("/file.bin", slow)
+            // 1.5 MB fits the 2 MiB disk when the transfer starts; once a connection has sent
+            // 300 kB and a resume record exists, the server fills the disk, then sends the rest.
+            let filling = DiskFillingFile(size: 1_500_000, seed: 1, etag: "\"v1\"", folder: dir, recordName: "file.bin.resume",
+                                          fillAfter: 300_000)
+            server.route("/file.bin") { try filling.respond(to: $0, on: $1) }
+            let slow = Validators.etag.resource(size: 1_500_000)
             let downloader = resumeDownloader(connections: connections) { $0.minimumSegmentSize = 256 << 10 }
-            let download = downloader.download(url(server, "/file.bin"), to: .directory(dir))
-            var filled = 0
-            let first = await collect(download) { event in
-                if case .progress(let progress) = event, progress.completedBytes >= 400_000, filled == 0 {
-                    filled = ScratchMount.fill(dir)
-                }
-            }
-            #expect(filled > 0, "the filler was never written")
+            let first = await runToEnd(downloader, DownloadRequest(url: url(server, "/file.bin")), to: .directory(dir))
+            #expect(filling.fillerBytes ?? 0 > 0, "the filler was never written")
             #expect(first.error?.code == .diskFull, "\(first.error?.description ?? "finished")")
             #expect(first.error?.code.exitStatus == 3)
             #expect(!first.names.contains("retrying"), "a full disk was retried: \(first.names)")
@@ -86,7 +83,7 @@ struct HostileLocalTests {
             // Room again: the same download resumes from the record, and ends byte-identical.
             try FileManager.default.removeItem(at: dir.appendingPathComponent("filler"))
             #expect(await waitForIdle(server))
-            server.setResource("/file.bin", Validators.etag.resource(size: slow.size, rate: 0))
+            server.setResource("/file.bin", slow)
             let second = await runToEnd(downloader, DownloadRequest(url: url(server, "/file.bin")), to: .directory(dir))
             #expect(second.error == nil, "\(second.error?.description ?? "")")
             #expect(second.startingOver.isEmpty, "\(second.startingOver)")
