@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "HaulServer", targets: ["HaulServer"]),
         .library(name: "HaulCLI", targets: ["HaulCLI"]),
         .executable(name: "haul", targets: ["haul"]),
+        .executable(name: "haul-soak", targets: ["HaulSoak"]),
     ],
     targets: [
         // C shims: OpenSSL macros and Linux system calls Swift cannot reach directly.
@@ -22,6 +23,8 @@ let package = Package(
         .target(name: "HaulServer", dependencies: ["CHaulTLS", "CHaulSys"]),
         .target(name: "HaulCLI", dependencies: ["Haul", "HaulServer"]),
         .executableTarget(name: "haul", dependencies: ["HaulCLI"]),
+        // Scripts/soak.sh: many downloads against a server with random faults; checks bytes and leaks.
+        .executableTarget(name: "HaulSoak", dependencies: ["Haul", "HaulServer"]),
 
         .target(name: "HaulTestSupport", dependencies: ["Haul", "HaulServer"], path: "Tests/HaulTestSupport"),
         .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulServer", "HaulTestSupport"]),

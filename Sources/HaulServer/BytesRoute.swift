@@ -38,6 +38,7 @@ enum BytesRoute {
         if let text = request.queryValue("rate"), let value = Int(text) { rate = value }
         response.bytesPerSecond = rate.flatMap { $0 > 0 ? $0 : nil }
         response.extraHeaders = extras
+        if let keepOpen = try applyChaos(to: &response, request: request, on: connection) { return keepOpen }
         return try response.respond(to: request, on: connection)
     }
 }

@@ -23,6 +23,8 @@ struct ContentResponse {
         case drop(after: Int64)
         /// After this many body bytes the server goes silent until the client closes or `stop()`.
         case stall(after: Int64)
+        /// After this many body bytes the connection is reset (RST, `SO_LINGER` 0).
+        case reset(after: Int64)
     }
 
     var length: Int64
@@ -88,7 +90,7 @@ struct ContentResponse {
         let stopAfter: Int64?
         switch ending {
         case .complete: stopAfter = nil
-        case .drop(let count), .stall(let count): stopAfter = count; close = true
+        case .drop(let count), .stall(let count), .reset(let count): stopAfter = count; close = true
         }
         fields += extraHeaders
         if close { fields.append(("Connection", "close")) }
@@ -107,6 +109,8 @@ struct ContentResponse {
         case .stall:
             connection.waitUntilClosed()
             connection.drop()
+        case .reset:
+            connection.reset()
         }
         return !close
     }

@@ -63,12 +63,15 @@ public final class HaulServer: Sendable {
         public var tls: TLSIdentity?
         /// The default per-connection cap of `/bytes` bodies in bytes/s (`nil`: unlimited).
         public var rateLimit: Int?
+        /// Seeded random faults injected into `GET /bytes/N` (`nil`: none); see ``Chaos``.
+        public var chaos: Chaos?
 
         /// Creates a configuration.
-        public init(host: String = "127.0.0.1", tls: TLSIdentity? = nil, rateLimit: Int? = nil) {
+        public init(host: String = "127.0.0.1", tls: TLSIdentity? = nil, rateLimit: Int? = nil, chaos: Chaos? = nil) {
             self.host = host
             self.tls = tls
             self.rateLimit = rateLimit
+            self.chaos = chaos
         }
     }
 

@@ -64,6 +64,15 @@ public final class ServerConnection {
         _ = shutdown(fd, Int32(SHUT_RDWR))
     }
 
+    /// Ends the connection with a TCP reset: `SO_LINGER` 0 and no FIN, so the close that ends
+    /// the connection's thread sends RST. Further writes throw.
+    func reset() {
+        guard !isClosed else { return }
+        isClosed = true
+        var option = linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+    }
+
     /// Sleeps for `seconds`, returning early when the server stops.
     ///
     /// Waits in `poll` on the server's wake-up descriptor, so it neither spins nor delays `stop()`.
