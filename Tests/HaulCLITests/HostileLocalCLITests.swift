@@ -142,8 +142,12 @@ struct HostileLocalCLITests {
             let recordURL = dir.appendingPathComponent("file.bin.resume")
             let folder = try DestinationFolder(path: dir.path)
             let other = try HTTPURL.parse(server.url("/other.bin"))
-            let claimed = ResumeRecord(url: try HTTPURL.parse(server.url("/file.bin")), finalURL: other, etagHeader: "\"r1\"",
+            var claimed = ResumeRecord(url: try HTTPURL.parse(server.url("/file.bin")), finalURL: other, etagHeader: "\"r1\"",
                                        lastModified: nil, totalLength: size, completed: ByteRangeSet([0..<400_000]))
+            // Checksums that match the (wrong) bytes on disk: only the record's own checks may refuse it.
+            claimed.blockHashes = BlockHash.pieces(of: claimed.completed).map {
+                BlockHash(range: $0, crc32c: BlockHashes.crc(of: [UInt8](repeating: 0xEE, count: $0.count)))
+            }
             switch kind {
             case "garbage":
                 var random = SplitMix64(seed: 9)
@@ -152,8 +156,9 @@ struct HostileLocalCLITests {
                 try claimed.save(for: "file.bin", in: folder)
                 try Data(contentsOf: recordURL).prefix(10).write(to: recordURL)
             default:
-                let foreign = ResumeRecord(url: other, finalURL: other, etagHeader: "\"r1\"", lastModified: nil,
+                var foreign = ResumeRecord(url: other, finalURL: other, etagHeader: "\"r1\"", lastModified: nil,
                                        totalLength: size, completed: ByteRangeSet([0..<400_000]))
+                foreign.blockHashes = claimed.blockHashes
                 try foreign.save(for: "file.bin", in: folder)
             }
 
@@ -181,8 +186,12 @@ struct HostileLocalCLITests {
             try partial.syncData()
             partial.closeKeeping()
             let address = try HTTPURL.parse(server.url("/file.bin"))
-            try ResumeRecord(url: address, finalURL: address, etagHeader: "\"c1\"", lastModified: nil, totalLength: size,
-                             completed: ByteRangeSet([0..<size])).save(for: "file.bin", in: folder)
+            var record = ResumeRecord(url: address, finalURL: address, etagHeader: "\"c1\"", lastModified: nil, totalLength: size,
+                                      completed: ByteRangeSet([0..<size]))
+            record.blockHashes = BlockHash.pieces(of: record.completed).map {
+                BlockHash(range: $0, crc32c: BlockHashes.crc(of: resource.bytes($0)))
+            }
+            try record.save(for: "file.bin", in: folder)
 
             let outcome = try await haul(["--json", "-x", "4", "-d", dir.path, server.url("/file.bin")], in: dir)
             #expect(outcome.status == 0, "\(outcome.standardError)")

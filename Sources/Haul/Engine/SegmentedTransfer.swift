@@ -137,9 +137,12 @@ final class SegmentedTransfer: Sendable {
         finish(run: run)
     }
 
-    /// Interrupted or failed: keeps what arrived. Complete: the commit makes it durable anyway.
+    /// Interrupted or failed: keeps what arrived. Complete, with a record on disk: records every
+    /// byte, so a crash between here and the rename costs a 416 on the next run, not the record
+    /// interval's bytes again (with no record, a download that short just starts over).
     private func finish(run: CancellationSignal) {
-        if failure.withLock({ $0 != nil }) || run.isCancelled || !planner.withLock({ $0.isComplete }) {
+        if failure.withLock({ $0 != nil }) || run.isCancelled || !planner.withLock({ $0.isComplete })
+            || recordSaved.withLock({ $0 }) {
             checkpoint()
         }
     }

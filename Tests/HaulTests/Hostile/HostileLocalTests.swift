@@ -209,8 +209,13 @@ struct HostileLocalResumeTests {
             let folder = try DestinationFolder(path: dir.path)
             func record(for path: String) throws -> ResumeRecord {
                 let parsed = try HTTPURL.parse(server.url(path))
-                return ResumeRecord(url: parsed, finalURL: parsed, etagHeader: "\"v1\"", lastModified: nil,
-                                    totalLength: Self.size, completed: ByteRangeSet([0..<800_000]))
+                var made = ResumeRecord(url: parsed, finalURL: parsed, etagHeader: "\"v1\"", lastModified: nil,
+                                        totalLength: Self.size, completed: ByteRangeSet([0..<800_000]))
+                // Checksums that match the (wrong) bytes on disk: only the record's own checks may refuse it.
+                made.blockHashes = BlockHash.pieces(of: made.completed).map {
+                    BlockHash(range: $0, crc32c: BlockHashes.crc(of: [UInt8](repeating: 0xEE, count: $0.count)))
+                }
+                return made
             }
             let recordURL = dir.appendingPathComponent("file.bin.resume")
             switch bad {
@@ -258,8 +263,11 @@ struct HostileLocalResumeTests {
             try partial.syncData()
             partial.closeKeeping()
             let parsed = try HTTPURL.parse(address.absoluteString)
-            let record = ResumeRecord(url: parsed, finalURL: parsed, etagHeader: nil, lastModified: Validators.date,
+            var record = ResumeRecord(url: parsed, finalURL: parsed, etagHeader: nil, lastModified: Validators.date,
                                       totalLength: resource.size, completed: ByteRangeSet([0..<resource.size]))
+            record.blockHashes = BlockHash.pieces(of: record.completed).map {
+                BlockHash(range: $0, crc32c: BlockHashes.crc(of: resource.bytes($0)))
+            }
             try record.save(for: "out.bin", in: folder)
             #expect(listFiles(dir) == ["out.bin.part", "out.bin.resume"])
 
