@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark: haul against other download clients, all fed by a private nginx on loopback. Four
+# Benchmark: haul against other download clients, all fed by a private nginx on loopback. Five
 # parts, all in one run (PARTS picks some):
 #   single  one big file (2 GiB) over plain HTTP and HTTPS: haul (its defaults) vs curl and
 #           aria2c on one connection                                      (lib/bench-single.sh)
@@ -9,6 +9,8 @@
 #           vs curl --parallel --parallel-max 16                          (lib/bench-small.sh)
 #   ratelimit  each client's own rate limit (20 MiB/s for 10 s): haul --limit-rate vs curl
 #           --limit-rate vs aria2c --max-overall-download-limit           (lib/bench-ratelimit.sh)
+#   checksum  the 2 GiB file with and without --checksum=sha256 (4 and 1 connections) vs
+#           openssl dgst -sha256 of the same file                         (lib/bench-checksum.sh)
 #
 # Within a part the clients run interleaved, round-robin (haul, curl, aria2c, haul, curl, ...), so
 # a slow spell of the machine hits all of them alike. Every run writes to the same disk as the
@@ -23,7 +25,7 @@
 #   PARTS="capped small" HAUL_STANDIN=curl RUNS=1 Scripts/bench.sh   # debug the script
 #
 # Environment (the parts' own knobs are listed in their files under lib/):
-#   PARTS="single capped small ratelimit"   which parts to run, in this order
+#   PARTS="single capped small ratelimit checksum"   which parts to run, in this order
 #   WARMUP=1 RUNS=5        warm-up rounds (not counted) and measured rounds, per part and protocol
 #   SIZE_MIB=2048 PROTOCOLS="http https" CLIENTS="haul curl aria2c" HAUL_ARGS=""     (single)
 #   CAPPED_SIZE_MIB=500 CAPPED_CONNECTIONS=8 CAPPED_CLIENTS="haul aria2c axel"
@@ -32,6 +34,7 @@
 #     SMALL_HAUL_ARGS=""                                                               (small)
 #   RATELIMIT_MIB_S=20 RATELIMIT_SECONDS=10 RATELIMIT_CLIENTS="haul curl aria2c"
 #     RATELIMIT_HAUL_ARGS=""                                                       (ratelimit)
+#   CHECKSUM_CLIENTS="haul haul+sum haul-x1 haul-x1+sum openssl"  (checksum; SIZE_MIB as single)
 #   HAUL_BIN=PATH          haul binary to use (default: `swift build -c release`, then its haul)
 #   HAUL_STANDIN=curl      time curl in haul's row (to debug this script)
 #   BENCH_TIMEOUT=600      seconds one run may take before it is killed and counted as failed
@@ -54,8 +57,10 @@ source "$SCRIPTS_DIR/lib/bench-capped.sh"
 source "$SCRIPTS_DIR/lib/bench-small.sh"
 # shellcheck source=Scripts/lib/bench-ratelimit.sh
 source "$SCRIPTS_DIR/lib/bench-ratelimit.sh"
+# shellcheck source=Scripts/lib/bench-checksum.sh
+source "$SCRIPTS_DIR/lib/bench-checksum.sh"
 
-PARTS=${PARTS:-single capped small ratelimit}
+PARTS=${PARTS:-single capped small ratelimit checksum}
 WARMUP=${WARMUP:-1}
 RUNS=${RUNS:-5}
 
@@ -64,8 +69,8 @@ RUNS=${RUNS:-5}
 
 for part in $PARTS; do
     case $part in
-        single | capped | small | ratelimit) "${part}_check" ;;
-        *) die "unknown part '$part' (known: single capped small ratelimit)" ;;
+        single | capped | small | ratelimit | checksum) "${part}_check" ;;
+        *) die "unknown part '$part' (known: single capped small ratelimit checksum)" ;;
     esac
 done
 require_command cmp diffutils
@@ -108,6 +113,7 @@ for part in $PARTS; do
         capped) bench_rounds capped http "$CAPPED_CLIENTS" ;;
         small) bench_rounds small http "$SMALL_CLIENTS" ;;
         ratelimit) bench_rounds ratelimit http "$RATELIMIT_CLIENTS" ;;
+        checksum) bench_rounds checksum http "$CHECKSUM_CLIENTS" ;;
     esac
 done
 
@@ -131,6 +137,7 @@ for part in $PARTS; do
         capped) reproduce+="$(knobs CAPPED_SIZE_MIB CAPPED_CONNECTIONS CAPPED_CLIENTS CAPPED_HAUL_ARGS NGINX_CAPPED_RATE)" ;;
         small) reproduce+="$(knobs SMALL_COUNT SMALL_KIB SMALL_JOBS SMALL_CLIENTS SMALL_HAUL_ARGS)" ;;
         ratelimit) reproduce+="$(knobs RATELIMIT_MIB_S RATELIMIT_SECONDS RATELIMIT_CLIENTS RATELIMIT_HAUL_ARGS)" ;;
+        checksum) reproduce+="$(knobs SIZE_MIB CHECKSUM_CLIENTS)" ;;
     esac
 done
 [[ "${HAUL_STANDIN:-}" == curl ]] && reproduce+="HAUL_STANDIN=curl "

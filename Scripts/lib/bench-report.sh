@@ -134,6 +134,30 @@ def print_ratelimit(stats):
     print(target("haul |achieved / asked - 1| (%)", abs(haul["bps"] / asked - 1) * 100, 5.0))
 
 
+def print_checksum(stats):
+    print()
+    print("CHECKSUM  (what --checksum=sha256 adds; openssl dgst -sha256 hashes the same file alone)")
+    print(f"{'client':<12} {'runs':>5} {'wall s':>8} {'CPU s':>7} {'RSS MiB':>8}")
+    for client, s in stats.items():
+        runs = f"{s['n']}/{s['total']}"
+        if not s["n"]:
+            print(f"{client:<12} {runs:>5}   every run failed")
+            continue
+        print(f"{client:<12} {runs:>5} {s['wall']:>8.3f} {s['cpu']:>7.3f} {s['rss']:>8.1f}")
+    ok = lambda name: stats.get(name, {}).get("n")
+    if not ok("openssl"):
+        return
+    print("targets (issue 5):")
+    if ok("haul") and ok("haul+sum"):
+        added = stats["haul+sum"]["wall"] - stats["haul"]["wall"]
+        print(f"  segmented: the checksum adds {added:.3f} s to {stats['haul']['wall']:.3f} s")
+        print(target("added / openssl's time", added / stats["openssl"]["wall"], 1.1))
+    if ok("haul-x1") and ok("haul-x1+sum"):
+        added = stats["haul-x1+sum"]["wall"] - stats["haul-x1"]["wall"]
+        print(f"  one connection: the checksum adds {added:.3f} s to {stats['haul-x1']['wall']:.3f} s "
+              f"({added / stats['haul-x1']['wall'] * 100:.1f}%; close to zero expected)")
+
+
 for part in dict.fromkeys(r["part"] for r in rows):
     for variant in dict.fromkeys(r["protocol"] for r in rows if r["part"] == part):
         stats = summarise([r for r in rows if r["part"] == part and r["protocol"] == variant])
@@ -145,5 +169,7 @@ for part in dict.fromkeys(r["part"] for r in rows):
             print_small(stats)
         elif part == "ratelimit":
             print_ratelimit(stats)
+        elif part == "checksum":
+            print_checksum(stats)
 PY
 }

@@ -287,8 +287,13 @@ final class SegmentedTransfer: Sendable {
                 progress.add(usable)
                 let grown = piece
                 end = planner.withLock { planner in
-                    for finished in finishedPieces { blocks.publish(finished) }
-                    if let grown { blocks.publish(grown) }
+                    // Another connection may have taken over the end of this range while this slice
+                    // was being written (it writes the same bytes again): a piece reaching past this
+                    // connection's new end is not published, so pieces never overlap; the bytes of
+                    // that one slice go without a checksum (a resume fetches them again).
+                    let limit = planner.end(of: worker)
+                    for finished in finishedPieces where finished.range.upperBound <= limit { blocks.publish(finished) }
+                    if let grown, grown.range.upperBound <= limit { blocks.publish(grown) }
                     planner.advance(worker: worker, to: position)
                     return planner.end(of: worker)
                 }
