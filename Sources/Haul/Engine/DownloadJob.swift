@@ -234,7 +234,8 @@ private struct Attempt {
         // 4. Move the bytes.
         do throws(DownloadError) {
             var recordWritten = record != nil
-            let hasher = verification.map { StreamHasher(algorithms: $0.algorithms) }
+            let hasher = verification.map { StreamHasher(algorithms: $0.algorithms, descriptor: partial.descriptor) }
+            defer { hasher?.stop() }   // before the partial file closes
             let written = try transfer(exchange: exchange, facts: facts, record: record, name: name, partial: partial,
                                        integrity: (verification, hasher, blocks),
                                        handedOver: &handedOver, recordWritten: &recordWritten)

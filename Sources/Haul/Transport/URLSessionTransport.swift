@@ -70,12 +70,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
             completionHandler(nil)
             return
         }
-        if let next = state.redirect(status: response.statusCode, location: response.value(forHTTPHeaderField: "Location")) {
-            completionHandler(next)
-        } else {
-            completionHandler(nil)
-            task.cancel()
-        }
+        // A refusal is recorded in the state (the engine ends the exchange with it); the task is
+        // not cancelled here: cancelling inside this callback made FoundationNetworking on Linux
+        // trap ("Received callback for HTTP redirection, but we're not waiting for it").
+        completionHandler(state.redirect(status: response.statusCode, location: response.value(forHTTPHeaderField: "Location")))
     }
 
     /// Records the final response head; the body always proceeds (the engine checks the status).
