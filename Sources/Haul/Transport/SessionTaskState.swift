@@ -47,6 +47,9 @@ final class SessionTaskState: Sendable {
         var completed = false
         var failure: DownloadError?
         var readerWaiting = false
+        /// The redirect callback is deciding; a cancel waits until its completion handler was called.
+        var redirecting = false
+        var cancelAfterRedirect = false
 
         /// Removes the first queued chunk (call only when there is one).
         mutating func takeChunk() -> Data {
@@ -87,19 +90,38 @@ final class SessionTaskState: Sendable {
 
     /// Follows a redirect under the policy: the next request, or `nil` when refused (recorded).
     func redirect(status: Int, location: String?) -> URLRequest? {
-        let result = state.withLock { state -> Result<URLRequest, DownloadError> in
+        state.withLock { state -> URLRequest? in
             do throws(DownloadError) {
                 _ = try state.policy.follow(status: status, location: location)
-                return .success(try template.request(for: state.policy))
+                return try template.request(for: state.policy)
             } catch {
                 state.refusal = error
-                return .failure(error)
+                return nil
             }
         }
-        switch result {
-        case .success(let request): return request
-        case .failure: wake(); return nil
+    }
+
+    /// Runs the redirect callback's decision: `decide` calls FoundationNetworking's completion
+    /// handler. A task already cancelled gets no call (FoundationNetworking on Linux traps on a
+    /// redirect completion it no longer waits for), and a cancel that arrives meanwhile waits
+    /// until the handler was called. The engine is woken afterwards (a refusal ends its wait).
+    func redirecting(_ decide: () -> Void) {
+        let proceed = state.withLock { state -> Bool in
+            guard state.task != nil, !state.completed else { return false }
+            state.redirecting = true
+            return true
         }
+        guard proceed else { return }
+        decide()
+        let cancelNow = state.withLock { state -> URLSessionDataTask? in
+            state.redirecting = false
+            guard state.cancelAfterRedirect else { return nil }
+            state.cancelAfterRedirect = false
+            defer { state.task = nil }
+            return state.task
+        }
+        cancelNow?.cancel()
+        wake()
     }
 
     /// Records the final response head.
@@ -221,6 +243,10 @@ final class SessionTaskState: Sendable {
     /// Cancels the task (idempotent; a finished task ignores it).
     func cancel() {
         let task = state.withLock { state -> URLSessionDataTask? in
+            if state.redirecting {
+                state.cancelAfterRedirect = true   // see redirecting(_:)
+                return nil
+            }
             defer { state.task = nil }
             return state.completed ? nil : state.task
         }

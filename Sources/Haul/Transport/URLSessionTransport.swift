@@ -70,10 +70,12 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
             completionHandler(nil)
             return
         }
-        // A refusal is recorded in the state (the engine ends the exchange with it); the task is
-        // not cancelled here: cancelling inside this callback made FoundationNetworking on Linux
-        // trap ("Received callback for HTTP redirection, but we're not waiting for it").
-        completionHandler(state.redirect(status: response.statusCode, location: response.value(forHTTPHeaderField: "Location")))
+        // A refusal is recorded in the state (the engine ends the exchange with it). The handler is
+        // called at most once and never after the task was cancelled: FoundationNetworking on Linux
+        // traps otherwise ("Received callback for HTTP redirection, but we're not waiting for it").
+        state.redirecting {
+            completionHandler(state.redirect(status: response.statusCode, location: response.value(forHTTPHeaderField: "Location")))
+        }
     }
 
     /// Records the final response head; the body always proceeds (the engine checks the status).
