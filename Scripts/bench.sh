@@ -27,7 +27,8 @@
 # Environment (the parts' own knobs are listed in their files under lib/):
 #   PARTS="single capped small ratelimit checksum"   which parts to run, in this order
 #   WARMUP=1 RUNS=5        warm-up rounds (not counted) and measured rounds, per part and protocol
-#   SIZE_MIB=2048 PROTOCOLS="http https" CLIENTS="haul curl aria2c" HAUL_ARGS=""     (single)
+#   SIZE_MIB=2048 PROTOCOLS="http https" CLIENTS="haul curl aria2c" HAUL_ARGS=""
+#     HTTP_EXTRA_CLIENTS="haul-urlsession"                                             (single)
 #   CAPPED_SIZE_MIB=500 CAPPED_CONNECTIONS=8 CAPPED_CLIENTS="haul aria2c axel"
 #     CAPPED_HAUL_ARGS="" NGINX_CAPPED_RATE=25m                                       (capped)
 #   SMALL_COUNT=1000 SMALL_KIB=64 SMALL_JOBS=16 SMALL_CLIENTS="haul aria2c curl"
@@ -109,7 +110,15 @@ log "parts: ${PARTS// /, }; $WARMUP warm-up + $RUNS runs of each client, output 
 for part in $PARTS; do
     log "$("${part}_describe")"
     case $part in
-        single) bench_rounds single "$PROTOCOLS" "$CLIENTS" ;;
+        single)
+            for protocol in $PROTOCOLS; do
+                if [[ $protocol == http ]]; then
+                    bench_rounds single http "$CLIENTS $HTTP_EXTRA_CLIENTS"
+                else
+                    bench_rounds single "$protocol" "$CLIENTS"
+                fi
+            done
+            ;;
         capped) bench_rounds capped http "$CAPPED_CLIENTS" ;;
         small) bench_rounds small http "$SMALL_CLIENTS" ;;
         ratelimit) bench_rounds ratelimit http "$RATELIMIT_CLIENTS" ;;
@@ -133,7 +142,7 @@ knobs() {
 reproduce="$(knobs PARTS WARMUP RUNS)"
 for part in $PARTS; do
     case $part in
-        single) reproduce+="$(knobs SIZE_MIB PROTOCOLS CLIENTS HAUL_ARGS)" ;;
+        single) reproduce+="$(knobs SIZE_MIB PROTOCOLS CLIENTS HTTP_EXTRA_CLIENTS HAUL_ARGS)" ;;
         capped) reproduce+="$(knobs CAPPED_SIZE_MIB CAPPED_CONNECTIONS CAPPED_CLIENTS CAPPED_HAUL_ARGS NGINX_CAPPED_RATE)" ;;
         small) reproduce+="$(knobs SMALL_COUNT SMALL_KIB SMALL_JOBS SMALL_CLIENTS SMALL_HAUL_ARGS)" ;;
         ratelimit) reproduce+="$(knobs RATELIMIT_MIB_S RATELIMIT_SECONDS RATELIMIT_CLIENTS RATELIMIT_HAUL_ARGS)" ;;

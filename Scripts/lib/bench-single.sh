@@ -1,19 +1,24 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034 # CMD and the *_BYTES and *_FILES variables are read by lib/bench-measure.sh
 # Part "single" of Scripts/bench.sh: one big file (SIZE_MIB, default 2 GiB) over plain HTTP and
-# HTTPS, haul with its defaults (plus HAUL_ARGS) against curl and aria2c on one connection.
+# HTTPS, haul with its defaults (plus HAUL_ARGS) against curl and aria2c on one connection;
+# over plain HTTP also haul's URLSession transport (`haul-urlsession`: --engine=urlsession; not
+# over HTTPS: FoundationNetworking on Linux cannot trust the bench's private CA).
 # Every download is compared byte for byte with the source, then deleted.
 #
 # Knobs: SIZE_MIB=2048  PROTOCOLS="http https"  CLIENTS="haul curl aria2c"  HAUL_ARGS=""
+#        HTTP_EXTRA_CLIENTS="haul-urlsession"  (run over plain HTTP only)
 
 SIZE_MIB=${SIZE_MIB:-2048}
 PROTOCOLS=${PROTOCOLS:-http https}
 CLIENTS=${CLIENTS:-haul curl aria2c}
 HAUL_ARGS=${HAUL_ARGS:-}
+HTTP_EXTRA_CLIENTS=${HTTP_EXTRA_CLIENTS-haul-urlsession}
 
 # Checks the knobs and installs the clients (before the server starts).
 single_check() {
     bench_check_clients single "$CLIENTS" "haul curl aria2c"
+    [[ -z "${HTTP_EXTRA_CLIENTS// /}" ]] || bench_check_clients single "$HTTP_EXTRA_CLIENTS" "haul-urlsession"
     local protocol
     for protocol in $PROTOCOLS; do
         [[ $protocol == http || $protocol == https ]] || die "single: unknown protocol '$protocol' (known: http https)"
@@ -51,6 +56,10 @@ single_command() {
                 CMD=("$HAUL_BIN" -q $HAUL_ARGS -o "$out")
             fi
             bench_haul_tls "$tls"
+            ;;
+        haul-urlsession)
+            # shellcheck disable=SC2206 # HAUL_ARGS is a list of options, split on purpose
+            CMD=("$HAUL_BIN" -q --engine=urlsession $HAUL_ARGS -o "$out")
             ;;
         curl)
             CMD=(curl --silent --show-error --fail -o "$out")
