@@ -13,9 +13,10 @@ import HaulServer
 ///
 /// With `URLSession` the resume data is the only handle on the bytes so far (and Linux has
 /// none); here the partial file and its resume record stay on disk, so pause, cancel, a crash or
-/// a relaunch all continue from the first missing byte. Signing: Haul's engine does not call a
-/// request's signer yet, so this manager calls its ``URLSigner`` itself each time it starts
-/// (or restarts) a row; a re-signed URL (new query) resumes the same partial file.
+/// a relaunch all continue from the first missing byte. Signing: each request carries the
+/// manager's ``URLSigner``; Haul asks it for a fresh URL for every attempt and every connection
+/// (and again when the server says a signature expired), and a re-signed URL resumes the same
+/// partial file.
 @MainActor
 final class DownloadManager {
     private let downloader: Downloader
@@ -29,10 +30,9 @@ final class DownloadManager {
         self.downloader = downloader
     }
 
-    /// Starts (or restarts) row `index`, signing its URL now.
+    /// Starts (or restarts) row `index`; Haul signs its URL for each request.
     func start(_ index: Int, _ url: URL) async throws {
-        let signed = try await signer.sign(url, now: Date())
-        let request = DownloadRequest(url: signed.url, headers: signed.headers, key: "row-\(index)")
+        let request = DownloadRequest(url: url, key: "row-\(index)", signer: signer)
         downloads[index] = downloader.download(request, to: .directory(folder))
     }
 
