@@ -111,20 +111,9 @@ final class FinelyPacedFile: Sendable {
     var bodyBytesSent: Int64 { sent.withLock { $0 } }
 
     func respond(to request: RecordedRequest, on connection: ServerConnection) throws {
-        var range = 0..<size
-        var partial = false
-        if let value = request.header("Range"), value.hasPrefix("bytes="), request.header("If-Range").map({ $0 == etag }) ?? true {
-            let parts = value.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-            if parts.count == 2, let first = Int64(parts[0]), first < size {
-                let last = parts[1].isEmpty ? size - 1 : min(size - 1, Int64(parts[1]) ?? size - 1)
-                range = first..<(last + 1)
-                partial = true
-            }
-        }
-        var head = partial ? "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)\r\n"
-                           : "HTTP/1.1 200 OK\r\n"
-        head += "Content-Length: \(range.count)\r\nETag: \(etag)\r\nAccept-Ranges: bytes\r\nConnection: close\r\n\r\n"
-        try connection.write(head)
+        let answer = RangedAnswer(to: request, size: size, etag: etag)
+        let range = answer.range
+        try connection.write(answer.head)
         let chunk: Int64 = 4096
         let start = ContinuousClock.now
         var offset = range.lowerBound
