@@ -9,13 +9,11 @@ struct EndToEndFileSystemTests {
     @Test func aSymlinkedPartialFileIsNotFollowed() async throws {
         let server = try HaulServer()
         try await withTemporaryDirectory { root in
-            let dir = root.appendingPathComponent("dl")
-            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: false)
-            let victim = root.appendingPathComponent("victim.txt")
-            try Data("victim\n".utf8).write(to: victim)
-            try FileManager.default.createSymbolicLink(at: dir.appendingPathComponent("x.bin.part"), withDestinationURL: victim)
+            let outside = try OutsideFile(in: root)
+            let dir = outside.folder
+            try outside.plantLink(named: "x.bin.part")
             let outcome = try await haul(["-q", "--retries=0", "-d", dir.path, server.url("/bytes/5000/x.bin")], in: root)
-            #expect(fileContents(victim) == Data("victim\n".utf8), "the symlink's target was written")
+            #expect(outside.isUntouched, "the symlink's target was written")
             #expect(listFiles(root) == ["dl", "victim.txt"])
             // The planted link is replaced by a fresh partial file, never written through.
             #expect(outcome.status == 0, "\(outcome.standardError)")

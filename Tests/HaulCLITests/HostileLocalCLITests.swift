@@ -99,17 +99,15 @@ struct HostileLocalCLITests {
     func aPlantedSymlinkIsNeverFollowed(planted: Planted) async throws {
         let server = try HaulServer()
         try await withTemporaryDirectory { root in
-            let dir = root.appendingPathComponent("dl")
-            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: false)
-            let victim = root.appendingPathComponent("victim.txt")
-            try Data("victim\n".utf8).write(to: victim)
+            let outside = try OutsideFile(in: root)
+            let (dir, victim) = (outside.folder, outside.victim)
             let url = server.url("/bytes/1500000/x.bin?rate=3000000")
             let linkName = switch planted {
             case .exactOutput: "out.bin"
             case .overwrittenName, .renamedName: "x.bin"
             case .resumeRecord: "x.bin.resume"
             }
-            try FileManager.default.createSymbolicLink(at: dir.appendingPathComponent(linkName), withDestinationURL: victim)
+            try outside.plantLink(named: linkName)
             let options = switch planted {
             case .exactOutput: ["-o", dir.appendingPathComponent("out.bin").path]
             case .overwrittenName: ["--on-conflict=overwrite", "-d", dir.path]
@@ -118,7 +116,7 @@ struct HostileLocalCLITests {
             let outcome = try await haul(["-q", "-x", "2"] + options + [url], in: root)
 
             #expect(outcome.status == 0, "\(outcome.standardError)")
-            #expect(fileContents(victim) == Data("victim\n".utf8), "the link's target was written")
+            #expect(outside.isUntouched, "the link's target was written")
             #expect(listFiles(root) == ["dl", "victim.txt"])
             let finalName = planted == .renamedName ? "x.1.bin" : (planted == .exactOutput ? "out.bin" : "x.bin")
             let expected = planted == .renamedName ? ["x.1.bin", "x.bin"] : [finalName]

@@ -101,18 +101,16 @@ struct HostileLocalTests {
     func plantedSymlinkIsNotFollowed(suffix: String) async throws {
         let server = try HaulServer()
         try await withTemporaryDirectory { root in
-            let dir = root.appendingPathComponent("dl")
-            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: false)
-            let victim = root.appendingPathComponent("victim.txt")
-            try Data("victim\n".utf8).write(to: victim)
-            try FileManager.default.createSymbolicLink(at: dir.appendingPathComponent("file.bin" + suffix), withDestinationURL: victim)
+            let outside = try OutsideFile(in: root)
+            let dir = outside.folder
+            try outside.plantLink(named: "file.bin" + suffix)
             // Slow enough for several resume records to be written over the planted link.
             let resource = Validators.etag.resource(size: 1_000_000, rate: 2_000_000)
             server.setResource("/file.bin", resource)
             let run = await runToEnd(resumeDownloader(connections: 2), DownloadRequest(url: url(server, "/file.bin")),
                                      to: .directory(dir))
             #expect(run.error == nil, "\(run.error?.description ?? "")")
-            #expect(try Data(contentsOf: victim) == Data("victim\n".utf8), "the link's target was written")
+            #expect(outside.isUntouched, "the link's target was written")
             #expect(listFiles(root) == ["dl", "victim.txt"])
             #expect(listFiles(dir) == ["file.bin"])
             #expect(try contents(dir.appendingPathComponent("file.bin")) == resource.bytes(0..<resource.size))
@@ -123,15 +121,12 @@ struct HostileLocalTests {
     func exactDestinationSymlink() async throws {
         let server = try HaulServer()
         try await withTemporaryDirectory { root in
-            let dir = root.appendingPathComponent("dl")
-            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: false)
-            let victim = root.appendingPathComponent("victim.txt")
-            try Data("victim\n".utf8).write(to: victim)
-            let link = dir.appendingPathComponent("out.bin")
-            try FileManager.default.createSymbolicLink(at: link, withDestinationURL: victim)
+            let outside = try OutsideFile(in: root)
+            let dir = outside.folder
+            let link = try outside.plantLink(named: "out.bin")
             let result = try await testDownloader().file(from: url(server, "/bytes/3000"), to: .file(link))
             #expect(result.fileURL.path == link.path)
-            #expect(try Data(contentsOf: victim) == Data("victim\n".utf8))
+            #expect(outside.isUntouched)
             #expect(listFiles(root) == ["dl", "victim.txt"])
             #expect(listFiles(dir) == ["out.bin"])
             #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link.path)) == nil, "still a symlink")
@@ -144,16 +139,13 @@ struct HostileLocalTests {
     func namedDestinationSymlink(policy: ConflictPolicy) async throws {
         let server = try HaulServer()
         try await withTemporaryDirectory { root in
-            let dir = root.appendingPathComponent("dl")
-            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: false)
-            let victim = root.appendingPathComponent("victim.txt")
-            try Data("victim\n".utf8).write(to: victim)
-            let link = dir.appendingPathComponent("x.bin")
-            try FileManager.default.createSymbolicLink(at: link, withDestinationURL: victim)
+            let outside = try OutsideFile(in: root)
+            let (dir, victim) = (outside.folder, outside.victim)
+            let link = try outside.plantLink(named: "x.bin")
             let request = DownloadRequest(url: url(server, "/bytes/3000/x.bin"), conflictPolicy: policy)
             let run = await runToEnd(testDownloader(), request, to: .directory(dir))
 
-            #expect(try Data(contentsOf: victim) == Data("victim\n".utf8), "the link's target was written")
+            #expect(outside.isUntouched, "the link's target was written")
             #expect(listFiles(root) == ["dl", "victim.txt"])
             let linkTarget = try? FileManager.default.destinationOfSymbolicLink(atPath: link.path)
             switch policy {
