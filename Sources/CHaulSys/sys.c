@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <pthread.h>
 #ifdef __linux__
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <linux/fs.h>
@@ -80,3 +81,14 @@ void haul_block_sigpipe_in_thread(void) {
 int haul_o_nofollow(void) { return O_NOFOLLOW; }
 int haul_o_directory(void) { return O_DIRECTORY; }
 int haul_o_cloexec(void) { return O_CLOEXEC; }
+
+void haul_thread_background(int background) {
+#if defined(__linux__) && defined(SCHED_IDLE)
+    struct sched_param param = { .sched_priority = 0 };
+    (void)sched_setscheduler(0, background ? SCHED_IDLE : SCHED_OTHER, &param);   // 0: this thread
+#elif defined(__APPLE__)
+    (void)pthread_set_qos_class_self_np(background ? QOS_CLASS_BACKGROUND : QOS_CLASS_DEFAULT, 0);
+#else
+    (void)background;
+#endif
+}

@@ -24,6 +24,11 @@ void haul_start_writeback(int fd, int64_t offset, int64_t length);
 /// posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL); ignored where unsupported.
 void haul_advise_sequential(int fd);
 
+/// Makes the calling thread yield the CPU to every other runnable thread (`background` != 0:
+/// SCHED_IDLE on Linux, the background QoS class on Apple systems) or gives it back its normal
+/// share (0). For work that may lag behind, such as hashing the bytes a download already wrote.
+void haul_thread_background(int background);
+
 /// Blocks SIGPIPE in the calling thread, so a write to a closed socket (OpenSSL writes with
 /// write(2), which cannot pass MSG_NOSIGNAL) fails with EPIPE instead of killing the process.
 void haul_block_sigpipe_in_thread(void);

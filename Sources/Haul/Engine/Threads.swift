@@ -38,13 +38,19 @@ final class ThreadPool: @unchecked Sendable {   // all state is under `monitor`
         if !handed { start(body) }
     }
 
-    private func start(_ body: @escaping @Sendable () -> Void) {
+    /// Starts `body` now on a new thread that ends with it, never reused: for bodies that change
+    /// their thread for good (an unprivileged thread cannot leave the idle scheduling class).
+    func runAlone(_ body: @escaping @Sendable () -> Void) {
+        start(body, pooled: false)
+    }
+
+    private func start(_ body: @escaping @Sendable () -> Void, pooled: Bool = true) {
         final class Box: @unchecked Sendable {   // handed to exactly one thread, read once
-            let pool: ThreadPool
+            let pool: ThreadPool?
             let body: @Sendable () -> Void
-            init(_ pool: ThreadPool, _ body: @escaping @Sendable () -> Void) { self.pool = pool; self.body = body }
+            init(_ pool: ThreadPool?, _ body: @escaping @Sendable () -> Void) { self.pool = pool; self.body = body }
         }
-        let box = Unmanaged.passRetained(Box(self, body)).toOpaque()
+        let box = Unmanaged.passRetained(Box(pooled ? self : nil, body)).toOpaque()
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
@@ -57,7 +63,7 @@ final class ThreadPool: @unchecked Sendable {   // all state is under `monitor`
         let rc = pthread_create(&thread, &attributes, { raw in
             let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
             haul_block_sigpipe_in_thread()
-            box.pool.serve(first: box.body)
+            if let pool = box.pool { pool.serve(first: box.body) } else { box.body() }
             return nil
         }, box)
         pthread_attr_destroy(&attributes)
