@@ -127,10 +127,17 @@ struct Runner {
         var statuses = [Int32](repeating: ExitStatus.success, count: downloads.count)
         let (reports, sink) = AsyncStream<Report>.makeStream()
         await withTaskGroup(of: Void.self) { group in
+            // -q shows failures only: it follows events up to `started` (which tells an interrupted
+            // download from one that never started), then only the result (with 1,000 downloads,
+            // relaying every event cost a task wake-up per event).
+            let onlyStart = style == .quiet
             for (index, download) in downloads.enumerated() {
                 group.addTask {
                     do throws(DownloadError) {
-                        for try await event in download.events { sink.yield(.event(index, event)) }
+                        for try await event in download.events {
+                            sink.yield(.event(index, event))
+                            if onlyStart, case .started = event { break }
+                        }
                         sink.yield(.ended(index, .success(try await download.result())))
                     } catch {
                         sink.yield(.ended(index, .failure(error)))

@@ -38,9 +38,10 @@ struct DownloadTarget {
         }
     }
 
-    /// The file URL of `name` in the folder.
+    /// The file URL of `name` in the folder (made without a look at the disk: the plain
+    /// initialisers stat the path to learn whether it is a folder, two calls per download).
     func fileURL(_ name: String) -> URL {
-        URL(fileURLWithPath: folder.path).appendingPathComponent(name)
+        URL(fileURLWithPath: folder.path, isDirectory: true).appendingPathComponent(name, isDirectory: false)
     }
 
     /// Chooses the final name for `response`, applies the conflict policy and reserves the name

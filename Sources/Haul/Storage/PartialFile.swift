@@ -30,7 +30,6 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
         self.folder = folder
         self.name = name
         self.descriptor = descriptor
-        haul_advise_sequential(descriptor)
     }
 
     deinit {
