@@ -82,13 +82,17 @@ int haul_o_nofollow(void) { return O_NOFOLLOW; }
 int haul_o_directory(void) { return O_DIRECTORY; }
 int haul_o_cloexec(void) { return O_CLOEXEC; }
 
-void haul_thread_background(int background) {
+int haul_thread_background(int background) {
 #if defined(__linux__) && defined(SCHED_IDLE)
     struct sched_param param = { .sched_priority = 0 };
-    (void)sched_setscheduler(0, background ? SCHED_IDLE : SCHED_OTHER, &param);   // 0: this thread
+    return sched_setscheduler(0, background ? SCHED_IDLE : SCHED_OTHER, &param);   // 0: this thread
 #elif defined(__APPLE__)
-    (void)pthread_set_qos_class_self_np(background ? QOS_CLASS_BACKGROUND : QOS_CLASS_DEFAULT, 0);
+    int rc = pthread_set_qos_class_self_np(background ? QOS_CLASS_UTILITY : QOS_CLASS_DEFAULT, 0);
+    if (rc != 0) { errno = rc; return -1; }
+    return 0;
 #else
     (void)background;
+    errno = ENOSYS;
+    return -1;
 #endif
 }

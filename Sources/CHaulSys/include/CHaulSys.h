@@ -24,17 +24,20 @@ void haul_start_writeback(int fd, int64_t offset, int64_t length);
 /// posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL); ignored where unsupported.
 void haul_advise_sequential(int fd);
 
-/// Makes the calling thread yield the CPU to every other runnable thread (`background` != 0:
-/// SCHED_IDLE on Linux, the background QoS class on Apple systems) or gives it back its normal
-/// share (0). For work that may lag behind, such as hashing the bytes a download already wrote.
-void haul_thread_background(int background);
+/// Puts the calling thread in the background class (`background` != 0: SCHED_IDLE on Linux, the
+/// utility QoS class on Apple systems), where it only gets CPU time no other thread wants; 0
+/// asks for the normal class back, which on Linux needs CAP_SYS_NICE or a raised RLIMIT_NICE
+/// (so a thread put in the background should end rather than be reused). Returns 0 on success,
+/// -1 otherwise (errno set). For work that may lag behind, such as hashing written bytes.
+int haul_thread_background(int background);
 
 /// Blocks SIGPIPE in the calling thread, so a write to a closed socket (OpenSSL writes with
 /// write(2), which cannot pass MSG_NOSIGNAL) fails with EPIPE instead of killing the process.
 void haul_block_sigpipe_in_thread(void);
 
 /// Continues a CRC-32C (Castagnoli, as in iSCSI and ext4) over `length` bytes: pass 0 to start.
-/// Uses the CPU's CRC instructions where present (SSE4.2, ARMv8 CRC), a table otherwise.
+/// Uses the CPU's CRC instructions where present (SSE4.2, ARMv8 CRC; on x86-64 with PCLMULQDQ,
+/// three interleaved chains joined by carry-less multiplication), a table otherwise.
 uint32_t haul_crc32c(uint32_t crc, const void *data, size_t length);
 
 /// The O_NOFOLLOW | O_CLOEXEC and O_DIRECTORY flag values.

@@ -37,13 +37,15 @@ enum FileHashing {
     static func update(_ digests: [Digest], descriptor: Int32, range: Range<Int64>? = nil,
                        bufferSize: Int = defaultBufferSize) throws(DownloadError) {
         precondition(bufferSize > 0)
+        haul_advise_sequential(descriptor)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 4096)
         defer { buffer.deallocate() }
         try update(digests, descriptor: descriptor, range: range, buffer: buffer)
     }
 
     /// Feeds the bytes of an open file to several digests, reading into the caller's `buffer` (a
-    /// caller that hashes many ranges keeps one buffer rather than mapping a new one each time).
+    /// caller that hashes many ranges keeps one buffer rather than mapping a new one each time,
+    /// and gives the kernel its read-ahead advice once).
     ///
     /// - Parameters:
     ///   - digests: the computations to continue; each gets every byte of `range`, in order.
@@ -54,7 +56,6 @@ enum FileHashing {
     static func update(_ digests: [Digest], descriptor: Int32, range: Range<Int64>?,
                        buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) {
         precondition(!buffer.isEmpty)
-        haul_advise_sequential(descriptor)
         let bufferSize = buffer.count
         var offset = range?.lowerBound ?? 0
         let end = range?.upperBound ?? Int64.max

@@ -94,6 +94,98 @@ struct StreamHasherTests {
         }
     }
 
+    /// Waits (polling, up to 20 s) until `condition` holds.
+    private func eventually(_ condition: () -> Bool) async throws -> Bool {
+        for _ in 0..<2000 {
+            if condition() { return true }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return condition()
+    }
+
+    @Test("the follower hashes while the download runs, in the background class; finish takes over where it is")
+    func followerHashesThenFinishTakesOver() async throws {
+        try await withTemporaryDirectory { folder in
+            let path = folder.appendingPathComponent("partial").path
+            let fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o600)
+            try #require(fd >= 0)
+            defer { close(fd) }
+            let hasher = StreamHasher(algorithms: [.sha256], descriptor: fd)
+            defer { hasher.stop() }
+            let firstPart = 6 << 20   // more than one wake-up batch (4 MiB): it hashes the first 2 MiB or more
+            Self.content.withUnsafeBytes { all in
+                let bytes = UnsafeRawBufferPointer(rebasing: all[0..<firstPart])
+                _ = pwrite(fd, bytes.baseAddress, bytes.count, 0)
+                hasher.offer(bytes, at: 0)
+            }
+            #expect(try await eventually { hasher.followedBytes >= 2 << 20 })
+            #if os(Linux)
+            #expect(hasher.followsInBackground)
+            #endif
+            Self.content.withUnsafeBytes { all in
+                let bytes = UnsafeRawBufferPointer(rebasing: all[firstPart...])
+                _ = pwrite(fd, bytes.baseAddress, bytes.count, off_t(firstPart))
+                hasher.offer(bytes, at: Int64(firstPart))
+            }
+            let digests = try hasher.finish(length: Int64(Self.content.count))
+            #expect(digests[.sha256] == Digest.hash(.sha256, Self.content))
+        }
+    }
+
+    @Test("a follower that cannot read what was offered: finish reports the file-system error")
+    func followerFailureIsReported() throws {
+        try withTemporaryDirectory { folder in
+            let path = folder.appendingPathComponent("partial").path
+            let fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o600)   // empty: the offered bytes are not there
+            try #require(fd >= 0)
+            defer { close(fd) }
+            let hasher = StreamHasher(algorithms: [.sha256], descriptor: fd)
+            Self.content.withUnsafeBytes { all in
+                hasher.offer(UnsafeRawBufferPointer(rebasing: all[0..<(5 << 20)]), at: 0)
+            }
+            // The follower wakes (5 MiB > one batch), reads nothing and records the failure; finish
+            // throws either that error or its own for the same missing bytes.
+            #expect(throws: DownloadError.self) { try hasher.finish(length: 5 << 20) }
+        }
+    }
+
+    @Test("stop before any offer, stop twice, finish after stop: each returns at once", .timeLimit(.minutes(1)))
+    func stopIsIdempotentAndNeverWaitsForAFollowerThatDoesNotExist() throws {
+        try withTemporaryDirectory { folder in
+            let path = folder.appendingPathComponent("partial").path
+            try Data(Self.content[0..<1000]).write(to: URL(fileURLWithPath: path))
+            let fd = open(path, O_RDONLY)
+            try #require(fd >= 0)
+            defer { close(fd) }
+            let hasher = StreamHasher(algorithms: [.md5], descriptor: fd)
+            hasher.stop()
+            hasher.stop()
+            // No follower ever runs now; finish hashes the whole file itself.
+            Self.content.withUnsafeBytes { all in hasher.offer(UnsafeRawBufferPointer(rebasing: all[0..<1000]), at: 0) }
+            let digests = try hasher.finish(length: 1000)
+            #expect(digests[.md5] == Digest.hash(.md5, Self.content[0..<1000]))
+            #expect(hasher.followedBytes == 0)
+        }
+    }
+
+    @Test("stop while the follower is hashing: it ends, and nothing waits for the rest", .timeLimit(.minutes(1)))
+    func stopWhileFollowing() async throws {
+        try await withTemporaryDirectory { folder in
+            let path = folder.appendingPathComponent("partial").path
+            try Data(Self.content).write(to: URL(fileURLWithPath: path))
+            let fd = open(path, O_RDONLY)
+            try #require(fd >= 0)
+            defer { close(fd) }
+            let hasher = StreamHasher(algorithms: [.sha512, .sha1], descriptor: fd)
+            Self.content.withUnsafeBytes { all in hasher.offer(UnsafeRawBufferPointer(rebasing: all[...]), at: 0) }
+            #expect(try await eventually { hasher.followedBytes > 0 })
+            hasher.stop()
+            let afterStop = hasher.followedBytes
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(hasher.followedBytes == afterStop)   // the follower ended
+        }
+    }
+
     /// This thread's kernel id (a `pthread_t` can repeat as soon as its thread ended).
     private static func threadID() -> Int {
         #if os(Linux)
@@ -107,25 +199,26 @@ struct StreamHasherTests {
         #endif
     }
 
-    @Test("the following thread runs in the idle scheduling class, on a thread that is not reused")
-    func followerYieldsTheCPU() async throws {
+    @Test("runAlone: a thread put in the background class is never handed another body")
+    func backgroundThreadIsNotReused() async throws {
         let threads = ThreadPool()
-        let (policy, alone) = await withCheckedContinuation { continuation in
+        let alone = await withCheckedContinuation { continuation in
             threads.runAlone {
-                haul_thread_background(1)
-                continuation.resume(returning: (sched_getscheduler(0), Self.threadID()))
+                continuation.resume(returning: (haul_thread_background(1), Self.threadID()))
             }
         }
         #if os(Linux)
-        #expect(policy == 5)   // SCHED_IDLE (a _GNU_SOURCE constant the Glibc module leaves out)
-        #else
-        _ = policy
+        #expect(alone.0 == 0)
         #endif
         try await Task.sleep(for: .milliseconds(20))   // it would be parked by now, if it were pooled
         let next = await withCheckedContinuation { continuation in
-            threads.run { continuation.resume(returning: (sched_getscheduler(0), Self.threadID())) }
+            threads.run { continuation.resume(returning: Self.threadID()) }
         }
-        #expect(next.1 != alone)
-        #expect(next.0 == SCHED_OTHER)
+        #expect(next != alone.1)
+        #if os(Linux)
+        #expect(await withCheckedContinuation { continuation in
+            threads.run { continuation.resume(returning: sched_getscheduler(0)) }
+        } == SCHED_OTHER)
+        #endif
     }
 }
