@@ -71,6 +71,30 @@ def print_single(protocol, stats):
                                f"{ratio(haul['cpu'], s['cpu']) if haul else '-':>10}")
 
 
+def print_single_pairs(protocol, selected, stats):
+    """haul against curl round by round (each round runs the clients back to back, so a slow
+    phase of the machine slows both), and the engine issue's targets on those paired ratios."""
+    def by_round(client):
+        return {r["round"]: r for r in selected if r["client"] == client and r["verified"] == "1"}
+    haul, curl = by_round("haul"), by_round("curl")
+    rounds = sorted(set(haul) & set(curl), key=int)
+    if not rounds:
+        return
+    speed = [float(curl[k]["wall_s"]) / float(haul[k]["wall_s"]) for k in rounds]
+    cpu = [(float(haul[k]["user_s"]) + float(haul[k]["sys_s"])) / (float(curl[k]["user_s"]) + float(curl[k]["sys_s"]))
+           for k in rounds]
+    print(f"  paired by round, haul/curl: MB/s {statistics.median(speed):.2f} (rounds: {', '.join(f'{x:.2f}' for x in speed)}), "
+          f"CPU {statistics.median(cpu):.2f} (rounds: {', '.join(f'{x:.2f}' for x in cpu)})")
+    print("  targets (engine issue, on the paired medians):")
+    if protocol == "http":
+        print(target("haul MB/s / curl MB/s", statistics.median(speed), 1.5, below=False))
+        print(target("haul CPU / curl CPU", statistics.median(cpu), 0.7))
+    else:
+        print(target("haul MB/s / curl MB/s", statistics.median(speed), 1.1, below=False))
+    if stats.get("haul", {}).get("n"):
+        print(target("haul peak RSS MiB", stats["haul"]["rss_max"], 32))
+
+
 def print_ratios_table(title, stats, rate_column):
     """A table whose ratios are haul's wall time and CPU over each other client's."""
     name, key, fmt = rate_column
@@ -163,6 +187,7 @@ for part in dict.fromkeys(r["part"] for r in rows):
         stats = summarise([r for r in rows if r["part"] == part and r["protocol"] == variant])
         if part == "single":
             print_single(variant, stats)
+            print_single_pairs(variant, [r for r in rows if r["part"] == part and r["protocol"] == variant], stats)
         elif part == "capped":
             print_capped(stats)
         elif part == "small":

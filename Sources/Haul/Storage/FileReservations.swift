@@ -13,17 +13,20 @@ final class FileReservations: Sendable {
 
     /// Reserves `name` in `folder`; `false` when a running download holds it already.
     func reserve(_ name: String, in folder: DestinationFolder) -> Bool {
-        paths.withLock { $0.insert(Self.key(name, folder)).inserted }
+        let key = Self.key(name, folder)   // built outside the lock: 16 downloads queued on it
+        return paths.withLock { $0.insert(key).inserted }
     }
 
     /// Whether a running download holds `name` in `folder`.
     func isReserved(_ name: String, in folder: DestinationFolder) -> Bool {
-        paths.withLock { $0.contains(Self.key(name, folder)) }
+        let key = Self.key(name, folder)
+        return paths.withLock { $0.contains(key) }
     }
 
     /// Gives `name` back.
     func release(_ name: String, in folder: DestinationFolder) {
-        _ = paths.withLock { $0.remove(Self.key(name, folder)) }
+        let key = Self.key(name, folder)
+        _ = paths.withLock { $0.remove(key) }
     }
 
     private static func key(_ name: String, _ folder: DestinationFolder) -> String {
