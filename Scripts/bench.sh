@@ -35,7 +35,8 @@
 #     SMALL_HAUL_ARGS=""                                                               (small)
 #   RATELIMIT_MIB_S=20 RATELIMIT_SECONDS=10 RATELIMIT_CLIENTS="haul curl aria2c"
 #     RATELIMIT_HAUL_ARGS=""                                                       (ratelimit)
-#   CHECKSUM_CLIENTS="haul haul+sum haul-x1 haul-x1+sum openssl"  (checksum; SIZE_MIB as single)
+#   CHECKSUM_CLIENTS="haul haul+sum haul-x1 haul-x1+sum haul-x1-link haul-x1-link+sum openssl"
+#   CHECKSUM_LINK_RATE=400M                                  (checksum; SIZE_MIB as single)
 #   HAUL_BIN=PATH          haul binary to use (default: `swift build -c release`, then its haul)
 #   HAUL_STANDIN=curl      time curl in haul's row (to debug this script)
 #   BENCH_TIMEOUT=600      seconds one run may take before it is killed and counted as failed
@@ -146,7 +147,7 @@ for part in $PARTS; do
         capped) reproduce+="$(knobs CAPPED_SIZE_MIB CAPPED_CONNECTIONS CAPPED_CLIENTS CAPPED_HAUL_ARGS NGINX_CAPPED_RATE)" ;;
         small) reproduce+="$(knobs SMALL_COUNT SMALL_KIB SMALL_JOBS SMALL_CLIENTS SMALL_HAUL_ARGS)" ;;
         ratelimit) reproduce+="$(knobs RATELIMIT_MIB_S RATELIMIT_SECONDS RATELIMIT_CLIENTS RATELIMIT_HAUL_ARGS)" ;;
-        checksum) reproduce+="$(knobs SIZE_MIB CHECKSUM_CLIENTS)" ;;
+        checksum) reproduce+="$(knobs SIZE_MIB CHECKSUM_CLIENTS CHECKSUM_LINK_RATE)" ;;
     esac
 done
 [[ "${HAUL_STANDIN:-}" == curl ]] && reproduce+="HAUL_STANDIN=curl "

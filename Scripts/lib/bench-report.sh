@@ -176,10 +176,12 @@ def print_checksum(stats):
         added = stats["haul+sum"]["wall"] - stats["haul"]["wall"]
         print(f"  segmented: the checksum adds {added:.3f} s to {stats['haul']['wall']:.3f} s")
         print(target("added / openssl's time", added / stats["openssl"]["wall"], 1.1))
-    if ok("haul-x1") and ok("haul-x1+sum"):
-        added = stats["haul-x1+sum"]["wall"] - stats["haul-x1"]["wall"]
-        print(f"  one connection: the checksum adds {added:.3f} s to {stats['haul-x1']['wall']:.3f} s "
-              f"({added / stats['haul-x1']['wall'] * 100:.1f}%; close to zero expected)")
+    for plain, label in (("haul-x1", "one connection, as fast as loopback goes"),
+                         ("haul-x1-link", f"one connection, --limit-rate {os.environ.get('CHECKSUM_LINK_RATE', '400M')} (a link slower than the CPU)")):
+        if ok(plain) and ok(plain + "+sum"):
+            added = stats[plain + "+sum"]["wall"] - stats[plain]["wall"]
+            print(f"  {label}: the checksum adds {added:.3f} s to {stats[plain]['wall']:.3f} s "
+                  f"({added / stats[plain]['wall'] * 100:.1f}%; close to zero expected)")
 
 
 for part in dict.fromkeys(r["part"] for r in rows):
