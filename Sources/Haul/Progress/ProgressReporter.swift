@@ -3,16 +3,16 @@ import Synchronization
 /// Collects a download's byte count from its transfer threads and turns it into throttled
 /// ``DownloadEvent/progress(_:)`` events.
 ///
-/// Transfer threads only do an atomic add per read (``add(_:)``). A sampler task wakes every
-/// ``Downloader/Configuration/progressInterval`` and emits a snapshot when something changed (or
-/// once a second, so the speed decays while stalled). ``finish()`` always emits the final state.
+/// Transfer threads only do an atomic add per read (``add(_:)``). The process's ``ProgressTicker``
+/// wakes it every ``Downloader/Configuration/progressInterval`` and it emits a snapshot when
+/// something changed (or once a second, so the speed decays while stalled). ``finish()`` always
+/// emits the final state.
 final class ProgressReporter: Sendable {
     private let completed = Atomic<Int64>(0)
     private struct State {
         var total: Int64?
         var estimator = ThroughputEstimator()
         var lastSent: (bytes: Int64, seconds: Double)?
-        var sampler: Task<Void, Never>?
         var finished = false
     }
     private let state = Mutex(State())
@@ -20,9 +20,13 @@ final class ProgressReporter: Sendable {
     private let interval: Duration
     private let origin = ContinuousClock.now
 
-    init(events: EventQueue, interval: Duration) {
+    private let ticker: ProgressTicker
+
+    /// A reporter for `events`, sampled every `interval` by `ticker` once started.
+    init(events: EventQueue, interval: Duration, ticker: ProgressTicker = .shared) {
         self.events = events
         self.interval = interval
+        self.ticker = ticker
     }
 
     /// Bytes complete so far.
@@ -37,28 +41,21 @@ final class ProgressReporter: Sendable {
     /// Starts sampling with a known (or unknown) total and the bytes already on disk.
     func start(total: Int64?, alreadyComplete: Int64) {
         completed.store(alreadyComplete, ordering: .relaxed)
-        let interval = interval
-        let task = Task { [weak self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                guard let self else { return }
-                self.sample(force: false)
-            }
-        }
         state.withLock { state in
             state.total = total
             state.estimator.record(seconds: (ContinuousClock.now - origin).seconds, bytes: alreadyComplete)
-            state.sampler = task
         }
+        ticker.register(self, interval: interval)
+    }
+
+    /// The ticker's wake-up: emits a snapshot if something changed (or a second passed).
+    func tick() {
+        sample(force: false)
     }
 
     /// Stops sampling and emits the final state.
     func finish() {
-        let task = state.withLock { state in
-            defer { state.sampler = nil }
-            return state.sampler
-        }
-        task?.cancel()
+        ticker.unregister(self)
         sample(force: true)
     }
 
