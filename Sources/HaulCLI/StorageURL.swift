@@ -28,8 +28,7 @@ enum StorageURL {
     ///   variables (never their values).
     static func signer(for url: URL, endpoint: URL?,
                        environment: @autoclosure () -> [String: String]) throws(DownloadError) -> (any URLSigner)? {
-        let scheme = url.scheme?.lowercased()
-        guard scheme == "s3" || scheme == "oss" else { return nil }
+        guard let scheme = url.scheme?.lowercased(), schemes.contains(scheme) else { return nil }
         // Read only for storage URLs: building the dictionary was a sixth of haul's user time
         // for 1,000 plain URLs.
         let environment = environment()

@@ -5,8 +5,8 @@ import Synchronization
 ///
 /// Transfer threads only do an atomic add per read (``add(_:)``). The process's ``ProgressTicker``
 /// wakes it every ``Downloader/Configuration/progressInterval`` and it emits a snapshot when
-/// something changed (or once a second, so the speed decays while stalled). ``finish()`` always
-/// emits the final state.
+/// something changed (or once a second, so the speed decays while stalled). ``finish()`` emits
+/// the final state unless the last snapshot already had it.
 final class ProgressReporter: Sendable {
     private let completed = Atomic<Int64>(0)
     private struct State {

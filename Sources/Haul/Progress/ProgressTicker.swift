@@ -12,8 +12,9 @@ final class ProgressTicker: Sendable {
     static let shared = ProgressTicker()
 
     /// The longest the task sleeps at a time, so a reporter registered during a long sleep
-    /// is not woken much later than its interval.
-    static let longestSleep: Duration = .milliseconds(50)
+    /// is not woken much later than its interval (the default interval: with it, the task wakes
+    /// only when a reporter is due).
+    static let longestSleep: Duration = .milliseconds(100)
 
     private struct Entry {
         weak var reporter: ProgressReporter?
@@ -35,7 +36,9 @@ final class ProgressTicker: Sendable {
             state.running = true
             return true
         }
-        if start { Task { await self.run() } }
+        // Detached: the task serves every download, not the priority or task-locals of the one
+        // that happened to start it.
+        if start { Task.detached(priority: .medium) { await self.run() } }
     }
 
     /// Stops waking `reporter`.
@@ -52,8 +55,8 @@ final class ProgressTicker: Sendable {
             let (due, wake) = state.withLock { state -> ([ProgressReporter], ContinuousClock.Instant?) in
                 var due: [ProgressReporter] = []
                 var wake: ContinuousClock.Instant?
-                for (id, entry) in state.entries {
-                    guard let reporter = entry.reporter else {
+                for id in Array(state.entries.keys) {   // keys first: the loop changes the entries
+                    guard let entry = state.entries[id], let reporter = entry.reporter else {
                         state.entries[id] = nil
                         continue
                     }
