@@ -20,9 +20,7 @@ struct StreamHasherTests {
     /// offering each to a hasher after it is written, then finishes it.
     private func hashWhileWriting(in folder: URL, slices: [Range<Int>], finishWith algorithms: [ChecksumAlgorithm])
         throws -> [ChecksumAlgorithm: [UInt8]] {
-        let path = folder.appendingPathComponent("partial").path
-        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o600)
-        try #require(fd >= 0)
+        let fd = try Self.openPartial(in: folder)
         defer { close(fd) }
         let hasher = StreamHasher(algorithms: algorithms, descriptor: fd)
         defer { hasher.stop() }
@@ -34,6 +32,21 @@ struct StreamHasherTests {
             }
         }
         return try hasher.finish(length: Int64(Self.content.count))
+    }
+
+    /// Opens `folder`/partial: an empty file for reading and writing, or, given `bytes`, a file
+    /// holding them, for reading. The caller closes it.
+    private static func openPartial(in folder: URL, holding bytes: [UInt8]? = nil) throws -> Int32 {
+        let path = folder.appendingPathComponent("partial").path
+        let fd: Int32
+        if let bytes {
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            fd = open(path, O_RDONLY)
+        } else {
+            fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o600)
+        }
+        try #require(fd >= 0)
+        return fd
     }
 
     /// Cuts 0..<count into slices of `size` (the last shorter).
@@ -67,10 +80,7 @@ struct StreamHasherTests {
     @Test("only a prefix offered (a resumed download): finish hashes the rest from the file")
     func prefixOffered() throws {
         try withTemporaryDirectory { folder in
-            let path = folder.appendingPathComponent("partial").path
-            try Data(Self.content).write(to: URL(fileURLWithPath: path))
-            let fd = open(path, O_RDONLY)
-            try #require(fd >= 0)
+            let fd = try Self.openPartial(in: folder, holding: Self.content)
             defer { close(fd) }
             let hasher = StreamHasher(algorithms: [.sha256], descriptor: fd)
             Self.content.withUnsafeBytes { all in
@@ -84,31 +94,17 @@ struct StreamHasherTests {
     @Test("a file shorter than the length finish is given: a file-system error, not a digest")
     func fileEndsEarly() throws {
         try withTemporaryDirectory { folder in
-            let path = folder.appendingPathComponent("partial").path
-            try Data(Self.content[0..<1000]).write(to: URL(fileURLWithPath: path))
-            let fd = open(path, O_RDONLY)
-            try #require(fd >= 0)
+            let fd = try Self.openPartial(in: folder, holding: Array(Self.content[0..<1000]))
             defer { close(fd) }
             let hasher = StreamHasher(algorithms: [.sha1], descriptor: fd)
             #expect(throws: DownloadError.self) { try hasher.finish(length: 5000) }
         }
     }
 
-    /// Waits (polling, up to 20 s) until `condition` holds.
-    private func eventually(_ condition: () -> Bool) async throws -> Bool {
-        for _ in 0..<2000 {
-            if condition() { return true }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return condition()
-    }
-
     @Test("the follower hashes while the download runs, in the background class; finish takes over where it is")
     func followerHashesThenFinishTakesOver() async throws {
         try await withTemporaryDirectory { folder in
-            let path = folder.appendingPathComponent("partial").path
-            let fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o600)
-            try #require(fd >= 0)
+            let fd = try Self.openPartial(in: folder)
             defer { close(fd) }
             let hasher = StreamHasher(algorithms: [.sha256], descriptor: fd)
             defer { hasher.stop() }
@@ -118,7 +114,7 @@ struct StreamHasherTests {
                 _ = pwrite(fd, bytes.baseAddress, bytes.count, 0)
                 hasher.offer(bytes, at: 0)
             }
-            #expect(try await eventually { hasher.followedBytes >= 2 << 20 })
+            #expect(await eventually { hasher.followedBytes >= 2 << 20 })
             #if os(Linux)
             #expect(hasher.followsInBackground)
             #endif
@@ -135,9 +131,7 @@ struct StreamHasherTests {
     @Test("a follower that cannot read what was offered: finish reports the file-system error")
     func followerFailureIsReported() throws {
         try withTemporaryDirectory { folder in
-            let path = folder.appendingPathComponent("partial").path
-            let fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o600)   // empty: the offered bytes are not there
-            try #require(fd >= 0)
+            let fd = try Self.openPartial(in: folder)   // empty: the offered bytes are not there
             defer { close(fd) }
             let hasher = StreamHasher(algorithms: [.sha256], descriptor: fd)
             Self.content.withUnsafeBytes { all in
@@ -152,10 +146,7 @@ struct StreamHasherTests {
     @Test("stop before any offer, stop twice, finish after stop: each returns at once", .timeLimit(.minutes(1)))
     func stopIsIdempotentAndNeverWaitsForAFollowerThatDoesNotExist() throws {
         try withTemporaryDirectory { folder in
-            let path = folder.appendingPathComponent("partial").path
-            try Data(Self.content[0..<1000]).write(to: URL(fileURLWithPath: path))
-            let fd = open(path, O_RDONLY)
-            try #require(fd >= 0)
+            let fd = try Self.openPartial(in: folder, holding: Array(Self.content[0..<1000]))
             defer { close(fd) }
             let hasher = StreamHasher(algorithms: [.md5], descriptor: fd)
             hasher.stop()
@@ -171,14 +162,11 @@ struct StreamHasherTests {
     @Test("stop while the follower is hashing: it ends, and nothing waits for the rest", .timeLimit(.minutes(1)))
     func stopWhileFollowing() async throws {
         try await withTemporaryDirectory { folder in
-            let path = folder.appendingPathComponent("partial").path
-            try Data(Self.content).write(to: URL(fileURLWithPath: path))
-            let fd = open(path, O_RDONLY)
-            try #require(fd >= 0)
+            let fd = try Self.openPartial(in: folder, holding: Self.content)
             defer { close(fd) }
             let hasher = StreamHasher(algorithms: [.sha512, .sha1], descriptor: fd)
             Self.content.withUnsafeBytes { all in hasher.offer(UnsafeRawBufferPointer(rebasing: all[...]), at: 0) }
-            #expect(try await eventually { hasher.followedBytes > 0 })
+            #expect(await eventually { hasher.followedBytes > 0 })
             hasher.stop()
             let afterStop = hasher.followedBytes
             try await Task.sleep(for: .milliseconds(50))

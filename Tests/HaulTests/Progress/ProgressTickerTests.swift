@@ -4,15 +4,6 @@ import Testing
 /// The one task that wakes every running download's progress reporter (``ProgressTicker``).
 @Suite("Progress ticker shared by all downloads", .timeLimit(.minutes(1)))
 struct ProgressTickerTests {
-    /// Waits (polling, up to 10 s) until `condition` holds.
-    private func eventually(_ condition: () -> Bool) async throws -> Bool {
-        for _ in 0..<1000 {
-            if condition() { return true }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return condition()
-    }
-
     /// The next progress event's byte count on `events` (other events skipped).
     private func nextProgress(_ events: EventQueue, _ subscriber: Int) async throws -> Int64? {
         while let event = try await events.next(subscriber: subscriber, onCancel: {}) {
@@ -38,7 +29,7 @@ struct ProgressTickerTests {
         #expect(next == 150)
         #expect(ticker.isRunning)
         reporter.finish()
-        #expect(try await eventually { !ticker.isRunning })   // nobody left: the task ended
+        #expect(await eventually { !ticker.isRunning })   // nobody left: the task ended
     }
 
     @Test("two reporters with their own intervals are both woken by one task")
@@ -54,7 +45,7 @@ struct ProgressTickerTests {
         #expect(try await nextProgress(second, b) == 3)
         fast.finish()
         slow.finish()
-        #expect(try await eventually { !ticker.isRunning })
+        #expect(await eventually { !ticker.isRunning })
     }
 
     @Test("after the task ended, the next reporter starts another")
@@ -68,7 +59,7 @@ struct ProgressTickerTests {
         reporter.start(total: 10, alreadyComplete: 4)
         #expect(try await nextProgress(events, subscriber) == 4)
         reporter.finish()
-        #expect(try await eventually { !ticker.isRunning })
+        #expect(await eventually { !ticker.isRunning })
         let again = ProgressReporter(events: events, interval: .milliseconds(10), ticker: ticker)
         again.start(total: 10, alreadyComplete: 9)
         #expect(ticker.isRunning)
@@ -84,6 +75,6 @@ struct ProgressTickerTests {
             reporter.start(total: nil, alreadyComplete: 0)
             #expect(ticker.isRunning)
         }
-        #expect(try await eventually { !ticker.isRunning })
+        #expect(await eventually { !ticker.isRunning })
     }
 }
