@@ -33,11 +33,12 @@ public final class Download: Sendable {
     private enum Phase { case queued, running, ended }
     private let phase = Mutex(Phase.queued)
     private let resources: DownloaderResources
-    /// Tells the downloader the download is over (`true`: it had been running).
-    private let onEnd: @Sendable (_ download: Download, _ wasRunning: Bool) -> Void
+    /// Tells the downloader the download is over (`true`: it held a running slot) and returns
+    /// the queued download that takes the slot over, to be run by the caller.
+    private let onEnd: @Sendable (_ download: Download, _ wasRunning: Bool) -> Download?
 
     init(key: String, request: DownloadRequest, destination: Destination, configuration: Downloader.Configuration,
-         resources: DownloaderResources, onEnd: @escaping @Sendable (Download, Bool) -> Void) {
+         resources: DownloaderResources, onEnd: @escaping @Sendable (Download, Bool) -> Download?) {
         self.key = key
         self.request = request
         self.destination = destination
@@ -48,25 +49,43 @@ public final class Download: Sendable {
 
     /// Runs the transfer on its own thread (unless it was cancelled while queued).
     func start() {
-        let starting = phase.withLock { phase -> Bool in
+        guard claim() else { return }
+        spawnThread(name: "haul-download") { [self] in
+            var next: Download? = self
+            while let download = next { next = download.runClaimed() }
+        }
+    }
+
+    /// Queued -> running; false when it was cancelled while queued.
+    private func claim() -> Bool {
+        phase.withLock { phase -> Bool in
             guard phase == .queued else { return false }
             phase = .running
             return true
         }
-        guard starting else { return }
-        spawnThread(name: "haul-download") { [self] in
-            let job = DownloadJob(request: request, destination: destination, configuration: configuration,
-                                  control: control, events: queue, resources: resources)
-            let result: Result<DownloadResult, DownloadError>
-            do throws(DownloadError) {
-                result = .success(try job.run())
-            } catch {
-                result = .failure(error)
-            }
-            phase.withLock { $0 = .ended }
-            onEnd(self, true)   // first, so the key is free again by the time anyone learns the result
-            complete(with: result)
+    }
+
+    /// Runs the transfer on the calling thread and returns the queued download the downloader
+    /// hands this thread next (already claimed), if any: a queue of downloads runs on the threads
+    /// that freed its slots, without a thread wake-up between two downloads.
+    private func runClaimed() -> Download? {
+        let job = DownloadJob(request: request, destination: destination, configuration: configuration,
+                              control: control, events: queue, resources: resources)
+        let result: Result<DownloadResult, DownloadError>
+        do throws(DownloadError) {
+            result = .success(try job.run())
+        } catch {
+            result = .failure(error)
         }
+        phase.withLock { $0 = .ended }
+        var next = onEnd(self, true)   // first, so the key is free again by the time anyone learns the result
+        complete(with: result)
+        while let candidate = next {
+            if candidate.claim() { return candidate }
+            // Cancelled between leaving the queue and starting: its slot goes to the one after it.
+            next = candidate.onEnd(candidate, true)
+        }
+        return nil
     }
 
     private func complete(with result: Result<DownloadResult, DownloadError>) {
@@ -95,7 +114,7 @@ public final class Download: Sendable {
             return true
         }
         if wasQueued {
-            onEnd(self, false)
+            _ = onEnd(self, false)   // it held no slot: nothing takes one over
             complete(with: .failure(DownloadError(.cancelled, "cancelled before it started")))
         }
     }

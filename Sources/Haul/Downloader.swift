@@ -25,7 +25,7 @@ public final class Downloader: Sendable {
         var active = 0
         var queue: [Download] = []
     }
-    private let registry = Mutex(Registry())
+    private let registry = SharedStateLock(Registry())
     private let resources: DownloaderResources
 
     /// Creates a downloader.
@@ -71,25 +71,28 @@ public final class Downloader: Sendable {
                 registry.active += 1
                 return (created, true)
             }
-            registry.queue.append(created)   // started by `ended` when a running download is over
+            registry.queue.append(created)   // run by the thread of the download whose slot it takes (`ended`)
             return (created, false)
         }
         if startNow { download.start() }
         return download
     }
 
-    /// A download is over: free its key and, if it was running, start the next queued one.
-    private func ended(_ download: Download, wasRunning: Bool) {
-        let next = registry.withLock { registry -> Download? in
+    /// A download is over: frees its key and, when it held a running slot, returns the next
+    /// queued download, which takes the slot over (its caller runs it).
+    private func ended(_ download: Download, wasRunning: Bool) -> Download? {
+        registry.withLock { registry -> Download? in
             if registry.byKey[download.key] === download { registry.byKey[download.key] = nil }
-            registry.queue.removeAll { $0 === download }
-            guard wasRunning else { return nil }
-            registry.active -= 1
-            guard !registry.queue.isEmpty else { return nil }
-            registry.active += 1
+            guard wasRunning else {
+                registry.queue.removeAll { $0 === download }   // cancelled while queued
+                return nil
+            }
+            guard !registry.queue.isEmpty else {
+                registry.active -= 1
+                return nil
+            }
             return registry.queue.removeFirst()
         }
-        next?.start()
     }
 
     /// Downloads a request and returns once the file is complete, verified and in place.

@@ -6,7 +6,7 @@ import Synchronization
 /// until another gives its slot back.
 final class HostSlots: Sendable {
     private let maximum: Int
-    private let counts = Mutex<[String: Int]>([:])
+    private let counts = SharedStateLock<[String: Int]>([:])
 
     init(maximumPerHost: Int) {
         self.maximum = max(1, maximumPerHost)

@@ -10,7 +10,7 @@ final class ReceiveBuffers: Sendable {
 
     /// The most idle buffers kept.
     let maximumIdle = 8
-    private let idle = Mutex<[Buffer]>([])
+    private let idle = SharedStateLock<[Buffer]>([])
 
     /// An address that may cross threads: each buffer is used by one transfer at a time.
     private struct Buffer: @unchecked Sendable {

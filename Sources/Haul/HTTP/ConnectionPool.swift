@@ -27,7 +27,7 @@ final class ConnectionPool: Sendable {
 
     /// Parked connections are registered here: a signal that is never cancelled.
     private let parked = CancellationSignal()
-    private let idle = Mutex<[HTTPURL.Origin: [Entry]]>([:])
+    private let idle = SharedStateLock<[HTTPURL.Origin: [Entry]]>([:])
 
     /// A connection only the pool refers to while it is parked.
     private struct Entry: @unchecked Sendable {

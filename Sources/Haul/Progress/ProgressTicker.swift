@@ -25,7 +25,7 @@ final class ProgressTicker: Sendable {
         var entries: [ObjectIdentifier: Entry] = [:]
         var running = false
     }
-    private let state = Mutex(State())
+    private let state = SharedStateLock(State())
 
     /// Wakes `reporter` (``ProgressReporter/tick()``) every `interval` until ``unregister(_:)``.
     func register(_ reporter: ProgressReporter, interval: Duration) {

@@ -9,7 +9,7 @@ final class FileReservations: Sendable {
     /// The process-wide registry.
     static let shared = FileReservations()
 
-    private let paths = Mutex<Set<String>>([])
+    private let paths = SharedStateLock<Set<String>>([])
 
     /// Reserves `name` in `folder`; `false` when a running download holds it already.
     func reserve(_ name: String, in folder: DestinationFolder) -> Bool {

@@ -12,7 +12,7 @@ import Darwin
 /// folder on its own cost 1,000 folder syncs; and 16 threads creating and renaming at once spun
 /// on the folder's lock in the kernel (a twentieth of all CPU samples). Waiting here sleeps.
 final class FolderSync: @unchecked Sendable {   // all state is under `monitor`
-    private static let registry = Mutex<[String: FolderSync]>([:])
+    private static let registry = SharedStateLock<[String: FolderSync]>([:])
 
     /// The one instance for the folder of this identity (device and inode).
     static func shared(for identity: String) -> FolderSync {
