@@ -6,9 +6,13 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "Haul", targets: ["Haul"]),
+        // The URLSession transport, apart so that programs without it do not load Foundation's networking.
+        .library(name: "HaulURLSession", targets: ["HaulURLSession"]),
         .library(name: "HaulServer", targets: ["HaulServer"]),
         .library(name: "HaulCLI", targets: ["HaulCLI"]),
         .executable(name: "haul", targets: ["haul"]),
+        // `haul --engine=urlsession` runs this one (the same command, with the URLSession transport).
+        .executable(name: "haul-urlsession", targets: ["HaulURLSessionCommand"]),
         .executable(name: "haul-soak", targets: ["HaulSoak"]),
     ],
     targets: [
@@ -20,16 +24,19 @@ let package = Package(
         .target(name: "CHaulSys"),
 
         .target(name: "Haul", dependencies: ["CHaulTLS", "CHaulSys"]),
+        .target(name: "HaulURLSession", dependencies: ["Haul"]),
         .target(name: "HaulServer", dependencies: ["CHaulTLS", "CHaulSys"]),
         .target(name: "HaulCLI", dependencies: ["Haul", "HaulServer"]),
         .executableTarget(name: "haul", dependencies: ["HaulCLI"]),
+        .executableTarget(name: "HaulURLSessionCommand", dependencies: ["HaulCLI", "HaulURLSession"],
+                          path: "Sources/haul-urlsession"),
         // Scripts/soak.sh: many downloads against a server with random faults; checks bytes and leaks.
         .executableTarget(name: "HaulSoak", dependencies: ["Haul", "HaulServer"]),
 
         .target(name: "HaulTestSupport", dependencies: ["Haul", "HaulServer"], path: "Tests/HaulTestSupport"),
-        .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulServer", "HaulTestSupport"]),
+        .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulServerTests", dependencies: ["HaulServer", "HaulTestSupport"]),
-        .testTarget(name: "HaulCLITests", dependencies: ["HaulCLI", "Haul", "HaulServer", "HaulTestSupport"]),
+        .testTarget(name: "HaulCLITests", dependencies: ["HaulCLI", "Haul", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
 
         // Examples (Scripts/run-examples.sh runs them): each serves itself from HaulServer on loopback.
         .target(name: "ExampleSupport", dependencies: ["HaulServer"], path: "Examples/Support"),

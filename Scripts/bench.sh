@@ -121,7 +121,10 @@ for part in $PARTS; do
             done
             ;;
         capped) bench_rounds capped http "$CAPPED_CLIENTS" ;;
-        small) bench_rounds small http "$SMALL_CLIENTS" ;;
+        small)
+            bench_rounds small http "$SMALL_CLIENTS"
+            small_finish
+            ;;
         ratelimit) bench_rounds ratelimit http "$RATELIMIT_CLIENTS" ;;
         checksum) bench_rounds checksum http "$CHECKSUM_CLIENTS" ;;
     esac

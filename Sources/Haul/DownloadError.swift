@@ -94,7 +94,7 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible {
         public static let redirectRefused = Code("redirectRefused", exit: 7)
         /// A ranged request found a different file (a 200, or another ETag): the download must
         /// start over. Handled inside the engine; it surfaces only if starting over fails too.
-        static let resourceChanged = Code("resourceChanged", exit: 7)
+        package static let resourceChanged = Code("resourceChanged", exit: 7)
         /// Redirects loop or exceed the hop limit.
         public static let tooManyRedirects = Code("tooManyRedirects", exit: 7)
 

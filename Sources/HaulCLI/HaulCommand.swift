@@ -12,9 +12,13 @@ import Darwin
 /// with its output captured, for tests and embedding.
 public enum HaulCommand {
     /// Runs the command with the process arguments and exits with its status.
-    public static func main() async -> Never {
+    ///
+    /// - Parameter urlSession: the URLSession transport when this program links it
+    ///   (`haul-urlsession`); `nil` for `haul`, which runs that program for `--engine=urlsession`.
+    public static func main(urlSession: Downloader.Transport? = nil) async -> Never {
         signal(SIGPIPE, SIG_IGN)   // a closed socket or pipe is an error to report, not a reason to die
-        let status = await run(arguments: Array(CommandLine.arguments.dropFirst()), terminal: SystemTerminal())
+        let status = await run(arguments: Array(CommandLine.arguments.dropFirst()), terminal: SystemTerminal(),
+                               urlSession: urlSession.map { .linked($0) } ?? .companion)
         exit(status)
     }
 
@@ -23,8 +27,10 @@ public enum HaulCommand {
     /// - Parameters:
     ///   - arguments: the arguments without the program name.
     ///   - terminal: where output goes and where stdin, the working directory and Ctrl-C come from.
+    ///   - urlSession: where `--engine=urlsession` comes from (``URLSessionEngine``).
     /// - Returns: the exit status (CONTRACT.md): 0 success, 2 usage error, the lowest failure status...
-    public static func run(arguments: [String], terminal: some Terminal) async -> Int32 {
+    public static func run(arguments: [String], terminal: some Terminal,
+                           urlSession: URLSessionEngine = .unavailable) async -> Int32 {
         let command: ParsedCommand
         do throws(UsageError) {
             command = try ArgumentParser.parse(arguments)
@@ -45,7 +51,14 @@ public enum HaulCommand {
         case .demo(let options):
             return await Demo(options: options, terminal: terminal).run()
         case .download(let options):
-            return await Runner(options: options, terminal: terminal).run()
+            var transport = Downloader.Transport.native
+            if options.engine == .urlSession {
+                switch urlSession.transport(arguments: arguments, terminal: terminal) {
+                case .success(let linked): transport = linked
+                case .failure(let exit): return exit.status
+                }
+            }
+            return await Runner(options: options, terminal: terminal, transport: transport).run()
         }
     }
 

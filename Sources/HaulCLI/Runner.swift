@@ -17,6 +17,8 @@ struct Runner {
     let options: CommandOptions
     /// Where text goes and where the process facts come from.
     let terminal: any Terminal
+    /// The transport (`--engine`: the caller resolves `urlsession`, see ``URLSessionEngine``).
+    var transport: Downloader.Transport = .native
 
     /// Runs everything and returns the exit status (CONTRACT.md).
     func run() async -> Int32 {
@@ -70,7 +72,7 @@ struct Runner {
         configuration.connectionsPerDownload = options.connections
         configuration.maximumActiveDownloads = options.maxDownloads
         configuration.rateLimit = options.rateLimit
-        configuration.transport = options.engine == .urlSession ? .urlSession : .native
+        configuration.transport = transport
         return configuration
     }
 

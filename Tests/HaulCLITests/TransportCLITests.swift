@@ -1,5 +1,6 @@
 import Foundation
 import Haul
+import HaulURLSession
 @testable import HaulCLI
 import HaulServer
 import HaulTestSupport
@@ -8,15 +9,56 @@ import Testing
 /// `--engine=urlsession`: the same command, the same files and exit codes, over `URLSession`.
 @Suite(.timeLimit(.minutes(1)))
 struct TransportCLITests {
-    @Test(arguments: [(["--engine=urlsession"], Downloader.Transport.urlSession), (["--engine", "native"], .native),
+    @Test(arguments: [(["--engine=urlsession"], CommandOptions.Engine.urlSession), (["--engine", "native"], .native),
                       ([String](), .native)])
-    func theEngineOptionChoosesTheTransport(case: (arguments: [String], transport: Downloader.Transport)) throws {
+    func theEngineOptionIsParsed(case: (arguments: [String], engine: CommandOptions.Engine)) throws {
         guard case .download(let options) = try ArgumentParser.parse(`case`.arguments + ["http://h/"]) else {
             Issue.record("not a download")
             return
         }
-        let runner = Runner(options: options, terminal: CapturedTerminal(currentDirectory: URL(fileURLWithPath: "/work/here")))
-        #expect(runner.configuration.transport == `case`.transport)
+        #expect(options.engine == `case`.engine)
+    }
+
+    @Test("a program that links the URLSession transport uses it; a runner sets it in the configuration")
+    func aLinkedTransportReachesTheConfiguration() throws {
+        let terminal = CapturedTerminal()
+        let resolved = URLSessionEngine.linked(.urlSession).transport(arguments: ["--engine=urlsession"], terminal: terminal)
+        #expect((try? resolved.get()) == .urlSession)
+        guard case .download(let options) = try ArgumentParser.parse(["http://h/"]) else {
+            Issue.record("not a download")
+            return
+        }
+        let runner = Runner(options: options, terminal: terminal, transport: .urlSession)
+        #expect(runner.configuration.transport == .urlSession)
+        #expect(Runner(options: options, terminal: terminal).configuration.transport == .native)
+    }
+
+    @Test("inside another program without the transport, --engine=urlsession is a usage error (exit 2)")
+    func unavailableIsAUsageError() async {
+        let terminal = CapturedTerminal()
+        let status = await HaulCommand.run(arguments: ["--engine=urlsession", "http://127.0.0.1:9/x"], terminal: terminal)
+        #expect(status == 2)
+        #expect(terminal.standardError == "haul: --engine=urlsession is not available here (it needs the haul-urlsession program)\n")
+    }
+
+    @Test("haul without haul-urlsession beside it: exit 2 and one line naming the missing program")
+    func aMissingCompanionIsReported() throws {
+        let binary = try #require(HaulBinary.url)
+        try withTemporaryDirectory { dir in
+            let alone = dir.appendingPathComponent("haul")
+            try FileManager.default.copyItem(at: binary, to: alone)
+            let process = Process()
+            process.executableURL = alone
+            process.arguments = ["--engine=urlsession", "-q", "http://127.0.0.1:9/x"]
+            let errors = Pipe()
+            process.standardError = errors
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 2)
+            #expect(text == "haul: --engine=urlsession needs \(dir.resolvingSymlinksInPath().path)/haul-urlsession: No such file or directory\n")
+        }
     }
 
     @Test func aSplitDownloadOverURLSessionIsByteIdentical() async throws {

@@ -11,7 +11,7 @@ import Darwin
 /// Waits that use `poll` include ``pollDescriptor``; connected sockets register themselves so
 /// that ``cancel()`` shuts them down, which ends a blocked `recv`/`send`/TLS call at once.
 /// Nothing busy-polls.
-final class CancellationSignal: Sendable {
+package final class CancellationSignal: Sendable {
     private struct State {
         var cancelled = false
         var sockets: [Int: Int32] = [:]
@@ -22,10 +22,10 @@ final class CancellationSignal: Sendable {
     private let flag = Atomic<Bool>(false)
     private let wakeup = WakeupDescriptor()
     /// The descriptor to include in `poll` (readable once cancelled).
-    var pollDescriptor: Int32 { wakeup.pollDescriptor }
+    package var pollDescriptor: Int32 { wakeup.pollDescriptor }
 
     /// Whether ``cancel()`` was called.
-    var isCancelled: Bool { flag.load(ordering: .acquiring) }
+    package var isCancelled: Bool { flag.load(ordering: .acquiring) }
 
     /// Sets the flag, shuts down every registered socket, cancels every child and wakes every
     /// poller. Idempotent.

@@ -9,7 +9,7 @@ import Foundation
 /// choose the name, move the bytes (over several connections when the server allows), verify,
 /// commit. Retryable failures start another attempt after a backoff (see ``RetryPolicy``);
 /// a pause waits for ``Download/resume()`` and continues from the resume record.
-struct DownloadJob {
+package struct DownloadJob {
     let request: DownloadRequest
     let destination: Destination
     let configuration: Downloader.Configuration
@@ -75,7 +75,7 @@ struct DownloadJob {
     /// Any final status other than 2xx is an error, and its body is never saved. A 206 is fine
     /// only for a request that asked for a range; a 416 only as an answer to one (resume decides).
     /// A retryable status carries the server's `Retry-After`, if any.
-    static func validate(_ head: ResponseHead, askedForRange: Bool) throws(DownloadError) {
+    package static func validate(_ head: ResponseHead, askedForRange: Bool) throws(DownloadError) {
         let status = head.status
         let said = head.reason.isEmpty ? "\(status)" : "\(status) \(head.reason)"
         switch status {

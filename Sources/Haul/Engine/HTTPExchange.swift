@@ -2,7 +2,8 @@
 ///
 /// The engine's only view of a response, over one of two backends chosen by
 /// ``Downloader/Configuration/transport``: Haul's own HTTP/1.1 client (a ``ResponseReader`` over
-/// a ``Connection``) or a `URLSession` data task (``SessionReader``).
+/// a ``Connection``) or another client's (an ``AlternateTransport``, such as `URLSession` from
+/// the `HaulURLSession` module).
 struct HTTPExchange {
     /// The final response head (not a redirect).
     let head: ResponseHead
@@ -13,34 +14,32 @@ struct HTTPExchange {
     private enum Backend {
         /// Haul's own client: the reader positioned at the start of the final response's body.
         case native(ResponseReader)
-        /// A `URLSession` data task.
-        case urlSession(SessionReader)
+        /// Another client's response (a `URLSession` data task).
+        case alternate(any AlternateResponse)
     }
 
     /// Sends a GET for `url` and follows redirects under ``RedirectPolicy`` until a final answer,
     /// over the configured transport.
     ///
     /// - Parameters:
-    ///   - pool: the downloader's idle connections (native) and its `URLSession` (urlSession).
-    ///   - buffer: the receive buffer (the URLSession backend gathers Foundation's chunks in it).
+    ///   - pool: the downloader's idle connections (native) and its other client's transport.
+    ///   - buffer: the receive buffer (another client's chunks are gathered in it).
     /// - Throws: network, TLS, protocol and redirect errors; `notSupported` for settings the
     ///   transport cannot honour.
     static func open(url: HTTPURL, userHeaders: [(name: String, value: String)], range: ByteRangeRequest? = nil,
                      ifRange: String? = nil, configuration: Downloader.Configuration,
                      tls: TLSContextCache, pool: ConnectionPool?, cancellation: CancellationSignal,
                      buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) -> HTTPExchange {
-        switch configuration.transport {
-        case .native:
+        guard let make = configuration.transport.make else {
             return try openNative(url: url, userHeaders: userHeaders, range: range, ifRange: ifRange,
                                   configuration: configuration, tls: tls, pool: pool, cancellation: cancellation,
                                   buffer: buffer)
-        case .urlSession:
-            let transport = pool?.sessionTransport(configuration) ?? URLSessionTransport(configuration: configuration)
-            let (reader, head, finalURL) = try SessionReader.open(
-                url: url, userHeaders: userHeaders, range: range, ifRange: ifRange, configuration: configuration,
-                transport: transport, cancellation: cancellation, buffer: buffer)
-            return HTTPExchange(head: head, finalURL: finalURL, backend: .urlSession(reader))
         }
+        let transport = pool?.alternateTransport(configuration, make: make) ?? make(configuration)
+        let (reader, head, finalURL) = try transport.open(
+            url: url, userHeaders: userHeaders, range: range, ifRange: ifRange, configuration: configuration,
+            cancellation: cancellation, buffer: buffer)
+        return HTTPExchange(head: head, finalURL: finalURL, backend: .alternate(reader))
     }
 
     /// Haul's own client: connects (or takes an idle connection from `pool`), sends a GET and
@@ -97,7 +96,7 @@ struct HTTPExchange {
     var framing: ResponseParser.Framing? {
         switch backend {
         case .native(let reader): reader.parser.framing
-        case .urlSession(let reader): reader.framing
+        case .alternate(let reader): reader.framing
         }
     }
 
@@ -105,7 +104,7 @@ struct HTTPExchange {
     func limitReads(to size: Int) {
         switch backend {
         case .native(let reader): reader.readLimit = size
-        case .urlSession(let reader): reader.readLimit = size
+        case .alternate(let reader): reader.readLimit = size
         }
     }
 
@@ -115,7 +114,7 @@ struct HTTPExchange {
     func readBody(stallTimeout: Duration, _ sink: (UnsafeRawBufferPointer) throws(DownloadError) -> Bool) throws(DownloadError) -> Bool {
         switch backend {
         case .native(let reader): try reader.readBody(stallTimeout: stallTimeout, sink)
-        case .urlSession(let reader): try reader.readBody(stallTimeout: stallTimeout, sink)
+        case .alternate(let reader): try reader.readBody(stallTimeout: stallTimeout, sink)
         }
     }
 
@@ -123,7 +122,7 @@ struct HTTPExchange {
     func rebind(to signal: CancellationSignal) {
         switch backend {
         case .native(let reader): reader.connection.rebind(to: signal)
-        case .urlSession(let reader): reader.rebind(to: signal)
+        case .alternate(let reader): reader.rebind(to: signal)
         }
     }
 
@@ -131,13 +130,13 @@ struct HTTPExchange {
     func close() {
         switch backend {
         case .native(let reader): reader.connection.close()
-        case .urlSession(let reader): reader.close()
+        case .alternate(let reader): reader.close()
         }
     }
 
     /// Ends the exchange after its body: the connection goes to `pool` when the whole response was
-    /// read and both sides allow keep-alive, else it is closed. (`URLSession` keeps its own
-    /// connections: its task is cancelled if its body was not read to the end.)
+    /// read and both sides allow keep-alive, else it is closed. (Another client keeps its own
+    /// connections: a `URLSession` task is cancelled if its body was not read to the end.)
     func finish(pool: ConnectionPool?) {
         switch backend {
         case .native(let reader):
@@ -146,7 +145,7 @@ struct HTTPExchange {
             } else {
                 reader.connection.close()
             }
-        case .urlSession(let reader):
+        case .alternate(let reader):
             reader.close()
         }
     }

@@ -7,7 +7,7 @@
 /// a 206 for another start, end or total (or of an unknown total) is a protocol error and nothing
 /// is written; a 416 means done only when the recorded file is complete and its total matches,
 /// otherwise start over.
-enum ResumeDecision: Equatable {
+package enum ResumeDecision: Equatable {
     /// Continue: the response carries the bytes from the asked start to the end.
     case resume
     /// Discard what is on disk: the response is the whole file from byte 0 (a 200).
@@ -20,17 +20,17 @@ enum ResumeDecision: Equatable {
     case emptyFile
 
     /// Facts from a response head that the engine needs.
-    struct ResponseFacts: Equatable {
+    package struct ResponseFacts: Equatable {
         var status: Int
         var contentRange: ContentRange?
-        var strongETag: String?
-        var lastModified: String?
+        package var strongETag: String?
+        package var lastModified: String?
         /// The full length of the file, when the response tells it.
         var totalLength: Int64?
         /// Whether the server honours ranges (a 206, or `Accept-Ranges: bytes`).
         var acceptsRanges: Bool
 
-        init(_ head: ResponseHead, framing: ResponseParser.Framing?) {
+        package init(_ head: ResponseHead, framing: ResponseParser.Framing?) {
             status = head.status
             contentRange = head.headers["Content-Range"].flatMap(ContentRange.parse)
             strongETag = ResumeRecord.strongETag(head.headers["ETag"])

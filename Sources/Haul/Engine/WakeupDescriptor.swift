@@ -11,7 +11,7 @@ import Darwin
 /// The descriptor is made on first use of ``pollDescriptor``: most signals of a short download
 /// are never polled (measured on 1,000 small files: four eventfds per file before, one after),
 /// and a ``signal()`` before that first use leaves it readable from the start.
-final class WakeupDescriptor: Sendable {
+package final class WakeupDescriptor: Sendable {
     private struct State {
         var readFD: Int32 = -1
         var writeFD: Int32 = -1
@@ -19,6 +19,8 @@ final class WakeupDescriptor: Sendable {
         var pending = false
     }
     private let state = Mutex(State())
+
+    package init() {}
 
     deinit {
         state.withLock { state in
@@ -29,7 +31,7 @@ final class WakeupDescriptor: Sendable {
     }
 
     /// The descriptor to include in `poll` (readable once ``signal()`` was called).
-    var pollDescriptor: Int32 {
+    package var pollDescriptor: Int32 {
         state.withLock { state in
             if state.readFD < 0 {
                 precondition(haul_wakeup_open(&state.readFD, &state.writeFD) == 0, "cannot create a wake-up descriptor")
@@ -40,14 +42,14 @@ final class WakeupDescriptor: Sendable {
     }
 
     /// Makes ``pollDescriptor`` readable (it stays readable until ``drain()``).
-    func signal() {
+    package func signal() {
         state.withLock { state in
             if state.writeFD >= 0 { haul_wakeup_signal(state.writeFD) } else { state.pending = true }
         }
     }
 
     /// Makes ``pollDescriptor`` unreadable again (consumes every signal so far).
-    func drain() {
+    package func drain() {
         let fd = state.withLock { state -> Int32 in
             state.pending = false
             return state.readFD

@@ -21,9 +21,9 @@ final class ConnectionPool: Sendable {
     /// The most idle connections kept per origin.
     let maximumIdlePerOrigin: Int
 
-    /// The `URLSession` of the ``Downloader/Transport/urlSession`` transport, made on first use:
-    /// it keeps its own connections, so this pool only holds it for the downloader's lifetime.
-    private let session = Mutex<URLSessionTransport?>(nil)
+    /// The transport of another client (`URLSession`), made on first use: it keeps its own
+    /// connections, so this pool only holds it for the downloader's lifetime.
+    private let alternate = Mutex<(any AlternateTransport)?>(nil)
 
     /// Parked connections are registered here: a signal that is never cancelled.
     private let parked = CancellationSignal()
@@ -79,12 +79,13 @@ final class ConnectionPool: Sendable {
         for entry in evicted { entry.connection.close() }
     }
 
-    /// The downloader's `URLSession` transport (one session for every download), made on first use.
-    func sessionTransport(_ configuration: Downloader.Configuration) -> URLSessionTransport {
-        session.withLock { session in
-            if let session { return session }
-            let made = URLSessionTransport(configuration: configuration)
-            session = made
+    /// The downloader's transport of another client (one for every download), made on first use.
+    func alternateTransport(_ configuration: Downloader.Configuration,
+                            make: (Downloader.Configuration) -> any AlternateTransport) -> any AlternateTransport {
+        alternate.withLock { alternate in
+            if let alternate { return alternate }
+            let made = make(configuration)
+            alternate = made
             return made
         }
     }

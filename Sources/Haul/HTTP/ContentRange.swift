@@ -1,5 +1,5 @@
 /// A parsed `Content-Range` response header (RFC 9110 §14.4), bytes only.
-enum ContentRange: Equatable, Sendable {
+package enum ContentRange: Equatable, Sendable {
     /// `bytes first-last/complete` (206), `complete` is `nil` for `*`.
     case satisfied(first: Int64, last: Int64, complete: Int64?)
     /// `bytes */complete` (416).
@@ -12,7 +12,7 @@ enum ContentRange: Equatable, Sendable {
     ///
     /// - Parameter value: the field value.
     /// - Returns: the range, or `nil` when the value is not valid.
-    static func parse(_ value: String) -> ContentRange? {
+    package static func parse(_ value: String) -> ContentRange? {
         let text = value.trimmingOWS()
         guard text.utf8.count > 6, text.utf8.prefix(5).map({ $0 | 0x20 }).elementsEqual("bytes".utf8),
               text.utf8.dropFirst(5).first == UInt8(ascii: " ")

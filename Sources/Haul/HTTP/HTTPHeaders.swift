@@ -48,7 +48,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
 
 extension String {
     /// ASCII case-insensitive comparison, as HTTP field names require.
-    func asciiCaseInsensitiveEquals(_ other: String) -> Bool {
+    package func asciiCaseInsensitiveEquals(_ other: String) -> Bool {
         let a = utf8, b = other.utf8
         guard a.count == b.count else { return false }
         for (x, y) in zip(a, b) where x != y {

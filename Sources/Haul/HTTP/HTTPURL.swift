@@ -14,7 +14,7 @@ import Darwin
 /// Built from user input with ``parse(_:)`` and from `Location` headers with ``resolving(_:)``.
 /// The host is lowercased, the path and query are percent-encoded (non-ASCII as UTF-8) with dot
 /// segments removed, the fragment is dropped. ``description`` never shows secrets.
-struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
+package struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
     /// The two schemes Haul speaks.
     enum Scheme: String, Sendable {
         case http, https
@@ -60,10 +60,10 @@ struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
     var origin: Origin { Origin(scheme: scheme, host: host, port: port) }
 
     /// The URL without userinfo (but with every query value).
-    var stringWithoutUserinfo: String { "\(scheme.rawValue)://\(hostHeader)\(target)" }
+    package var stringWithoutUserinfo: String { "\(scheme.rawValue)://\(hostHeader)\(target)" }
 
     /// The URL with its secrets redacted, safe for messages (see ``redactedURLString(_:aggressive:)``).
-    var description: String { redactedURLString(stringWithoutUserinfo) }
+    package var description: String { redactedURLString(stringWithoutUserinfo) }
 
     /// Parses an absolute `http`/`https` URL.
     ///

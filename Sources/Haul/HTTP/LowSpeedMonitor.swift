@@ -5,19 +5,19 @@
 /// a slow disk) never make a fast server look slow. Once the waits add up to the limit's
 /// period, the bytes of that window are compared with the floor; a window above it starts the
 /// next one afresh.
-struct LowSpeedMonitor {
+package struct LowSpeedMonitor {
     let limit: Downloader.LowSpeedLimit
     private var waited: Duration = .zero
     private var bytes: Int64 = 0
 
-    init(_ limit: Downloader.LowSpeedLimit) {
+    package init(_ limit: Downloader.LowSpeedLimit) {
         self.limit = limit
     }
 
     /// Records one read of `count` bytes that waited `wait` for the server.
     ///
     /// - Returns: `true` when the window that just closed stayed below the floor.
-    mutating func received(_ count: Int, after wait: Duration) -> Bool {
+    package mutating func received(_ count: Int, after wait: Duration) -> Bool {
         waited += wait
         bytes += Int64(count)
         guard waited >= limit.period else { return false }
@@ -28,7 +28,7 @@ struct LowSpeedMonitor {
     }
 
     /// The failure to report: `stalled`, naming the floor and the period.
-    var failure: DownloadError {
+    package var failure: DownloadError {
         let period = limit.period.seconds
         let shown = period == period.rounded() ? String(Int64(period)) : String(period)
         return DownloadError(.stalled, "the body arrived slower than \(limit.bytesPerSecond) bytes/s for \(shown) s (stalled)")

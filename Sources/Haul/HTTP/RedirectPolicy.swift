@@ -5,13 +5,13 @@
 /// headers (including `Authorization`, `Cookie`, `Proxy-Authorization`) and the URL's userinfo
 /// are sent to the original origin only: the first change of scheme, host or port drops them
 /// for good, even if a later hop comes back.
-struct RedirectPolicy: Sendable {
+package struct RedirectPolicy: Sendable {
     /// The URL to request next.
-    private(set) var current: HTTPURL
+    package private(set) var current: HTTPURL
     /// The user's headers; emptied for good on the first change of origin.
-    private(set) var userHeaders: [(name: String, value: String)]
+    package private(set) var userHeaders: [(name: String, value: String)]
     /// Whether the URL's user and password may be sent; `false` for good after leaving the original origin.
-    private(set) var sendsUserinfo: Bool
+    package private(set) var sendsUserinfo: Bool
     /// How many redirects were followed.
     private(set) var hops: Int
 
@@ -26,7 +26,7 @@ struct RedirectPolicy: Sendable {
     ///   - userHeaders: the user's extra headers.
     ///   - maximumRedirects: the most redirects followed (20 like browsers).
     ///   - allowsInsecureRedirects: whether an https URL may redirect to http.
-    init(original: HTTPURL, userHeaders: [(name: String, value: String)], maximumRedirects: Int = 20,
+    package init(original: HTTPURL, userHeaders: [(name: String, value: String)], maximumRedirects: Int = 20,
          allowsInsecureRedirects: Bool = false) {
         self.current = original
         self.userHeaders = userHeaders
@@ -38,7 +38,7 @@ struct RedirectPolicy: Sendable {
     }
 
     /// Whether a status is a redirect Haul follows: 301, 302, 303, 307 or 308.
-    static func isRedirect(_ status: Int) -> Bool {
+    package static func isRedirect(_ status: Int) -> Bool {
         [301, 302, 303, 307, 308].contains(status)
     }
 
@@ -50,7 +50,7 @@ struct RedirectPolicy: Sendable {
     /// - Returns: the URL to request next, with the original userinfo only while on the original origin.
     /// - Throws: `.redirectRefused` for a missing, empty or invalid Location, a non-http(s) target
     ///   or https to http (unless allowed); `.tooManyRedirects` for a loop or too many hops.
-    mutating func follow(status: Int, location: String?) throws(DownloadError) -> HTTPURL {
+    package mutating func follow(status: Int, location: String?) throws(DownloadError) -> HTTPURL {
         guard Self.isRedirect(status) else {
             throw DownloadError(.internalError, "status \(status) is not a redirect")
         }

@@ -1,28 +1,33 @@
 /// The request methods Haul sends.
-enum HTTPMethod: String, Sendable {
+package enum HTTPMethod: String, Sendable {
     case get = "GET"
     case head = "HEAD"
 }
 
 /// A `Range: bytes=first-` or `bytes=first-last` request (both ends inclusive).
-struct ByteRangeRequest: Sendable, Equatable {
+package struct ByteRangeRequest: Sendable, Equatable {
     /// The first byte offset wanted.
-    var first: Int64
+    package var first: Int64
     /// The last byte offset wanted (inclusive), `nil` for "to the end".
-    var last: Int64?
+    package var last: Int64?
+
+    package init(first: Int64, last: Int64?) {
+        self.first = first
+        self.last = last
+    }
 
     /// The `Range` header value.
     var headerValue: String { "bytes=\(first)-" + (last.map(String.init) ?? "") }
 }
 
 /// The method, target and header fields of one request.
-struct RequestHead: Sendable {
+package struct RequestHead: Sendable {
     /// `GET` or `HEAD`.
     var method: HTTPMethod
     /// Path and query, as in the request line.
     var target: String
     /// The header fields, in the order they are sent.
-    var headers: HTTPHeaders
+    package var headers: HTTPHeaders
 
     /// Header names a user header may not set: Haul owns them.
     private static let reservedNames = [
@@ -48,7 +53,7 @@ struct RequestHead: Sendable {
     /// - Returns: the head.
     /// - Throws: `.invalidArgument` when a header name is not a token, a value contains CR, LF
     ///   or NUL, or the range is empty or negative.
-    static func make(
+    package static func make(
         method: HTTPMethod, url: HTTPURL, userAgent: String, userHeaders: [(name: String, value: String)],
         sendUserinfo: Bool, range: ByteRangeRequest?, ifRange: String?
     ) throws(DownloadError) -> RequestHead {

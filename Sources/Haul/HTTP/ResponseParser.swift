@@ -20,7 +20,7 @@ struct HeaderBudget: Sendable, Equatable {
 ///
 /// Framing follows RFC 9112 §6.3. Limits are enforced as soon as they are exceeded, so a
 /// never-ending header line or block fails without buffering more than the budget.
-struct ResponseParser: Sendable {
+package struct ResponseParser: Sendable {
     /// What a call to ``parse(_:offset:)`` produced.
     enum Event: Equatable {
         /// Every byte was consumed; call again with new bytes.
@@ -34,7 +34,7 @@ struct ResponseParser: Sendable {
     }
 
     /// How the body is delimited.
-    enum Framing: Equatable {
+    package enum Framing: Equatable {
         /// No body (HEAD, 204, 304).
         case none
         /// Exactly this many bytes (`Content-Length`).

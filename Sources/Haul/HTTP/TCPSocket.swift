@@ -128,7 +128,7 @@ func errnoText(_ code: Int32 = errno) -> String {
 
 extension Duration {
     /// Whole milliseconds, rounded up, never negative.
-    var milliseconds: Int64 {
+    package var milliseconds: Int64 {
         let (seconds, attoseconds) = components
         if seconds < 0 { return 0 }
         return seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
@@ -142,7 +142,7 @@ extension Duration {
     }
 
     /// The duration in seconds as a Double.
-    var seconds: Double {
+    package var seconds: Double {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) / 1e18
     }

@@ -3,6 +3,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 @testable import Haul
+@testable import HaulURLSession
 
 /// Where the `URLSession` transport cannot behave like Haul's own client, and why.
 ///

@@ -28,22 +28,33 @@ private final class Results: Sendable {
 @Suite("Folder syncs: one fsync for every rename made before it started")
 struct FolderSyncTests {
 
-    @Test("eight callers waiting on a slow sync share at most two syncs", .timeLimit(.minutes(1)))
+    @Test("eight callers waiting on a slow sync share two syncs", .timeLimit(.minutes(1)))
     func groupCommit() async {
-        let slow = SlowSync(seconds: 0.3)
-        let folder = FolderSync(sync: { slow.sync($0) })
+        let slow = SlowSync(seconds: 0)
+        let entered = SlowSync(seconds: 0)   // its count: the callers that have called
+        // The first sync lasts until all eight callers have called (and 0.2 s more, for them to
+        // reach the wait), so on a loaded machine too the seven others arrive while it runs.
+        let folder = FolderSync(sync: { fd in
+            if slow.count.load(ordering: .relaxed) == 0 {
+                while entered.count.load(ordering: .relaxed) < 8 { usleep(1_000) }
+                usleep(200_000)
+            }
+            return slow.sync(fd)
+        })
         let results = Results()
         let threads = ThreadPool()   // real threads: the cooperative pool has one per core
         func call() async {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                threads.run { results.add(folder.sync(descriptor: 3)); done.resume() }
+                threads.run {
+                    entered.count.add(1, ordering: .relaxed)
+                    results.add(folder.sync(descriptor: 3))
+                    done.resume()
+                }
             }
         }
         // The first call starts a sync; the seven that arrive while it runs need one more, shared.
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await call() }
-            try? await Task.sleep(for: .milliseconds(50))
-            for _ in 0..<7 { group.addTask { await call() } }
+            for _ in 0..<8 { group.addTask { await call() } }
         }
         #expect(results.values.withLock { $0 } == Array(repeating: 0, count: 8))
         #expect(slow.count.load(ordering: .relaxed) == 2)

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import Haul
+@testable import HaulURLSession
 
 /// The `URLSession` transport's per-task state without a network: the body queue, its bounds,
 /// the order of chunks and failures, timeouts, cancellation, redirects and error mapping.

@@ -3,6 +3,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 @testable import Haul
+@testable import HaulURLSession
 
 #if os(Linux)
 /// On Linux a `URLSession` task cannot be paused, so ranged requests go in windows of

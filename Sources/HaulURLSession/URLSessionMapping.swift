@@ -2,6 +2,7 @@
 import FoundationNetworking
 #endif
 import Foundation
+import Haul
 
 /// What every request of one exchange shares, to build the first request and each redirect hop
 /// with the same headers as Haul's own client (see ``RequestHead/make(method:url:userAgent:userHeaders:sendUserinfo:range:ifRange:)``).

@@ -2,6 +2,7 @@
 import FoundationNetworking
 #endif
 import Foundation
+import Haul
 
 /// The engine's side of a `URLSession` exchange: opens the data task (following the redirects
 /// the session did not follow itself under the same ``RedirectPolicy``) and hands the body to
@@ -13,7 +14,7 @@ import Foundation
 /// the first window's head, its `Content-Range` and length widened to the whole span asked for.
 ///
 /// Used by one thread at a time, like ``ResponseReader``.
-final class SessionReader {
+final class SessionReader: AlternateResponse {
     #if os(Linux)
     /// The most bytes one request asks for where a task cannot be paused.
     static let rangeWindow: Int64? = 16 << 20

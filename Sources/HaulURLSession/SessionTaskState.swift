@@ -2,6 +2,7 @@
 import FoundationNetworking
 #endif
 import Foundation
+import Haul
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -2,15 +2,28 @@
 import FoundationNetworking
 #endif
 import Foundation
+import Haul
 import Synchronization
 
+extension Downloader.Transport {
+    /// Foundation's `URLSession` (data tasks, one session per ``Downloader``).
+    ///
+    /// `URLSession` keeps its own connections and parses responses itself, so Haul's header
+    /// limits and framing checks do not apply, and the connect and header timeouts add up to
+    /// one deadline for the response head (it does not say when it connected). It verifies
+    /// certificates itself: an extra CA file or `insecure` in ``TLSOptions`` fails with
+    /// ``DownloadError/Code/notSupported``. On Linux (FoundationNetworking) a task cannot be
+    /// paused, so ranged requests are sent in windows of 16 MiB to keep memory bounded.
+    public static let urlSession = Downloader.Transport(name: "urlSession") { URLSessionTransport(configuration: $0) }
+}
+
 /// The `URLSession` behind ``Downloader/Transport/urlSession``: one session per ``Downloader``
-/// (made on first use, see ``ConnectionPool/sessionTransport(_:)``), ephemeral (no cookies,
-/// cache or credential store), with one delegate for every task.
+/// (made on first use and kept by its connection pool), ephemeral (no cookies, cache or
+/// credential store), with one delegate for every task.
 ///
 /// Only data tasks are used: their body arrives in memory and the engine writes it through
 /// Haul's own storage, so resume, segments and verification work as with the native client.
-final class URLSessionTransport: Sendable {
+final class URLSessionTransport: AlternateTransport {
     /// The session; its delegate is ``SessionDelegate``.
     let session: URLSession
     private let delegate: SessionDelegate
@@ -37,6 +50,16 @@ final class URLSessionTransport: Sendable {
 
     deinit {
         session.invalidateAndCancel()
+    }
+
+    /// Sends a GET as a data task and waits for the final response head (``SessionReader``).
+    func open(url: HTTPURL, userHeaders: [(name: String, value: String)], range: ByteRangeRequest?, ifRange: String?,
+              configuration: Downloader.Configuration, cancellation: CancellationSignal,
+              buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) -> (any AlternateResponse, ResponseHead, HTTPURL) {
+        let (reader, head, finalURL) = try SessionReader.open(
+            url: url, userHeaders: userHeaders, range: range, ifRange: ifRange, configuration: configuration,
+            transport: self, cancellation: cancellation, buffer: buffer)
+        return (reader, head, finalURL)
     }
 
     /// Creates a data task for `request` whose callbacks go to `state`, and starts it.

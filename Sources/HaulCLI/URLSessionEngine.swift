@@ -1,0 +1,75 @@
+import Haul
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where `--engine=urlsession` comes from.
+///
+/// The URLSession transport lives in the `HaulURLSession` module, apart, so that the `haul`
+/// program does not load Foundation's networking (on Linux FoundationNetworking, libcurl and their
+/// libraries: measured 24.6 -> 13.3 MiB at start and 20.8 -> 10.0 ms to start). `haul` runs the
+/// companion program `haul-urlsession` (built beside it: the same command linked with that
+/// module) for the rare run that asks for it.
+public enum URLSessionEngine: Sendable {
+    /// This program has the transport.
+    case linked(Downloader.Transport)
+    /// This program is `haul`: a run that asks for it becomes the companion program beside it.
+    case companion
+    /// Not available (a `haul` command run inside another program): a usage error.
+    case unavailable
+
+    /// The companion program's name.
+    static let companionName = "haul-urlsession"
+
+    /// The transport for `--engine=urlsession`, or the exit status of a run that could not have it.
+    /// `.companion` replaces the process with the companion program (same arguments) and returns
+    /// only when that failed.
+    func transport(arguments: [String], terminal: some Terminal) -> Result<Downloader.Transport, ExitCode> {
+        switch self {
+        case .linked(let transport):
+            return .success(transport)
+        case .unavailable:
+            terminal.write("haul: --engine=urlsession is not available here (it needs the \(Self.companionName) program)\n",
+                           to: .error)
+            return .failure(ExitCode(ExitStatus.usage))
+        case .companion:
+            guard let folder = Self.executableFolder() else {
+                terminal.write("haul: --engine=urlsession: cannot tell where this program is, to run \(Self.companionName)\n",
+                               to: .error)
+                return .failure(ExitCode(ExitStatus.usage))
+            }
+            let path = folder + "/" + Self.companionName
+            let argv = ([path] + arguments).map { strdup($0) } + [nil]
+            execv(path, argv)
+            let code = errno
+            for pointer in argv { free(pointer) }
+            terminal.write("haul: --engine=urlsession needs \(HumanFormat.printable(path)): \(String(cString: strerror(code)))\n",
+                           to: .error)
+            return .failure(ExitCode(ExitStatus.usage))
+        }
+    }
+
+    /// The folder of the running executable (symlinks resolved).
+    private static func executableFolder() -> String? {
+        #if os(Linux)
+        guard let resolved = realpath("/proc/self/exe", nil) else { return nil }
+        #else
+        var size: UInt32 = 0
+        _ = _NSGetExecutablePath(nil, &size)
+        var raw = [CChar](repeating: 0, count: Int(size) + 1)
+        guard _NSGetExecutablePath(&raw, &size) == 0, let resolved = realpath(raw, nil) else { return nil }
+        #endif
+        defer { free(resolved) }
+        let path = String(cString: resolved)
+        guard let slash = path.lastIndex(of: "/") else { return nil }
+        return String(path[..<slash])
+    }
+
+    /// An exit status, as a failure.
+    struct ExitCode: Error {
+        let status: Int32
+        init(_ status: Int32) { self.status = status }
+    }
+}
