@@ -47,12 +47,17 @@ public final class Download: Sendable {
         self.onEnd = onEnd
     }
 
-    /// Runs the transfer on its own thread (unless it was cancelled while queued).
+    /// Runs the transfer on a thread of its own; the caller gave it a running slot. The same
+    /// thread then runs each queued download the downloader hands the slot to as one ends, so a
+    /// queue moves on without a thread wake-up between two downloads.
     func start() {
-        guard claim() else { return }
         spawnThread(name: "haul-download") { [self] in
             var next: Download? = self
-            while let download = next { next = download.runClaimed() }
+            while let download = next {
+                // One cancelled before it could run (while queued, or between being handed the
+                // slot and here) passes the slot on.
+                next = download.claim() ? download.runClaimed() : download.onEnd(download, true)
+            }
         }
     }
 
@@ -65,9 +70,8 @@ public final class Download: Sendable {
         }
     }
 
-    /// Runs the transfer on the calling thread and returns the queued download the downloader
-    /// hands this thread next (already claimed), if any: a queue of downloads runs on the threads
-    /// that freed its slots, without a thread wake-up between two downloads.
+    /// Runs the transfer on the calling thread and returns the queued download that takes its
+    /// slot over, if any.
     private func runClaimed() -> Download? {
         let job = DownloadJob(request: request, destination: destination, configuration: configuration,
                               control: control, events: queue, resources: resources)
@@ -78,14 +82,9 @@ public final class Download: Sendable {
             result = .failure(error)
         }
         phase.withLock { $0 = .ended }
-        var next = onEnd(self, true)   // first, so the key is free again by the time anyone learns the result
+        let next = onEnd(self, true)   // first, so the key is free again by the time anyone learns the result
         complete(with: result)
-        while let candidate = next {
-            if candidate.claim() { return candidate }
-            // Cancelled between leaving the queue and starting: its slot goes to the one after it.
-            next = candidate.onEnd(candidate, true)
-        }
-        return nil
+        return next
     }
 
     private func complete(with result: Result<DownloadResult, DownloadError>) {

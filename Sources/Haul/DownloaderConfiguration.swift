@@ -48,7 +48,7 @@ extension Downloader {
         /// 20 kills of one download re-fetched 57% of the file at 500 ms, 9-11% at 50 ms).
         public var resumeRecordInterval: Duration = .milliseconds(25)
         /// The HTTP client that moves the bytes: Haul's own (``Transport/native``, the default)
-        /// or Foundation's `URLSession` (``Transport/urlSession``).
+        /// or Foundation's `URLSession` (`.urlSession`, from the `HaulURLSession` module).
         public var transport: Transport = .native
 
         /// Creates the default configuration.

@@ -12,7 +12,10 @@ extension Downloader {
     ///   HaulURLSession`). It lives apart so that programs which do not use it do not load
     ///   Foundation's networking (on Linux FoundationNetworking, libcurl and their libraries:
     ///   11 MiB of memory and 10 ms at every start, measured with the `haul` tool).
-    public struct Transport: Sendable, Equatable, CustomStringConvertible {
+    ///
+    /// A transport is known by its ``name`` (it was an enum with raw values before the
+    /// `URLSession` one moved to its own module).
+    public struct Transport: Sendable, Hashable, CustomStringConvertible {
         /// The transport's name (`native`, `urlSession`).
         public let name: String
         /// Makes another client's transport for a downloader; `nil` for the native client.
@@ -27,8 +30,13 @@ extension Downloader {
             self.make = make
         }
 
+        /// Whether two transports are the same client (by name).
         public static func == (lhs: Transport, rhs: Transport) -> Bool { lhs.name == rhs.name }
 
+        /// Hashes the name.
+        public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+
+        /// The transport's name.
         public var description: String { name }
     }
 }

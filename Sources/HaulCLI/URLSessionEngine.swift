@@ -35,12 +35,17 @@ public enum URLSessionEngine: Sendable {
                            to: .error)
             return .failure(ExitCode(ExitStatus.usage))
         case .companion:
-            guard let folder = Self.executableFolder() else {
+            guard let program = Self.executablePath(), let slash = program.lastIndex(of: "/") else {
                 terminal.write("haul: --engine=urlsession: cannot tell where this program is, to run \(Self.companionName)\n",
                                to: .error)
                 return .failure(ExitCode(ExitStatus.usage))
             }
-            let path = folder + "/" + Self.companionName
+            let path = program[..<slash] + "/" + Self.companionName
+            if Self.sameFile(path, program) {   // a copy or link of haul itself would run itself forever
+                terminal.write("haul: --engine=urlsession: \(HumanFormat.printable(path)) is this program, not the URLSession one\n",
+                               to: .error)
+                return .failure(ExitCode(ExitStatus.usage))
+            }
             let argv = ([path] + arguments).map { strdup($0) } + [nil]
             execv(path, argv)
             let code = errno
@@ -51,8 +56,8 @@ public enum URLSessionEngine: Sendable {
         }
     }
 
-    /// The folder of the running executable (symlinks resolved).
-    private static func executableFolder() -> String? {
+    /// The running executable's path (symlinks resolved).
+    private static func executablePath() -> String? {
         #if os(Linux)
         guard let resolved = realpath("/proc/self/exe", nil) else { return nil }
         #else
@@ -62,9 +67,13 @@ public enum URLSessionEngine: Sendable {
         guard _NSGetExecutablePath(&raw, &size) == 0, let resolved = realpath(raw, nil) else { return nil }
         #endif
         defer { free(resolved) }
-        let path = String(cString: resolved)
-        guard let slash = path.lastIndex(of: "/") else { return nil }
-        return String(path[..<slash])
+        return String(cString: resolved)
+    }
+
+    /// Whether two paths name one file (same device and inode, links followed).
+    private static func sameFile(_ a: String, _ b: String) -> Bool {
+        var first = stat(), second = stat()
+        return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
     /// An exit status, as a failure.

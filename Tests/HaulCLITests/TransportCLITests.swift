@@ -43,22 +43,45 @@ struct TransportCLITests {
 
     @Test("haul without haul-urlsession beside it: exit 2 and one line naming the missing program")
     func aMissingCompanionIsReported() throws {
+        try withLoneHaul { dir, alone in
+            let (status, text) = try run(alone, ["--engine=urlsession", "-q", "http://127.0.0.1:9/x"])
+            #expect(status == 2)
+            #expect(text == "haul: --engine=urlsession needs \(dir.resolvingSymlinksInPath().path)/haul-urlsession: No such file or directory\n")
+        }
+    }
+
+    @Test("a haul-urlsession that is haul itself (a link) is refused, not run in a loop")
+    func aCompanionThatIsHaulItselfIsRefused() throws {
+        try withLoneHaul { dir, alone in
+            try FileManager.default.createSymbolicLink(at: dir.appendingPathComponent("haul-urlsession"), withDestinationURL: alone)
+            let (status, text) = try run(alone, ["--engine=urlsession", "-q", "http://127.0.0.1:9/x"])
+            #expect(status == 2)
+            #expect(text == "haul: --engine=urlsession: \(dir.resolvingSymlinksInPath().path)/haul-urlsession is this program, not the URLSession one\n")
+        }
+    }
+
+    /// Calls `body` with a temporary folder holding a copy of the built `haul` and nothing else.
+    private func withLoneHaul(_ body: (URL, URL) throws -> Void) throws {
         let binary = try #require(HaulBinary.url)
         try withTemporaryDirectory { dir in
             let alone = dir.appendingPathComponent("haul")
             try FileManager.default.copyItem(at: binary, to: alone)
-            let process = Process()
-            process.executableURL = alone
-            process.arguments = ["--engine=urlsession", "-q", "http://127.0.0.1:9/x"]
-            let errors = Pipe()
-            process.standardError = errors
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 2)
-            #expect(text == "haul: --engine=urlsession needs \(dir.resolvingSymlinksInPath().path)/haul-urlsession: No such file or directory\n")
+            try body(dir, alone)
         }
+    }
+
+    /// Runs `program` with `arguments` and returns its exit status and standard error.
+    private func run(_ program: URL, _ arguments: [String]) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = program
+        process.arguments = arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
     }
 
     @Test func aSplitDownloadOverURLSessionIsByteIdentical() async throws {

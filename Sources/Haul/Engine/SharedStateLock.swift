@@ -17,7 +17,7 @@ import Darwin
 /// pool's, for critical sections of a few hundred nanoseconds. A plain pthread mutex (adaptive:
 /// it spins briefly before sleeping) lets a running thread take a lock that was just released.
 /// Per-download state with one or two users stays in `Mutex`.
-final class SharedStateLock<State>: @unchecked Sendable {   // `state` is only touched with `mutex` held
+final class SharedStateLock<State: Sendable>: @unchecked Sendable {   // `state` is only touched with `mutex` held
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private var state: State
 

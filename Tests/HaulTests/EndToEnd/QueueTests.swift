@@ -70,6 +70,25 @@ struct QueueTests {
             #expect(listFiles(dir) == ["q0.bin", "q1.bin", "q3.bin"])
         }
     }
+
+    @Test("a download cancelled right after it got the only slot gives the slot back (checked 50 times)")
+    func cancellingAtOnceNeverKeepsTheSlot() async throws {
+        let server = try HaulServer()
+        server.setResource("/small.bin", .init(size: 1_000))
+        try await withTemporaryDirectory { (dir) async throws in
+            let downloader = resumeDownloader { $0.maximumActiveDownloads = 1 }
+            for round in 0..<50 {
+                // Cancelled at once: before or after its thread claims the slot, whichever comes first.
+                let cancelled = downloader.download(url(server, "/small.bin"), to: .file(dir.appendingPathComponent("c\(round)")))
+                cancelled.cancel()
+                _ = await collect(cancelled)
+                // With the slot leaked, this one would wait in the queue forever (the time limit fails it).
+                let after = await collect(downloader.download(url(server, "/small.bin"),
+                                                              to: .file(dir.appendingPathComponent("d\(round)"))))
+                #expect(after.error == nil, "round \(round): \(after.error?.description ?? "")")
+            }
+        }
+    }
 }
 
 /// A route serving `size` bytes of `content(seed: 7)` paced per connection, without validators
