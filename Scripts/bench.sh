@@ -80,6 +80,14 @@ require_command python3 python3
 # GNU time by its path: `time` alone is a shell keyword.
 require_command /usr/bin/time time
 resolve_haul
+if [[ " $PARTS " == *" single "* && " $HTTP_EXTRA_CLIENTS " == *" haul-urlsession "* ]]; then
+    if [[ "${HAUL_STANDIN:-}" == curl ]]; then
+        log "single: no haul-urlsession client with the curl stand-in"
+        HTTP_EXTRA_CLIENTS=${HTTP_EXTRA_CLIENTS//haul-urlsession/}
+    elif [[ ! -x "$(dirname "$HAUL_BIN")/haul-urlsession" ]]; then
+        die "single: the haul-urlsession client needs $(dirname "$HAUL_BIN")/haul-urlsession (haul --engine=urlsession runs it); build it or set HTTP_EXTRA_CLIENTS=\"\""
+    fi
+fi
 nginx_setup
 nginx_start
 
