@@ -22,6 +22,8 @@ public enum URLSessionEngine: Sendable {
 
     /// The companion program's name.
     static let companionName = "haul-urlsession"
+    /// Set in the environment of the companion program by `haul`.
+    static let marker = "HAUL_URLSESSION_COMPANION"
 
     /// The transport for `--engine=urlsession`, or the exit status of a run that could not have it.
     /// `.companion` replaces the process with the companion program (same arguments) and returns
@@ -40,14 +42,18 @@ public enum URLSessionEngine: Sendable {
                                to: .error)
                 return .failure(ExitCode(ExitStatus.usage))
             }
-            let path = program[..<slash] + "/" + Self.companionName
-            if Self.sameFile(path, program) {   // a copy or link of haul itself would run itself forever
-                terminal.write("haul: --engine=urlsession: \(HumanFormat.printable(path)) is this program, not the URLSession one\n",
+            let path = String(program[..<slash]) + "/" + Self.companionName
+            // A companion that is haul again (a copy or a link) would run itself forever: the
+            // marker tells the second run that it was meant to be the companion.
+            if getenv(Self.marker) != nil {
+                terminal.write("haul: --engine=urlsession: \(HumanFormat.printable(path)) is not the URLSession program\n",
                                to: .error)
                 return .failure(ExitCode(ExitStatus.usage))
             }
+            setenv(Self.marker, "1", 1)
             let argv = ([path] + arguments).map { strdup($0) } + [nil]
             execv(path, argv)
+            unsetenv(Self.marker)
             let code = errno
             for pointer in argv { free(pointer) }
             terminal.write("haul: --engine=urlsession needs \(HumanFormat.printable(path)): \(String(cString: strerror(code)))\n",
@@ -68,12 +74,6 @@ public enum URLSessionEngine: Sendable {
         #endif
         defer { free(resolved) }
         return String(cString: resolved)
-    }
-
-    /// Whether two paths name one file (same device and inode, links followed).
-    private static func sameFile(_ a: String, _ b: String) -> Bool {
-        var first = stat(), second = stat()
-        return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
     /// An exit status, as a failure.

@@ -50,13 +50,18 @@ struct TransportCLITests {
         }
     }
 
-    @Test("a haul-urlsession that is haul itself (a link) is refused, not run in a loop")
-    func aCompanionThatIsHaulItselfIsRefused() throws {
+    @Test("a haul-urlsession that is haul again (a link or a copy) is refused, not run in a loop", arguments: [true, false])
+    func aCompanionThatIsHaulAgainIsRefused(link: Bool) throws {
         try withLoneHaul { dir, alone in
-            try FileManager.default.createSymbolicLink(at: dir.appendingPathComponent("haul-urlsession"), withDestinationURL: alone)
+            let companion = dir.appendingPathComponent("haul-urlsession")
+            if link {
+                try FileManager.default.createSymbolicLink(at: companion, withDestinationURL: alone)
+            } else {
+                try FileManager.default.copyItem(at: alone, to: companion)
+            }
             let (status, text) = try run(alone, ["--engine=urlsession", "-q", "http://127.0.0.1:9/x"])
             #expect(status == 2)
-            #expect(text == "haul: --engine=urlsession: \(dir.resolvingSymlinksInPath().path)/haul-urlsession is this program, not the URLSession one\n")
+            #expect(text == "haul: --engine=urlsession: \(dir.resolvingSymlinksInPath().path)/haul-urlsession is not the URLSession program\n")
         }
     }
 
