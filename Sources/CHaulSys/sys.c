@@ -63,6 +63,26 @@ void haul_start_writeback(int fd, int64_t offset, int64_t length) {
 #endif
 }
 
+int haul_syncfs(int fd) {
+#ifdef __linux__
+    return syncfs(fd);
+#else
+    (void)fd;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int haul_check_written(int fd) {
+#ifdef __linux__
+    return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+#else
+    (void)fd;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
 void haul_advise_sequential(int fd) {
 #ifdef POSIX_FADV_SEQUENTIAL
     (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);

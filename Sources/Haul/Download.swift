@@ -33,12 +33,12 @@ public final class Download: Sendable {
     private enum Phase { case queued, running, ended }
     private let phase = Mutex(Phase.queued)
     private let resources: DownloaderResources
-    /// Tells the downloader the download is over (`true`: it held a running slot) and returns
-    /// the queued download that takes the slot over, to be run by the caller.
-    private let onEnd: @Sendable (_ download: Download, _ wasRunning: Bool) -> Download?
+    /// Tells the downloader what the download gives back, and returns the queued download that
+    /// takes a released running slot over, to be run by the caller.
+    private let onEnd: @Sendable (_ download: Download, _ release: Downloader.Release) -> Download?
 
     init(key: String, request: DownloadRequest, destination: Destination, configuration: Downloader.Configuration,
-         resources: DownloaderResources, onEnd: @escaping @Sendable (Download, Bool) -> Download?) {
+         resources: DownloaderResources, onEnd: @escaping @Sendable (Download, Downloader.Release) -> Download?) {
         self.key = key
         self.request = request
         self.destination = destination
@@ -56,7 +56,7 @@ public final class Download: Sendable {
             while let download = next {
                 // One cancelled before it could run (while queued, or between being handed the
                 // slot and here) passes the slot on.
-                next = download.claim() ? download.runClaimed() : download.onEnd(download, true)
+                next = download.claim() ? download.runClaimed() : download.onEnd(download, .slotAndKey)
             }
         }
     }
@@ -72,17 +72,33 @@ public final class Download: Sendable {
 
     /// Runs the transfer on the calling thread and returns the queued download that takes its
     /// slot over, if any.
+    ///
+    /// A small file's commit goes to the ``BatchCommitter``: the slot is given back at once (the
+    /// transfer is over), the key when the file has its name.
     private func runClaimed() -> Download? {
         let job = DownloadJob(request: request, destination: destination, configuration: configuration,
                               control: control, events: queue, resources: resources)
         let result: Result<DownloadResult, DownloadError>
         do throws(DownloadError) {
-            result = .success(try job.run())
+            switch try job.run() {
+            case .done(let done):
+                result = .success(done)
+            case .commit(let commit) where BatchCommitter.takes(commit):
+                let next = onEnd(self, .slot)
+                BatchCommitter.shared.submit(commit) { [self] result in _ = end(with: result, release: .key) }
+                return next
+            case .commit(let commit):
+                result = .success(try commit.run())
+            }
         } catch {
             result = .failure(error)
         }
+        return end(with: result, release: .slotAndKey)
+    }
+
+    private func end(with result: Result<DownloadResult, DownloadError>, release: Downloader.Release) -> Download? {
         phase.withLock { $0 = .ended }
-        let next = onEnd(self, true)   // first, so the key is free again by the time anyone learns the result
+        let next = onEnd(self, release)   // first, so the key is free again by the time anyone learns the result
         complete(with: result)
         return next
     }
@@ -113,7 +129,7 @@ public final class Download: Sendable {
             return true
         }
         if wasQueued {
-            _ = onEnd(self, false)   // it held no slot: nothing takes one over
+            _ = onEnd(self, .key)   // it held no slot: nothing takes one over
             complete(with: .failure(DownloadError(.cancelled, "cancelled before it started")))
         }
     }

@@ -63,8 +63,8 @@ public final class Downloader: Sendable {
         let (download, startNow) = registry.withLock { registry -> (Download, Bool) in
             if let existing = registry.byKey[key] { return (existing, false) }
             let created = Download(key: key, request: request, destination: destination, configuration: configuration,
-                                   resources: resources) { [weak self] download, wasRunning in
-                self?.ended(download, wasRunning: wasRunning)
+                                   resources: resources) { [weak self] download, release in
+                self?.ended(download, release: release)
             }
             registry.byKey[key] = created
             if registry.active < max(1, configuration.maximumActiveDownloads) {
@@ -78,12 +78,22 @@ public final class Downloader: Sendable {
         return download
     }
 
-    /// A download is over: frees its key and, when it held a running slot, returns the next
-    /// queued download, which takes the slot over (its caller runs it).
-    private func ended(_ download: Download, wasRunning: Bool) -> Download? {
+    /// What a download gives back to its downloader.
+    enum Release {
+        /// Its transfer is over, its commit is not (``BatchCommitter``): the running slot.
+        case slot
+        /// It ended without holding a slot (cancelled while queued), or its commit ended: the key.
+        case key
+        /// It ended: both.
+        case slotAndKey
+    }
+
+    /// Takes back what `download` releases. When that is a running slot, returns the next queued
+    /// download, which takes the slot over (its caller runs it).
+    private func ended(_ download: Download, release: Release) -> Download? {
         registry.withLock { registry -> Download? in
-            if registry.byKey[download.key] === download { registry.byKey[download.key] = nil }
-            guard wasRunning else {
+            if release != .slot, registry.byKey[download.key] === download { registry.byKey[download.key] = nil }
+            guard release != .key else {
                 registry.queue.removeAll { $0 === download }   // cancelled while queued
                 return nil
             }

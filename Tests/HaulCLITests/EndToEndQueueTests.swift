@@ -30,11 +30,19 @@ final class ConcurrencyProbe: Sendable {
                     state.maximum = max(state.maximum, state.active)
                     state.order.append(request.path)
                 }
-                defer { state.withLock { $0.active -= 1 } }
+                var ended = false
+                func endBody() {
+                    if !ended { state.withLock { $0.active -= 1 } }
+                    ended = true
+                }
+                defer { endBody() }
                 try connection.write("HTTP/1.1 200 OK\r\nContent-Length: \(size)\r\nConnection: close\r\n\r\n")
                 var offset = 0
                 while offset < body.count {
                     let end = min(body.count, offset + chunk)
+                    // Counted as ended before the last bytes go out: the client, which gives its
+                    // slot to the next download as soon as it has them, cannot finish first.
+                    if end == body.count { endBody() }
                     try connection.write(body[offset..<end])
                     offset = end
                     if offset < body.count { connection.sleep(seconds: 0.02) }

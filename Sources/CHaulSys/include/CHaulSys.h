@@ -21,6 +21,15 @@ void haul_wakeup_signal(int writefd);
 /// finds little left to do.
 void haul_start_writeback(int fd, int64_t offset, int64_t length);
 
+/// Linux: syncfs(2), every dirty byte and inode of the file system holding `fd` is written and
+/// the device cache flushed; 0 or -1 with errno. Elsewhere -1 with errno ENOSYS.
+int haul_syncfs(int fd);
+
+/// Linux: waits for any writeback of `fd`'s data and returns 0, or -1 with the errno of a
+/// writeback error of this file not reported to this descriptor yet (sync_file_range with
+/// WAIT_BEFORE | WRITE | WAIT_AFTER, which flushes no device cache). Elsewhere -1, ENOSYS.
+int haul_check_written(int fd);
+
 /// posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL); ignored where unsupported.
 void haul_advise_sequential(int fd);
 

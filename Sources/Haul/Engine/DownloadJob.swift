@@ -6,10 +6,19 @@ import Foundation
 #endif
 
 /// Drives one download on its own thread: find what is already on disk, ask for the rest,
-/// choose the name, move the bytes (over several connections when the server allows), verify,
-/// commit. Retryable failures start another attempt after a backoff (see ``RetryPolicy``);
-/// a pause waits for ``Download/resume()`` and continues from the resume record.
+/// choose the name, move the bytes (over several connections when the server allows), verify.
+/// What is left then is the commit (``FileCommit``), which the caller runs or hands on.
+/// Retryable failures start another attempt after a backoff (see ``RetryPolicy``); a pause
+/// waits for ``Download/resume()`` and continues from the resume record.
 package struct DownloadJob {
+    /// How a job ends when nothing failed.
+    enum Ending {
+        /// Nothing left to do: the file was skipped (``ConflictPolicy/skip``).
+        case done(DownloadResult)
+        /// Every byte is written and verified; the file is not durable and has no name yet.
+        case commit(FileCommit)
+    }
+
     let request: DownloadRequest
     let destination: Destination
     let configuration: Downloader.Configuration
@@ -17,7 +26,7 @@ package struct DownloadJob {
     let events: EventQueue
     let resources: DownloaderResources
 
-    func run() throws(DownloadError) -> DownloadResult {
+    func run() throws(DownloadError) -> Ending {
         try Self.validate(configuration)
         let events = self.events
         let source = try SignedSource(request: request, cancellation: control.signal, warn: { events.yield(.warning($0)) })
@@ -136,7 +145,7 @@ private struct Attempt {
     var events: EventQueue { job.events }
     var folder: DestinationFolder { target.folder }
 
-    func run(startFresh: Bool) throws(DownloadError) -> DownloadResult {
+    func run(startFresh: Bool) throws(DownloadError) -> DownloadJob.Ending {
         // 1. What is on disk, under the name this download would have (before any network I/O).
         let predicted = target.fixedName ?? FileNamer.name(contentDisposition: nil, originalURLPath: url.path, contentType: nil)
         var existing = try partialToResume(named: predicted)
@@ -178,8 +187,9 @@ private struct Attempt {
             guard let partial = existing, let record else { throw DownloadError(.internalError, "complete without a partial") }
             existing = nil
             do throws(DownloadError) {
-                return try commit(partial, name: predicted, byteCount: record.totalLength, head: exchange.head,
-                                  replaceAllowed: target.fixedName != nil, verification: verification, hasher: nil)
+                return .commit(try finish(partial, name: predicted, ownsName: false, byteCount: record.totalLength,
+                                          head: exchange.head, replaceAllowed: target.fixedName != nil,
+                                          verification: verification, hasher: nil))
             } catch {
                 if error.code == .checksumMismatch {
                     ResumeRecord.remove(for: predicted, in: folder)
@@ -209,7 +219,7 @@ private struct Attempt {
         } else {
             switch try target.choose(response: exchange.head, originalURL: url, policy: policy) {
             case .skip(let taken):
-                return DownloadResult(response: exchange.head, fileURL: target.fileURL(taken), byteCount: 0, skipped: true)
+                return .done(DownloadResult(response: exchange.head, fileURL: target.fileURL(taken), byteCount: 0, skipped: true))
             case .write(let chosen, _):
                 name = chosen
             }
@@ -229,7 +239,8 @@ private struct Attempt {
                 // a partial), and the first checkpoint replaces it: no lookup needed here.
             }
         }
-        defer { target.release(name) }
+        var ownsName = true   // until the commit owns the reservation
+        defer { if ownsName { target.release(name) } }
 
         // 4. Move the bytes.
         do throws(DownloadError) {
@@ -240,8 +251,11 @@ private struct Attempt {
                                        integrity: (verification, hasher, blocks),
                                        handedOver: &handedOver, recordWritten: &recordWritten)
             let replace = target.fixedName != nil || policy == .overwrite
-            return try commit(partial, name: name, byteCount: written, head: exchange.head, replaceAllowed: replace,
-                              recordMayExist: recordWritten, verification: verification, hasher: hasher)
+            let commit = try finish(partial, name: name, ownsName: true, byteCount: written, head: exchange.head,
+                                    replaceAllowed: replace, recordMayExist: recordWritten, verification: verification,
+                                    hasher: hasher)
+            ownsName = false
+            return .commit(commit)
         } catch {
             // Bytes that arrived intact before a network failure, a full disk, a pause or a
             // cancellation stay for a resume; after a protocol or integrity failure they cannot be trusted.
@@ -390,33 +404,18 @@ private struct Attempt {
         return written
     }
 
-    /// Syncs, forgets the resume record and gives the file its name. If that name appeared
-    /// meanwhile, `.rename` moves on to the next free name; any other policy keeps the partial.
-    private func commit(_ partial: PartialFile, name: String, byteCount: Int64, head: ResponseHead, replaceAllowed: Bool,
-                        recordMayExist: Bool = true, verification: Verification?,
-                        hasher: StreamHasher?) throws(DownloadError) -> DownloadResult {
+    /// Checks the checksums, if any, and readies the file for its commit.
+    ///
+    /// - Parameter ownsName: whether this download reserved `name` (the commit then releases it).
+    private func finish(_ partial: PartialFile, name: String, ownsName: Bool, byteCount: Int64, head: ResponseHead,
+                        replaceAllowed: Bool, recordMayExist: Bool = true, verification: Verification?,
+                        hasher: StreamHasher?) throws(DownloadError) -> FileCommit {
         let sha256 = try verification?.verify(partial, length: byteCount, hasher: hasher)
-        try partial.finishWriting()
+        partial.markFinished()
         let policy = job.request.conflictPolicy ?? configuration.conflictPolicy
-        var finalName = name
-        var extra: [String] = []
-        defer { for reserved in extra { target.release(reserved) } }
-        while true {
-            do throws(DownloadError) {
-                try partial.publish(as: finalName, replace: replaceAllowed)
-                if recordMayExist { ResumeRecord.remove(for: name, in: folder) }
-                return DownloadResult(response: head, fileURL: target.fileURL(finalName), byteCount: byteCount, skipped: false,
-                                      sha256: sha256)
-            } catch {
-                guard error.code == .destinationExists, policy == .rename, !replaceAllowed,
-                      let next = target.nextFreeName(after: name) else {
-                    partial.closeKeeping()
-                    throw error
-                }
-                extra.append(next)
-                finalName = next
-            }
-        }
+        return FileCommit(partial: partial, name: name, ownsName: ownsName, byteCount: byteCount, head: head,
+                          replaceAllowed: replaceAllowed, renameOnConflict: policy == .rename,
+                          recordMayExist: recordMayExist, sha256: sha256, target: target)
     }
 }
 

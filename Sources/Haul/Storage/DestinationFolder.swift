@@ -12,6 +12,8 @@ final class DestinationFolder: Sendable {
     let descriptor: Int32
     /// The folder's device and inode: the same folder reached through two paths has one identity.
     let identity: String
+    /// The device of the file system the folder is on.
+    let device: UInt64
     /// Shared by every download of this process into this folder.
     let shared: FolderSync
 
@@ -33,6 +35,7 @@ final class DestinationFolder: Sendable {
         var info = stat()
         _ = fstat(fd, &info)
         identity = "\(info.st_dev):\(info.st_ino)"
+        device = UInt64(info.st_dev)
         shared = FolderSync.shared(for: identity)
         descriptor = fd
     }
@@ -82,9 +85,13 @@ final class DestinationFolder: Sendable {
     /// Renames `from` to `to` inside the folder, atomically. With `replace == false` an existing
     /// `to` is never replaced (`destinationExists`).
     func rename(_ from: String, to: String, replace: Bool) throws(DownloadError) {
-        let (rc, code) = shared.changingEntries {
-            (replace ? renameat(descriptor, from, descriptor, to) : haul_rename_noreplace(descriptor, from, descriptor, to), errno)
-        }
+        try shared.changingEntries { () throws(DownloadError) in try renameChangingEntries(from, to: to, replace: replace) }
+    }
+
+    /// ``rename(_:to:replace:)`` for a caller inside ``FolderSync/changingEntries(_:)`` already.
+    func renameChangingEntries(_ from: String, to: String, replace: Bool) throws(DownloadError) {
+        let rc = replace ? renameat(descriptor, from, descriptor, to) : haul_rename_noreplace(descriptor, from, descriptor, to)
+        let code = errno
         guard rc == 0 else {
             if code == EEXIST { throw DownloadError(.destinationExists, "'\(path)/\(to)' appeared while downloading; it was left as it is") }
             throw DownloadError(.fileSystem, "cannot rename '\(from)' to '\(to)' in '\(path)': \(errnoText(code))")

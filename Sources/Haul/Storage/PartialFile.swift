@@ -12,8 +12,8 @@ import Darwin
 /// The lock is what keeps a second process (or a second download in this process) away from
 /// the same file: it is released by the kernel when the process dies, `kill -9` included.
 /// Bytes go in with `pwrite` (safe from several threads at once, each at its own offsets).
-/// ``finishWriting()`` and ``publish(as:replace:)`` make the data durable and give it its
-/// final name atomically.
+/// ``markFinished()``, ``syncFinished()`` and ``publish(as:replace:)`` make the data durable and
+/// give it its final name atomically (see ``FileCommit``).
 final class PartialFile: @unchecked Sendable {   // the descriptor is fixed until close; pwrite is thread-safe
     let folder: DestinationFolder
     let name: String
@@ -169,27 +169,31 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
         }
     }
 
-    /// Makes the finished data durable: the usual permissions, fsync, close. Then ``publish(as:replace:)``.
+    /// Gives the finished file the usual permissions (0666 less the process umask, like any file a
+    /// program creates); the partial file is private (0600) while it is incomplete. Then the data
+    /// is made durable (``syncFinished()``, or one sync for many files) and ``publish(as:replace:)``.
+    func markFinished() {
+        _ = fchmod(descriptor, mode_t(0o666) & ~processUmask)
+    }
+
+    /// Makes the finished file durable, its data and its metadata (`fsync`).
     ///
     /// - Throws: `fileSystem`, `diskFull`.
-    func finishWriting() throws(DownloadError) {
-        // The partial is private (0600) while it is incomplete; the finished file gets the usual
-        // permissions, 0666 less the process umask, like any file a program creates.
-        _ = fchmod(descriptor, mode_t(0o666) & ~processUmask)
+    func syncFinished() throws(DownloadError) {
         if fsync(descriptor) != 0 {
             let code = errno
             throw DownloadError(code == ENOSPC ? .diskFull : .fileSystem, "cannot sync '\(folder.path)/\(name)': \(errnoText(code))")
         }
     }
 
-    /// Gives the finished file its final name atomically, fsyncs the folder, and releases the lock.
+    /// Gives the finished file its final name atomically (still open and locked). The folder's
+    /// sync (``DestinationFolder/sync()``) then makes the new name durable. Call it inside the
+    /// folder's ``FolderSync/changingEntries(_:)``.
     ///
     /// - Parameter replace: whether an existing `finalName` may be replaced.
     /// - Throws: `destinationExists` (when `replace` is false and the name appeared), `fileSystem`.
     func publish(as finalName: String, replace: Bool) throws(DownloadError) {
-        try folder.rename(name, to: finalName, replace: replace)
-        try folder.sync()
-        closeKeeping()
+        try folder.renameChangingEntries(name, to: finalName, replace: replace)
     }
 
     /// Closes (releasing the lock) and removes the file (its bytes cannot be trusted).

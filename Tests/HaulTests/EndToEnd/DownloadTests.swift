@@ -147,6 +147,24 @@ struct DownloadTests {
         }
     }
 
+    /// A small file's commit runs on the batch committer's thread, after the download gave its
+    /// running slot back; its key is held until the file has its name.
+    @Test("a key is free again once the result is known, after a commit on the committer's thread")
+    func keyFreeAfterBatchedCommit() async throws {
+        let server = try HaulServer()
+        try await withTemporaryDirectory { (dir) async throws in
+            let downloader = testDownloader()
+            let request = DownloadRequest(url: url(server, "/bytes/100000/k.bin"), key: "same")
+            let first = downloader.download(request, to: .directory(dir))
+            #expect(try await first.result().fileURL.lastPathComponent == "k.bin")
+            let again = downloader.download(request, to: .directory(dir))
+            #expect(again !== first)
+            #expect(try await again.result().fileURL.lastPathComponent == "k.1.bin")
+            #expect(server.requests.count == 2)
+            #expect(listFiles(dir) == ["k.1.bin", "k.bin"])
+        }
+    }
+
     @Test("the callback form reports events and the result")
     func callbackForm() async throws {
         let server = try HaulServer()

@@ -1,0 +1,110 @@
+/// The last step of a download whose bytes are all written and verified: make them durable and
+/// give the file its name (`fsync`, rename without replacing, `fsync` of the folder).
+///
+/// It runs on the download's thread, or, for a small file, on the ``BatchCommitter``'s thread,
+/// which makes many finished files durable with one sync while the download's thread moves on
+/// to the next download. It owns the name's reservation from its creation and releases it when
+/// it ends, on whichever thread.
+struct FileCommit: Sendable {
+    let partial: PartialFile
+    /// The name (the file is `name.part` until the rename).
+    let name: String
+    /// Whether this download reserved `name` (a partial file found complete on disk did not).
+    let ownsName: Bool
+    let byteCount: Int64
+    let head: ResponseHead
+    /// Whether an existing file of the final name may be replaced (`-o`, `--on-conflict=overwrite`).
+    let replaceAllowed: Bool
+    /// Whether a name that appeared meanwhile makes the file take the next free name.
+    let renameOnConflict: Bool
+    /// Whether a resume record may exist beside the partial file (it is removed after the rename).
+    let recordMayExist: Bool
+    let sha256: String?
+    let target: DownloadTarget
+
+    var folder: DestinationFolder { target.folder }
+
+    /// Syncs the data, renames, syncs the folder and releases the reservations.
+    ///
+    /// - Throws: `fileSystem`, `diskFull`, `destinationExists`; see ``run(_:dataSynced:)``.
+    func run() throws(DownloadError) -> DownloadResult {
+        try Self.run([self], dataSynced: [false])[0].get()
+    }
+
+    /// Commits `commits` together: each file's data is synced (unless its `dataSynced`: the
+    /// caller synced it), then the files of each folder are renamed under its entries lock, taken
+    /// once (creators wait meanwhile; one thread renaming a batch would otherwise queue behind
+    /// them at every file), and the folder is synced once for all of them. On failure a partial
+    /// file is kept when it can be resumed or when a file of its name appeared (`diskFull`,
+    /// `destinationExists`), else removed.
+    ///
+    /// - Returns: one result for each commit, in order.
+    static func run(_ commits: [FileCommit], dataSynced: [Bool]) -> [Result<DownloadResult, DownloadError>] {
+        var failures = [DownloadError?](repeating: nil, count: commits.count)
+        var results = [DownloadResult?](repeating: nil, count: commits.count)
+        for (index, commit) in commits.enumerated() where !dataSynced[index] {
+            do throws(DownloadError) { try commit.partial.syncFinished() } catch { failures[index] = error }
+        }
+        let byFolder = Dictionary(grouping: commits.indices.filter { failures[$0] == nil }) { commits[$0].folder.identity }
+        for indices in byFolder.values {
+            let folder = commits[indices[0]].folder
+            folder.shared.changingEntries {
+                for index in indices {
+                    do throws(DownloadError) { results[index] = try commits[index].rename() } catch { failures[index] = error }
+                }
+            }
+            guard indices.contains(where: { results[$0] != nil }) else { continue }
+            do throws(DownloadError) {
+                try folder.sync()   // FolderSync groups it with other threads' syncs of this folder
+            } catch {
+                for index in indices where failures[index] == nil { failures[index] = error }
+            }
+        }
+        return commits.indices.map { index in
+            let result: Result<DownloadResult, DownloadError>
+            if let done = results[index], failures[index] == nil {
+                result = .success(done)
+            } else {
+                result = .failure(failures[index] ?? DownloadError(.internalError, "a commit ended without a result"))
+            }
+            commits[index].end(result)
+            return result
+        }
+    }
+
+    /// Gives the file its name; if that name appeared meanwhile, `renameOnConflict` moves on to
+    /// the next free name, anything else keeps the partial file.
+    private func rename() throws(DownloadError) -> DownloadResult {
+        var finalName = name
+        while true {
+            do throws(DownloadError) {
+                try partial.publish(as: finalName, replace: replaceAllowed)
+                if finalName != name { target.release(finalName) }   // the name is taken now: the file has it
+                return DownloadResult(response: head, fileURL: target.fileURL(finalName), byteCount: byteCount, skipped: false,
+                                      sha256: sha256)
+            } catch {
+                if finalName != name { target.release(finalName) }
+                guard error.code == .destinationExists, renameOnConflict, !replaceAllowed,
+                      let next = target.nextFreeName(after: name) else { throw error }
+                finalName = next
+            }
+        }
+    }
+
+    /// Closes the file (releasing its lock), forgets the resume record and the reservation.
+    private func end(_ result: Result<DownloadResult, DownloadError>) {
+        defer { if ownsName { target.release(name) } }
+        switch result {
+        case .success:
+            partial.closeKeeping()
+            if recordMayExist { ResumeRecord.remove(for: name, in: folder) }
+        case .failure(let error):
+            if error.code == .diskFull || error.code == .destinationExists {
+                partial.closeKeeping()
+            } else {
+                ResumeRecord.remove(for: name, in: folder)
+                partial.discard()
+            }
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import CHaulSys
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Commits finished small files (``FileCommit``) on a thread of its own, so a download's thread
+/// moves on to the next download at once, and makes the files that finished meanwhile durable
+/// together: one `syncfs` of their file system in place of an `fsync` of each, then the renames,
+/// then one `fsync` of each folder.
+///
+/// Measured on this machine (ext4, 1,000 files of 64 KiB written by 16 threads): an `fsync` of each
+/// file on its writer's thread took 0.17 s against 0.05 s with no sync at all; writers handing
+/// their files to one committer that syncs each batch with `syncfs` took 0.06-0.07 s. Writers
+/// that wait for a group sync themselves took 0.20-0.25 s: the hand-off is what makes it pay.
+///
+/// A file goes through here on Linux when it is at most ``largestFile`` bytes. A batch of one is
+/// synced with its own `fsync`, so a lone download never waits for other programs' writes.
+final class BatchCommitter: @unchecked Sendable {   // all state is under `monitor`
+    static let shared = BatchCommitter()
+
+    /// The largest file the committer takes. A larger one was written back while it arrived
+    /// (``WritebackTracker``), so its own `fsync` finds little to do, and it has its own thread.
+    static let largestFile: Int64 = WritebackTracker.interval
+
+    /// Whether `commit` goes to the committer rather than running on the download's thread.
+    static func takes(_ commit: FileCommit) -> Bool {
+        #if os(Linux)
+        return commit.byteCount <= largestFile
+        #else
+        return false   // no syncfs
+        #endif
+    }
+
+    private struct Entry {
+        let commit: FileCommit
+        let done: @Sendable (Result<DownloadResult, DownloadError>) -> Void
+    }
+    private let monitor = Monitor()
+    private var pending: [Entry] = []
+    private var serving = false
+    private let syncFileSystem: @Sendable (Int32) -> Int32
+
+    private let checkWritten: @Sendable (Int32) -> Int32
+
+    /// `syncfs(descriptor)`: 0, or the `errno` (`ENOSYS` where there is no syncfs).
+    static func syncFileSystem(of descriptor: Int32) -> Int32 {
+        haul_syncfs(descriptor) == 0 ? 0 : errno
+    }
+
+    /// 0 when no write of the file of `descriptor` failed (unreported to it), else the `errno`.
+    static func checkWritten(_ descriptor: Int32) -> Int32 {
+        haul_check_written(descriptor) == 0 ? 0 : errno
+    }
+
+    /// - Parameters:
+    ///   - syncFileSystem: syncs the file system of a descriptor, returning 0 or an `errno`
+    ///     (tests count and fail it).
+    ///   - checkWritten: reports a failed write of one file after a successful sync, 0 or an `errno`.
+    init(syncFileSystem: @escaping @Sendable (Int32) -> Int32 = { BatchCommitter.syncFileSystem(of: $0) },
+         checkWritten: @escaping @Sendable (Int32) -> Int32 = { BatchCommitter.checkWritten($0) }) {
+        self.syncFileSystem = syncFileSystem
+        self.checkWritten = checkWritten
+    }
+
+    /// Commits `commit` soon, on the committer's thread, then calls `done` there with the result.
+    func submit(_ commit: FileCommit, done: @escaping @Sendable (Result<DownloadResult, DownloadError>) -> Void) {
+        let start = monitor.withLock { () -> Bool in
+            pending.append(Entry(commit: commit, done: done))
+            if serving { return false }
+            serving = true
+            return true
+        }
+        if start { spawnThread(name: "haul-commit") { self.serve() } }
+    }
+
+    /// Commits batches until none is waiting; what arrives during a batch is the next batch.
+    private func serve() {
+        while true {
+            let batch = monitor.withLock { () -> [Entry] in
+                let taken = pending
+                pending = []
+                if taken.isEmpty { serving = false }
+                return taken
+            }
+            if batch.isEmpty { return }
+            commit(batch)
+        }
+    }
+
+    private func commit(_ batch: [Entry]) {
+        for (entry, result) in zip(batch, commit(batch.map(\.commit))) { entry.done(result) }
+    }
+
+    /// Commits `commits` now, on the calling thread: the files of a file system with two of them
+    /// or more share one sync (``syncTwice(_:)``), the others are synced on their own.
+    ///
+    /// - Returns: one result for each commit, in order.
+    func commit(_ commits: [FileCommit]) -> [Result<DownloadResult, DownloadError>] {
+        var byDevice: [UInt64: [Int]] = [:]
+        for (index, commit) in commits.enumerated() { byDevice[commit.folder.device, default: []].append(index) }
+        var results = [Result<DownloadResult, DownloadError>](
+            repeating: .failure(DownloadError(.internalError, "a commit got no result")), count: commits.count)
+        for indices in byDevice.values {
+            let group = indices.map { commits[$0] }
+            let synced = group.count > 1 && syncTwice(group[0].partial.descriptor)
+            // The sync reports the file system's write errors since its descriptor was opened; one
+            // of another file from before then shows only on that file's own descriptor.
+            let clean = group.map { synced && checkWritten($0.partial.descriptor) == 0 }
+            for (index, result) in zip(indices, FileCommit.run(group, dataSynced: clean)) { results[index] = result }
+        }
+        return results
+    }
+
+    /// Syncs the file system of `descriptor`. The second syncfs, with nothing left to write,
+    /// flushes the device's cache once more: the kernel's `sync_filesystem` flushes (`sync_fs`)
+    /// before it writes the block device's own dirty buffers, which is where ext4 without a
+    /// journal keeps its inode tables. On failure each file is synced on its own instead, which
+    /// tells which file an error belongs to.
+    private func syncTwice(_ descriptor: Int32) -> Bool {
+        syncFileSystem(descriptor) == 0 && syncFileSystem(descriptor) == 0
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import HaulTestSupport
+import Synchronization
+import Testing
+@testable import Haul
+
+/// Finished files handed to the batch committer get their names, durably: one sync of the file
+/// system for a batch, each file's own fsync for a batch of one or when that sync fails.
+@Suite("The batch committer", .timeLimit(.minutes(1)))
+struct BatchCommitterTests {
+    /// A committer whose file-system syncs and per-file write checks are counted (and fail
+    /// with `failWith`, `checkFailsWith`).
+    final class CountingSync: Sendable {
+        let calls = Mutex(0)
+        let checks = Mutex(0)
+        let failWith: Int32
+        let checkFailsWith: Int32
+
+        init(failWith: Int32 = 0, checkFailsWith: Int32 = 0) {
+            self.failWith = failWith
+            self.checkFailsWith = checkFailsWith
+        }
+
+        func committer() -> BatchCommitter {
+            BatchCommitter(syncFileSystem: { [self] descriptor in
+                calls.withLock { $0 += 1 }
+                if failWith != 0 { return failWith }
+                return BatchCommitter.syncFileSystem(of: descriptor)
+            }, checkWritten: { [self] descriptor in
+                checks.withLock { $0 += 1 }
+                if checkFailsWith != 0 { return checkFailsWith }
+                return BatchCommitter.checkWritten(descriptor)
+            })
+        }
+
+        var count: Int { calls.withLock { $0 } }
+        var checkCount: Int { checks.withLock { $0 } }
+    }
+
+    /// `name.part` in `dir`, holding `bytes`, written and ready for its commit, its name reserved.
+    static func finishedFile(_ name: String, _ bytes: [UInt8], in target: DownloadTarget,
+                             renameOnConflict: Bool = true) throws -> FileCommit {
+        #expect(FileReservations.shared.reserve(name, in: target.folder))
+        let partial = try PartialFile.createEmpty(name + PartialFile.suffix, in: target.folder)
+        try bytes.withUnsafeBytes { try partial.write($0, at: 0) }
+        partial.markFinished()
+        return FileCommit(partial: partial, name: name, ownsName: true, byteCount: Int64(bytes.count),
+                          head: ResponseHead(status: 200, headers: HTTPHeaders([])), replaceAllowed: false,
+                          renameOnConflict: renameOnConflict, recordMayExist: false, sha256: nil, target: target)
+    }
+
+    static func bytes(_ seed: Int, count: Int = 70_000) -> [UInt8] {
+        (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ seed) }
+    }
+
+    @Test func aBatchIsSyncedTwiceForAllItsFilesThenRenamed() throws {
+        try withTemporaryDirectory { dir in
+            let target = try DownloadTarget(destination: .directory(dir))
+            let commits = try (0..<5).map { try Self.finishedFile("f\($0).bin", Self.bytes($0), in: target) }
+            let sync = CountingSync()
+            let results = sync.committer().commit(commits)
+
+            #expect(sync.count == 2, "one syncfs, then one more to flush what it wrote last")
+            #expect(sync.checkCount == 5, "each file is checked for a write error the sync did not report")
+            #expect(listFiles(dir) == (0..<5).map { "f\($0).bin" })
+            for (index, result) in results.enumerated() {
+                let done = try result.get()
+                #expect(done.fileURL.lastPathComponent == "f\(index).bin")
+                #expect(done.byteCount == 70_000)
+                #expect(try contents(dir.appendingPathComponent("f\(index).bin")) == Self.bytes(index))
+            }
+            // The reservations were released: the names can be taken again.
+            for index in 0..<5 {
+                #expect(FileReservations.shared.reserve("f\(index).bin", in: target.folder))
+                target.release("f\(index).bin")
+            }
+        }
+    }
+
+    @Test func aBatchOfOneIsSyncedOnItsOwn() throws {
+        try withTemporaryDirectory { dir in
+            let target = try DownloadTarget(destination: .directory(dir))
+            let sync = CountingSync()
+            let results = sync.committer().commit([try Self.finishedFile("only.bin", Self.bytes(9), in: target)])
+
+            #expect(sync.count == 0, "a lone file never syncs the whole file system")
+            #expect(sync.checkCount == 0)
+            #expect(try results[0].get().fileURL.lastPathComponent == "only.bin")
+            #expect(listFiles(dir) == ["only.bin"])
+        }
+    }
+
+    @Test func aFailedFileSystemSyncFallsBackToEachFilesOwnSync() throws {
+        try withTemporaryDirectory { dir in
+            let target = try DownloadTarget(destination: .directory(dir))
+            let commits = try (0..<3).map { try Self.finishedFile("g\($0).bin", Self.bytes($0), in: target) }
+            let sync = CountingSync(failWith: EIO)
+            let results = sync.committer().commit(commits)
+
+            #expect(sync.count == 1, "no second sync after a failed one")
+            #expect(sync.checkCount == 0)
+            #expect(results.allSatisfy { (try? $0.get()) != nil })
+            #expect(listFiles(dir) == ["g0.bin", "g1.bin", "g2.bin"])
+        }
+    }
+
+    @Test func aFileWithAnUnreportedWriteErrorIsSyncedOnItsOwn() throws {
+        try withTemporaryDirectory { dir in
+            let target = try DownloadTarget(destination: .directory(dir))
+            let commits = try (0..<3).map { try Self.finishedFile("h\($0).bin", Self.bytes($0), in: target) }
+            let sync = CountingSync(checkFailsWith: EIO)
+            let results = sync.committer().commit(commits)
+
+            // The files' own fsync (which works here) decides: they are committed.
+            #expect(sync.count == 2)
+            #expect(sync.checkCount == 3)
+            #expect(results.allSatisfy { (try? $0.get()) != nil })
+            #expect(listFiles(dir) == ["h0.bin", "h1.bin", "h2.bin"])
+        }
+    }
+
+    @Test func aNameTakenMeanwhileMovesOnOrKeepsThePartial() throws {
+        try withTemporaryDirectory { dir in
+            let target = try DownloadTarget(destination: .directory(dir))
+            let moving = try Self.finishedFile("a.bin", Self.bytes(1), in: target)
+            let staying = try Self.finishedFile("b.bin", Self.bytes(2), in: target, renameOnConflict: false)
+            try Data("theirs".utf8).write(to: dir.appendingPathComponent("a.bin"))
+            try Data("theirs".utf8).write(to: dir.appendingPathComponent("b.bin"))
+            let results = CountingSync().committer().commit([moving, staying])
+
+            #expect(try results[0].get().fileURL.lastPathComponent == "a.1.bin")
+            #expect(throws: DownloadError.self) { try results[1].get() }
+            if case .failure(let error) = results[1] { #expect(error.code == .destinationExists) }
+            #expect(listFiles(dir) == ["a.1.bin", "a.bin", "b.bin", "b.bin.part"])
+            #expect(try contents(dir.appendingPathComponent("a.1.bin")) == Self.bytes(1))
+            #expect(try contents(dir.appendingPathComponent("b.bin.part")) == Self.bytes(2))
+            #expect(try contents(dir.appendingPathComponent("a.bin")) == Array("theirs".utf8))
+        }
+    }
+
+    @Test func submittedCommitsAllEndOnceOnTheCommittersThread() async throws {
+        try await withTemporaryDirectory { dir in
+            let target = try DownloadTarget(destination: .directory(dir))
+            let committer = CountingSync().committer()
+            let names = Mutex<[String]>([])
+            await withCheckedContinuation { (all: CheckedContinuation<Void, Never>) in
+                let left = Mutex(40)
+                for index in 0..<40 {
+                    let commit: FileCommit
+                    do { commit = try Self.finishedFile("s\(index).bin", Self.bytes(index), in: target) } catch {
+                        Issue.record("\(error)")
+                        return
+                    }
+                    committer.submit(commit) { result in
+                        names.withLock { $0.append((try? result.get().fileURL.lastPathComponent) ?? "failed") }
+                        if left.withLock({ $0 -= 1; return $0 }) == 0 { all.resume() }
+                    }
+                }
+            }
+            let expected = (0..<40).map { "s\($0).bin" }.sorted()
+            #expect(names.withLock { $0.sorted() } == expected)
+            #expect(listFiles(dir) == expected)
+        }
+    }
+}
