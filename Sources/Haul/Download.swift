@@ -84,9 +84,8 @@ public final class Download: Sendable {
             case .done(let done):
                 result = .success(done)
             case .commit(let commit) where BatchCommitter.takes(commit):
-                let next = onEnd(self, .slot)
                 BatchCommitter.shared.submit(commit) { [self] result in _ = end(with: result, release: .key) }
-                return next
+                return onEnd(self, .slot)
             case .commit(let commit):
                 result = .success(try commit.run())
             }

@@ -24,6 +24,7 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
     /// (``WritebackTracker``), so its own `fsync` finds little to do, and it has its own thread.
     static let largestFile: Int64 = WritebackTracker.interval
 
+
     /// Whether `commit` goes to the committer rather than running on the download's thread.
     static func takes(_ commit: FileCommit) -> Bool {
         #if os(Linux)
@@ -41,6 +42,9 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
     private var pending: [Entry] = []
     private var serving = false
     private let syncFileSystem: @Sendable (Int32) -> Int32
+    /// At most this many files wait for a batch: each holds an open descriptor (and its lock), so
+    /// on a disk slower than the network a download's thread waits at ``submit(_:done:)`` instead.
+    private let maximumWaiting: Int
 
     private let checkWritten: @Sendable (Int32) -> Int32
 
@@ -55,18 +59,23 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
     }
 
     /// - Parameters:
+    ///   - maximumWaiting: how many files may wait for a batch before a hand-off waits.
     ///   - syncFileSystem: syncs the file system of a descriptor, returning 0 or an `errno`
     ///     (tests count and fail it).
     ///   - checkWritten: reports a failed write of one file after a successful sync, 0 or an `errno`.
-    init(syncFileSystem: @escaping @Sendable (Int32) -> Int32 = { BatchCommitter.syncFileSystem(of: $0) },
+    init(maximumWaiting: Int = 256,
+         syncFileSystem: @escaping @Sendable (Int32) -> Int32 = { BatchCommitter.syncFileSystem(of: $0) },
          checkWritten: @escaping @Sendable (Int32) -> Int32 = { BatchCommitter.checkWritten($0) }) {
+        self.maximumWaiting = maximumWaiting
         self.syncFileSystem = syncFileSystem
         self.checkWritten = checkWritten
     }
 
     /// Commits `commit` soon, on the committer's thread, then calls `done` there with the result.
+    /// Waits first while `maximumWaiting` files are waiting already.
     func submit(_ commit: FileCommit, done: @escaping @Sendable (Result<DownloadResult, DownloadError>) -> Void) {
         let start = monitor.withLock { () -> Bool in
+            while pending.count >= maximumWaiting { monitor.wait() }
             pending.append(Entry(commit: commit, done: done))
             if serving { return false }
             serving = true
@@ -82,6 +91,7 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
                 let taken = pending
                 pending = []
                 if taken.isEmpty { serving = false }
+                monitor.broadcast()   // room for the threads waiting in submit
                 return taken
             }
             if batch.isEmpty { return }

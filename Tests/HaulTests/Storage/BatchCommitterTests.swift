@@ -162,4 +162,41 @@ struct BatchCommitterTests {
             #expect(listFiles(dir) == expected)
         }
     }
+
+    @Test func aHandOffWaitsWhileTooManyFilesWait() async throws {
+        try await withTemporaryDirectory { (dir) async throws in
+            let target = try DownloadTarget(destination: .directory(dir))
+            let committer = BatchCommitter(maximumWaiting: 2)
+            let gate = DispatchSemaphore(value: 0)
+            let inDone = DispatchSemaphore(value: 0)
+            let ended = DispatchGroup()
+            // The first file's callback holds the committer's thread: what comes next waits.
+            ended.enter()
+            committer.submit(try Self.finishedFile("w0.bin", Self.bytes(0), in: target)) { _ in
+                inDone.signal()
+                gate.wait()
+                ended.leave()
+            }
+            inDone.wait()
+            for index in 1...2 {
+                ended.enter()
+                committer.submit(try Self.finishedFile("w\(index).bin", Self.bytes(index), in: target)) { _ in ended.leave() }
+            }
+            let third = try Self.finishedFile("w3.bin", Self.bytes(3), in: target)
+            let handedOff = Mutex(false)
+            ended.enter()
+            DispatchQueue.global().async {
+                committer.submit(third) { _ in ended.leave() }
+                handedOff.withLock { $0 = true }
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(!handedOff.withLock { $0 }, "two files were waiting: the third hand-off waits for room")
+            gate.signal()
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                ended.notify(queue: .global()) { done.resume() }
+            }
+            #expect(handedOff.withLock { $0 })
+            #expect(listFiles(dir) == ["w0.bin", "w1.bin", "w2.bin", "w3.bin"])
+        }
+    }
 }
