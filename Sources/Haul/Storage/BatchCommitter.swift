@@ -24,7 +24,6 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
     /// (``WritebackTracker``), so its own `fsync` finds little to do, and it has its own thread.
     static let largestFile: Int64 = WritebackTracker.interval
 
-
     /// Whether `commit` goes to the committer rather than running on the download's thread.
     static func takes(_ commit: FileCommit) -> Bool {
         #if os(Linux)
@@ -39,13 +38,13 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
         let done: @Sendable (Result<DownloadResult, DownloadError>) -> Void
     }
     private let monitor = Monitor()
+    /// Files waiting for the next batch, and whether a thread is committing batches.
     private var pending: [Entry] = []
     private var serving = false
-    private let syncFileSystem: @Sendable (Int32) -> Int32
     /// At most this many files wait for a batch: each holds an open descriptor (and its lock), so
     /// on a disk slower than the network a download's thread waits at ``submit(_:done:)`` instead.
     private let maximumWaiting: Int
-
+    private let syncFileSystem: @Sendable (Int32) -> Int32
     private let checkWritten: @Sendable (Int32) -> Int32
 
     /// `syncfs(descriptor)`: 0, or the `errno` (`ENOSYS` where there is no syncfs).
