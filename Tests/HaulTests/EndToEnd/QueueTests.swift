@@ -38,7 +38,7 @@ struct QueueTests {
 
     @Test func cancellingAQueuedDownloadEndsItAtOnceWithoutARequest() async throws {
         let server = try HaulServer()
-        let files = CountingFiles(size: Self.size * 4, bytesPerSecond: 1_000_000)
+        let files = CountingFiles(size: Self.size * 4, bytesPerSecond: 1_000_000, holdingLastBytes: true)
         for index in 0..<4 {
             server.route("/q\(index).bin") { request, connection in try files.respond(to: request, on: connection) }
         }
@@ -61,6 +61,7 @@ struct QueueTests {
 
             #expect(error?.code == .cancelled)
             #expect(files.active == 2 && files.finished == 0, "the cancelled download waited for a running one")
+            files.releaseLastBytes()
             for download in running + [next] {
                 let outcome = await collect(download)
                 #expect(outcome.error == nil, "\(outcome.error?.description ?? "")")
@@ -92,16 +93,25 @@ struct QueueTests {
 }
 
 /// A route serving `size` bytes of `content(seed: 7)` paced per connection, without validators
-/// (so each download uses one connection), that counts the bodies being served at once.
+/// (so each download uses one connection), that counts the bodies being served at once. With
+/// `holdingLastBytes`, every body stops before its last chunk until ``releaseLastBytes()``.
 final class CountingFiles: Sendable {
     let size: Int64
     let bytesPerSecond: Int
     private struct Counts { var active = 0, most = 0, finished = 0 }
     private let counts = Mutex(Counts())
+    private let holdingLastBytes: Bool
+    private let released = Mutex(false)
 
-    init(size: Int64, bytesPerSecond: Int) {
+    init(size: Int64, bytesPerSecond: Int, holdingLastBytes: Bool = false) {
         self.size = size
         self.bytesPerSecond = bytesPerSecond
+        self.holdingLastBytes = holdingLastBytes
+    }
+
+    /// Lets the bodies held before their last chunk go on (and every later one through).
+    func releaseLastBytes() {
+        released.withLock { $0 = true }
     }
 
     /// Bodies being sent now.
@@ -132,8 +142,16 @@ final class CountingFiles: Sendable {
         var offset: Int64 = 0
         while offset < size {
             let next = min(size, offset + chunk)
-            // Counted as ended before the last bytes go out, so the client cannot finish first.
-            if next == size { end(completed: true) }
+            if next == size {
+                // Held (at most 30 s) until the test lets the bodies end: no download can end
+                // while the test looks, however late the test's task runs.
+                let deadline = ContinuousClock.now + .seconds(30)
+                while holdingLastBytes, !released.withLock({ $0 }), ContinuousClock.now < deadline {
+                    connection.sleep(seconds: 0.01)
+                }
+                // Counted as ended before the last bytes go out, so the client cannot finish first.
+                end(completed: true)
+            }
             try connection.write(content.bytes(offset..<next))
             offset = next
             if offset < size { connection.sleep(seconds: 0.05) }
