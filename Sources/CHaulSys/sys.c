@@ -12,6 +12,7 @@
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <linux/fs.h>
+#include <sys/vfs.h>
 #endif
 
 int haul_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
@@ -80,6 +81,17 @@ int haul_check_written(int fd) {
     (void)fd;
     errno = ENOSYS;
     return -1;
+#endif
+}
+
+unsigned long haul_file_system_type(int fd) {
+#ifdef __linux__
+    struct statfs info;
+    if (fstatfs(fd, &info) != 0) return 0;
+    return (unsigned long)info.f_type;
+#else
+    (void)fd;
+    return 0;
 #endif
 }
 

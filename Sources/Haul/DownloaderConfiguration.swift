@@ -39,7 +39,10 @@ extension Downloader {
         public var minimumSegmentSize: Int64 = 1 << 20
         /// Connections open at once to one host, shared by all downloads. Default 16.
         public var maximumConnectionsPerHost: Int = 16
-        /// Downloads running at once; the others wait in a queue, in the order they were started. Default 4.
+        /// Downloads transferring at once; the others wait in a queue, in the order they were started. Default 4.
+        ///
+        /// A small file's last step (its sync and rename) may still run after its slot went to the
+        /// next download; its key stays taken, and its result comes, only once the file has its name.
         public var maximumActiveDownloads: Int = 4
         /// Overall speed cap in bytes per second, shared by every connection of every download (`nil`: none).
         public var rateLimit: Int64?

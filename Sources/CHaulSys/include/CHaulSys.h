@@ -30,6 +30,10 @@ int haul_syncfs(int fd);
 /// WAIT_BEFORE | WRITE | WAIT_AFTER, which flushes no device cache). Elsewhere -1, ENOSYS.
 int haul_check_written(int fd);
 
+/// Linux: the f_type of fstatfs(fd) (the file system's magic number), or 0 when unknown.
+/// Elsewhere 0.
+unsigned long haul_file_system_type(int fd);
+
 /// posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL); ignored where unsupported.
 void haul_advise_sequential(int fd);
 

@@ -28,22 +28,40 @@ struct FileCommit: Sendable {
     ///
     /// - Throws: `fileSystem`, `diskFull`, `destinationExists`; see ``run(_:dataSynced:)``.
     func run() throws(DownloadError) -> DownloadResult {
-        try Self.run([self], dataSynced: [false])[0].get()
+        try Self.run([self], data: [.unsynced])[0].get()
     }
 
-    /// Commits `commits` together: each file's data is synced (unless its `dataSynced`: the
-    /// caller synced it), then the files of each folder are renamed under its entries lock, taken
+    /// Where a file's data stands when its commit runs.
+    enum DataState {
+        /// Durable already (the batch committer synced it).
+        case synced
+        /// To be synced by the commit (`fsync`).
+        case unsynced
+        /// Writing it back failed: the commit fails with this error.
+        case failed(DownloadError)
+    }
+
+    /// Commits `commits` together: each file's data is synced (when `data` says `unsynced`),
+    /// then the files of each folder are renamed under its entries lock, taken
     /// once (creators wait meanwhile; one thread renaming a batch would otherwise queue behind
     /// them at every file), and the folder is synced once for all of them. On failure a partial
     /// file is kept when it can be resumed or when a file of its name appeared (`diskFull`,
-    /// `destinationExists`), else removed.
+    /// `destinationExists`), else removed; a file renamed before its folder's sync failed keeps
+    /// its new name.
     ///
     /// - Returns: one result for each commit, in order.
-    static func run(_ commits: [FileCommit], dataSynced: [Bool]) -> [Result<DownloadResult, DownloadError>] {
+    static func run(_ commits: [FileCommit], data: [DataState]) -> [Result<DownloadResult, DownloadError>] {
         var failures = [DownloadError?](repeating: nil, count: commits.count)
         var results = [DownloadResult?](repeating: nil, count: commits.count)
-        for (index, commit) in commits.enumerated() where !dataSynced[index] {
-            do throws(DownloadError) { try commit.partial.syncFinished() } catch { failures[index] = error }
+        for (index, commit) in commits.enumerated() {
+            switch data[index] {
+            case .synced:
+                break
+            case .unsynced:
+                do throws(DownloadError) { try commit.partial.syncFinished() } catch { failures[index] = error }
+            case .failed(let error):
+                failures[index] = error
+            }
         }
         let byFolder = Dictionary(grouping: commits.indices.filter { failures[$0] == nil }) { commits[$0].folder.identity }
         for indices in byFolder.values {
@@ -67,7 +85,7 @@ struct FileCommit: Sendable {
             } else {
                 result = .failure(failures[index] ?? DownloadError(.internalError, "a commit ended without a result"))
             }
-            commits[index].end(result)
+            commits[index].end(result, renamed: results[index] != nil)
             return result
         }
     }
@@ -92,19 +110,20 @@ struct FileCommit: Sendable {
     }
 
     /// Closes the file (releasing its lock), forgets the resume record and the reservation.
-    private func end(_ result: Result<DownloadResult, DownloadError>) {
+    /// A file renamed before its commit failed (the folder's sync) stays under its new name: the
+    /// `.part` name may be another download's by then.
+    private func end(_ result: Result<DownloadResult, DownloadError>, renamed: Bool) {
         defer { if ownsName { target.release(name) } }
-        switch result {
-        case .success:
-            partial.closeKeeping()
-            if recordMayExist { ResumeRecord.remove(for: name, in: folder) }
-        case .failure(let error):
+        if case .failure(let error) = result, !renamed {
             if error.code == .diskFull || error.code == .destinationExists {
                 partial.closeKeeping()
             } else {
                 ResumeRecord.remove(for: name, in: folder)
                 partial.discard()
             }
+            return
         }
+        partial.closeKeeping()
+        if recordMayExist { ResumeRecord.remove(for: name, in: folder) }
     }
 }

@@ -15,8 +15,10 @@ import Darwin
 /// their files to one committer that syncs each batch with `syncfs` took 0.06-0.07 s. Writers
 /// that wait for a group sync themselves took 0.20-0.25 s: the hand-off is what makes it pay.
 ///
-/// A file goes through here on Linux when it is at most ``largestFile`` bytes. A batch of one is
-/// synced with its own `fsync`, so a lone download never waits for other programs' writes.
+/// A file goes through here (``takes(_:)``) on Linux, on a file system whose `syncfs` is known to
+/// make its data durable, when it is at most ``largestFile`` bytes and its commit replaces
+/// nothing. A batch of one is synced with its own `fsync`. A file in a larger batch may wait for
+/// other programs' dirty data on the same file system: that is the price of the shared sync.
 final class BatchCommitter: @unchecked Sendable {   // all state is under `monitor`
     static let shared = BatchCommitter()
 
@@ -25,12 +27,25 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
     static let largestFile: Int64 = WritebackTracker.interval
 
     /// Whether `commit` goes to the committer rather than running on the download's thread.
+    ///
+    /// Not when it may replace a file (`-o`, overwrite) or was found complete on disk: a queued
+    /// download of the same name would otherwise start while this one still holds it, and fail
+    /// with `locked` where it used to run after it.
     static func takes(_ commit: FileCommit) -> Bool {
         #if os(Linux)
-        return commit.byteCount <= largestFile
+        return commit.byteCount <= largestFile && !commit.replaceAllowed && commit.ownsName
+            && syncsDurably(fileSystemType: commit.folder.fileSystemType)
         #else
         return false   // no syncfs
         #endif
+    }
+
+    /// Whether `syncfs` on a file system of this type (Linux `statfs.f_type`) makes every file's
+    /// data and metadata durable and reports write errors: ext2/3/4, XFS, Btrfs, tmpfs (nothing
+    /// to make durable). Not FUSE, overlayfs, network file systems and the rest, where `syncfs`
+    /// may not reach the backing store: their files are synced one by one.
+    static func syncsDurably(fileSystemType: UInt) -> Bool {
+        [0xEF53, 0x5846_5342, 0x9123_683E, 0x0102_1994].contains(fileSystemType)
     }
 
     private struct Entry {
@@ -41,8 +56,9 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
     /// Files waiting for the next batch, and whether a thread is committing batches.
     private var pending: [Entry] = []
     private var serving = false
-    /// At most this many files wait for a batch: each holds an open descriptor (and its lock), so
-    /// on a disk slower than the network a download's thread waits at ``submit(_:done:)`` instead.
+    /// At most this many files wait for a batch, besides the batch being committed: each holds
+    /// two descriptors (the file, with its lock, and its folder), so on a disk slower than the
+    /// network a download's thread waits at ``submit(_:done:)`` instead.
     private let maximumWaiting: Int
     private let syncFileSystem: @Sendable (Int32) -> Int32
     private let checkWritten: @Sendable (Int32) -> Int32
@@ -62,7 +78,7 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
     ///   - syncFileSystem: syncs the file system of a descriptor, returning 0 or an `errno`
     ///     (tests count and fail it).
     ///   - checkWritten: reports a failed write of one file after a successful sync, 0 or an `errno`.
-    init(maximumWaiting: Int = 256,
+    init(maximumWaiting: Int = 64,
          syncFileSystem: @escaping @Sendable (Int32) -> Int32 = { BatchCommitter.syncFileSystem(of: $0) },
          checkWritten: @escaping @Sendable (Int32) -> Int32 = { BatchCommitter.checkWritten($0) }) {
         self.maximumWaiting = maximumWaiting
@@ -115,9 +131,14 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
             let group = indices.map { commits[$0] }
             let synced = group.count > 1 && syncTwice(group[0].partial.descriptor)
             // The sync reports the file system's write errors since its descriptor was opened; one
-            // of another file from before then shows only on that file's own descriptor.
-            let clean = group.map { synced && checkWritten($0.partial.descriptor) == 0 }
-            for (index, result) in zip(indices, FileCommit.run(group, dataSynced: clean)) { results[index] = result }
+            // of another file from before then shows only on that file's own descriptor, once:
+            // an fsync after it would return 0, so such a file fails here.
+            let states = group.map { commit -> FileCommit.DataState in
+                guard synced else { return .unsynced }
+                let code = checkWritten(commit.partial.descriptor)
+                return code == 0 ? .synced : .failed(commit.partial.writeError(code))
+            }
+            for (index, result) in zip(indices, FileCommit.run(group, data: states)) { results[index] = result }
         }
         return results
     }

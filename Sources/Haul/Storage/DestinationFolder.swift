@@ -14,6 +14,8 @@ final class DestinationFolder: Sendable {
     let identity: String
     /// The device of the file system the folder is on.
     let device: UInt64
+    /// The type of that file system (Linux `statfs.f_type`; 0 when unknown).
+    let fileSystemType: UInt
     /// Shared by every download of this process into this folder.
     let shared: FolderSync
 
@@ -36,6 +38,7 @@ final class DestinationFolder: Sendable {
         _ = fstat(fd, &info)
         identity = "\(info.st_dev):\(info.st_ino)"
         device = UInt64(info.st_dev)
+        fileSystemType = UInt(haul_file_system_type(fd))
         shared = FolderSync.shared(for: identity)
         descriptor = fd
     }
@@ -94,6 +97,9 @@ final class DestinationFolder: Sendable {
         let code = errno
         guard rc == 0 else {
             if code == EEXIST { throw DownloadError(.destinationExists, "'\(path)/\(to)' appeared while downloading; it was left as it is") }
+            if code == ENOSPC || code == EDQUOT {   // a full folder: the complete file is kept for the next run
+                throw DownloadError(.diskFull, "cannot rename '\(from)' to '\(to)' in '\(path)': \(errnoText(code))")
+            }
             throw DownloadError(.fileSystem, "cannot rename '\(from)' to '\(to)' in '\(path)': \(errnoText(code))")
         }
     }

@@ -180,10 +180,13 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     ///
     /// - Throws: `fileSystem`, `diskFull`.
     func syncFinished() throws(DownloadError) {
-        if fsync(descriptor) != 0 {
-            let code = errno
-            throw DownloadError(code == ENOSPC ? .diskFull : .fileSystem, "cannot sync '\(folder.path)/\(name)': \(errnoText(code))")
-        }
+        if fsync(descriptor) != 0 { throw writeError(errno) }
+    }
+
+    /// The error for a failed sync (or write-back) of this file with `errno` `code`.
+    func writeError(_ code: Int32) -> DownloadError {
+        DownloadError(code == ENOSPC || code == EDQUOT ? .diskFull : .fileSystem,
+                      "cannot sync '\(folder.path)/\(name)': \(errnoText(code))")
     }
 
     /// Gives the finished file its final name atomically (still open and locked). The folder's

@@ -104,18 +104,55 @@ struct BatchCommitterTests {
         }
     }
 
-    @Test func aFileWithAnUnreportedWriteErrorIsSyncedOnItsOwn() throws {
+    @Test func aFileWithAnUnreportedWriteErrorFailsAndIsRemoved() throws {
         try withTemporaryDirectory { dir in
             let target = try DownloadTarget(destination: .directory(dir))
             let commits = try (0..<3).map { try Self.finishedFile("h\($0).bin", Self.bytes($0), in: target) }
-            let sync = CountingSync(checkFailsWith: EIO)
-            let results = sync.committer().commit(commits)
+            let bad = commits[1].partial.descriptor
+            let checked = Mutex(0)
+            let committer = BatchCommitter(syncFileSystem: { BatchCommitter.syncFileSystem(of: $0) }, checkWritten: { descriptor in
+                checked.withLock { $0 += 1 }
+                return descriptor == bad ? EIO : 0
+            })
+            let results = committer.commit(commits)
 
-            // The files' own fsync (which works here) decides: they are committed.
-            #expect(sync.count == 2)
-            #expect(sync.checkCount == 3)
-            #expect(results.allSatisfy { (try? $0.get()) != nil })
-            #expect(listFiles(dir) == ["h0.bin", "h1.bin", "h2.bin"])
+            // The check reported the error to that descriptor: an fsync would now return 0, so the
+            // file fails instead of getting its name; the others are committed.
+            #expect(checked.withLock { $0 } == 3)
+            #expect(try results[0].get().fileURL.lastPathComponent == "h0.bin")
+            #expect(try results[2].get().fileURL.lastPathComponent == "h2.bin")
+            if case .failure(let error) = results[1] { #expect(error.code == .fileSystem) } else { Issue.record("h1 was committed") }
+            #expect(listFiles(dir) == ["h0.bin", "h2.bin"])
+        }
+    }
+
+    @Test func onlyNewNamesOnFileSystemsWhoseSyncfsIsDurableGoToTheCommitter() throws {
+        #expect(BatchCommitter.syncsDurably(fileSystemType: 0xEF53))        // ext2/3/4
+        #expect(BatchCommitter.syncsDurably(fileSystemType: 0x5846_5342))   // XFS
+        #expect(BatchCommitter.syncsDurably(fileSystemType: 0x9123_683E))   // Btrfs
+        #expect(BatchCommitter.syncsDurably(fileSystemType: 0x0102_1994))   // tmpfs
+        #expect(!BatchCommitter.syncsDurably(fileSystemType: 0x6573_5546))  // FUSE
+        #expect(!BatchCommitter.syncsDurably(fileSystemType: 0x794C_7630))  // overlayfs
+        #expect(!BatchCommitter.syncsDurably(fileSystemType: 0x6969))       // NFS
+        #expect(!BatchCommitter.syncsDurably(fileSystemType: 0))            // unknown
+        try withTemporaryDirectory { dir in
+            let target = try DownloadTarget(destination: .directory(dir))
+            let durable = BatchCommitter.syncsDurably(fileSystemType: target.folder.fileSystemType)
+            let plain = try Self.finishedFile("p.bin", Self.bytes(1), in: target)
+            #expect(BatchCommitter.takes(plain) == durable)
+            let replacing = FileCommit(partial: plain.partial, name: "p.bin", ownsName: true, byteCount: plain.byteCount,
+                                       head: plain.head, replaceAllowed: true, renameOnConflict: false,
+                                       recordMayExist: false, sha256: nil, target: target)
+            #expect(!BatchCommitter.takes(replacing), "a commit that may replace a file runs on the download's thread")
+            let foundComplete = FileCommit(partial: plain.partial, name: "p.bin", ownsName: false, byteCount: plain.byteCount,
+                                           head: plain.head, replaceAllowed: false, renameOnConflict: true,
+                                           recordMayExist: true, sha256: nil, target: target)
+            #expect(!BatchCommitter.takes(foundComplete))
+            let large = FileCommit(partial: plain.partial, name: "p.bin", ownsName: true, byteCount: BatchCommitter.largestFile + 1,
+                                   head: plain.head, replaceAllowed: false, renameOnConflict: true,
+                                   recordMayExist: false, sha256: nil, target: target)
+            #expect(!BatchCommitter.takes(large))
+            _ = try plain.run()
         }
     }
 
