@@ -97,6 +97,9 @@ struct FileCommit: Sendable {
         while true {
             do throws(DownloadError) {
                 try partial.publish(as: finalName, replace: replaceAllowed)
+                // At once, not after the folder's sync: a kill in between would leave the record
+                // beside a finished file, where nothing ever reads or removes it.
+                if recordMayExist { ResumeRecord.remove(for: name, in: folder) }
                 if finalName != name { target.release(finalName) }   // the name is taken now: the file has it
                 return DownloadResult(response: head, fileURL: target.fileURL(finalName), byteCount: byteCount, skipped: false,
                                       sha256: sha256)
@@ -109,8 +112,8 @@ struct FileCommit: Sendable {
         }
     }
 
-    /// Closes the file (releasing its lock), forgets the resume record and the reservation.
-    /// A file renamed before its commit failed (the folder's sync) stays under its new name: the
+    /// Closes the file (releasing its lock) and forgets the reservation; a failed file's resume
+    /// record goes with its partial file unless that is kept. A file renamed before its commit failed (the folder's sync) stays under its new name: the
     /// `.part` name may be another download's by then.
     private func end(_ result: Result<DownloadResult, DownloadError>, renamed: Bool) {
         defer { if ownsName { target.release(name) } }
@@ -123,7 +126,6 @@ struct FileCommit: Sendable {
             }
             return
         }
-        partial.closeKeeping()
-        if recordMayExist { ResumeRecord.remove(for: name, in: folder) }
+        partial.closeKeeping()   // renamed, its record removed with the rename
     }
 }
