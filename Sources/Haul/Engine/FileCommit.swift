@@ -26,7 +26,7 @@ struct FileCommit: Sendable {
 
     /// Syncs the data, renames, syncs the folder and releases the reservations.
     ///
-    /// - Throws: `fileSystem`, `diskFull`, `destinationExists`; see ``run(_:dataSynced:)``.
+    /// - Throws: `fileSystem`, `diskFull`, `destinationExists`; see ``run(_:data:)``.
     func run() throws(DownloadError) -> DownloadResult {
         try Self.run([self], data: [.unsynced])[0].get()
     }
