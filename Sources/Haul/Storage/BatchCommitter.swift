@@ -123,8 +123,7 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
     ///
     /// - Returns: one result for each commit, in order.
     func commit(_ commits: [FileCommit]) -> [Result<DownloadResult, DownloadError>] {
-        var byDevice: [UInt64: [Int]] = [:]
-        for (index, commit) in commits.enumerated() { byDevice[commit.folder.device, default: []].append(index) }
+        let byDevice = Dictionary(grouping: commits.indices) { commits[$0].folder.device }
         var results = [Result<DownloadResult, DownloadError>](
             repeating: .failure(DownloadError(.internalError, "a commit got no result")), count: commits.count)
         for indices in byDevice.values {
