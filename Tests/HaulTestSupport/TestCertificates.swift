@@ -1,5 +1,6 @@
 import Foundation
 import HaulServer
+import Synchronization
 
 /// PEM files for TLS tests, made with the `openssl` command-line tool.
 ///
@@ -37,17 +38,27 @@ public struct TestCertificates: Sendable {
         .init(certificateChainFile: selfSignedCertFile, privateKeyFile: selfSignedKeyFile)
     }
 
-    /// One set per test process, made on first use in a temporary folder that is left behind
-    /// (a few kilobytes) because other tests may still be reading it at exit.
+    /// One set per test process, made on first use in a temporary folder that is removed when
+    /// the process exits (the keys must not pile up in the temporary directory, one set per run).
     ///
     /// Crashes the test process if `openssl` fails: nothing TLS-related can be tested then.
     public static let shared: TestCertificates = {
         do {
-            return try make(in: makeTemporaryDirectory())
+            let directory = try makeTemporaryDirectory()
+            sharedDirectory.withLock { $0 = directory.path }
+            atexit {
+                if let path = TestCertificates.sharedDirectory.withLock({ $0 }) {
+                    try? FileManager.default.removeItem(atPath: path)
+                }
+            }
+            return try make(in: directory)
         } catch {
             fatalError("cannot make test certificates: \(error)")
         }
     }()
+
+    /// The folder of `shared`, once made; read by the exit handler that removes it.
+    private static let sharedDirectory = Mutex<String?>(nil)
 
     /// Makes a fresh set of certificates in `dir` (P-256 keys, valid for ten years).
     ///
