@@ -39,7 +39,7 @@ int haul_ssl_error_is_unexpected_eof(void) {
 }
 
 /// The OpenSSL digest for a HAUL_DIGEST_* algorithm, or NULL.
-static const EVP_MD *haul_digest_md(int algorithm) {
+static const EVP_MD *haul_digest_legacy_md(int algorithm) {
     switch (algorithm) {
     case HAUL_DIGEST_SHA256: return EVP_sha256();
     case HAUL_DIGEST_SHA512: return EVP_sha512();
@@ -48,6 +48,33 @@ static const EVP_MD *haul_digest_md(int algorithm) {
     default: return NULL;
     }
 }
+
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+#include <pthread.h>
+// OpenSSL 3 looks a legacy EVP_MD up in its provider store at every EVP_DigestInit_ex (locks,
+// a property query: measured at a few microseconds, more than hashing a short string). Each
+// algorithm is fetched once per process instead; the fetched objects live until exit.
+static EVP_MD *haul_fetched_digests[5];
+static pthread_once_t haul_fetch_once = PTHREAD_ONCE_INIT;
+
+static void haul_fetch_digests(void) {
+    haul_fetched_digests[HAUL_DIGEST_SHA256] = EVP_MD_fetch(NULL, "SHA2-256", NULL);
+    haul_fetched_digests[HAUL_DIGEST_SHA512] = EVP_MD_fetch(NULL, "SHA2-512", NULL);
+    haul_fetched_digests[HAUL_DIGEST_SHA1] = EVP_MD_fetch(NULL, "SHA1", NULL);
+    haul_fetched_digests[HAUL_DIGEST_MD5] = EVP_MD_fetch(NULL, "MD5", NULL);
+}
+
+static const EVP_MD *haul_digest_md(int algorithm) {
+    if (algorithm < HAUL_DIGEST_SHA256 || algorithm > HAUL_DIGEST_MD5) return NULL;
+    pthread_once(&haul_fetch_once, haul_fetch_digests);
+    const EVP_MD *fetched = haul_fetched_digests[algorithm];
+    return fetched ? fetched : haul_digest_legacy_md(algorithm);   // e.g. MD5 missing under FIPS
+}
+#else
+static const EVP_MD *haul_digest_md(int algorithm) {
+    return haul_digest_legacy_md(algorithm);
+}
+#endif
 
 int haul_digest_size(int algorithm) {
     const EVP_MD *md = haul_digest_md(algorithm);

@@ -103,13 +103,7 @@ public final class Download: Sendable {
     }
 
     private func complete(with result: Result<DownloadResult, DownloadError>) {
-        switch result {
-        case .success(let done):
-            queue.yield(done.skipped ? .skipped(done.fileURL) : .finished(done.fileURL))
-            queue.finish(.success(()))
-        case .failure(let error):
-            queue.finish(.failure(error))
-        }
+        queue.finish(result)
         let waiters = outcome.withLock { outcome in
             outcome.result = result
             defer { outcome.waiters = [] }

@@ -36,9 +36,18 @@ public struct DownloadEvents: AsyncSequence, Sendable {
     }
 }
 
-/// Fans a download's events out to its subscribers (the producer threads never wait for them).
+/// Fans a download's events out to its subscribers (the producer threads never wait for them)
+/// and to its observers (called on the producer's thread, see ``observe(_:)``).
 final class EventQueue: Sendable {
     private typealias Waiter = CheckedContinuation<Result<DownloadEvent?, DownloadError>, Never>
+
+    /// What an observer sees: each event, then the download's result, once.
+    enum Observation: Sendable {
+        case event(DownloadEvent)
+        case ended(Result<DownloadResult, DownloadError>)
+    }
+    /// Called for each observation, never twice at once, in order.
+    typealias Observer = @Sendable (Observation) -> Void
 
     private struct Subscriber {
         var buffer: [DownloadEvent] = []
@@ -60,8 +69,59 @@ final class EventQueue: Sendable {
         var ending: Result<Void, DownloadError>?
         var subscribers: [Int: Subscriber] = [:]
         var nextID = 0
+        var observers: [Observer] = []
+        /// The download's result, once known (what a late observer ends with).
+        var result: Result<DownloadResult, DownloadError>?
+        /// Observations not yet delivered, in order, and whether a thread is delivering them.
+        var undelivered: [(Observer, Observation)] = []
+        var delivering = false
+
+        /// Queues `observation` for every observer; true when the caller must deliver (no
+        /// other thread is), which it does after leaving the lock.
+        mutating func queueForObservers(_ observation: Observation) -> Bool {
+            guard !observers.isEmpty else { return false }
+            for observer in observers { undelivered.append((observer, observation)) }
+            return takeDelivery()
+        }
+
+        mutating func takeDelivery() -> Bool {
+            guard !delivering, !undelivered.isEmpty else { return false }
+            delivering = true
+            return true
+        }
     }
     private let state = Mutex(State())
+
+    /// Calls `observer` with every event from now on, on the thread that produces it, after the
+    /// events so far (consecutive progress snapshots collapsed, as for a late subscriber), and
+    /// finally with the download's result. Calls never overlap and come in order: a thread that
+    /// produces an event while another is delivering leaves it to that one, so no lock is held
+    /// while the observer runs and it may call back into the download (``Download/cancel()``).
+    func observe(_ observer: @escaping Observer) {
+        let deliver = state.withLock { state -> Bool in
+            for event in state.history.buffer { state.undelivered.append((observer, .event(event))) }
+            if let result = state.result {
+                state.undelivered.append((observer, .ended(result)))
+            } else {
+                state.observers.append(observer)
+            }
+            return state.takeDelivery()
+        }
+        if deliver { deliverObservations() }
+    }
+
+    /// Delivers queued observations until none is left; only one thread at a time runs this.
+    private func deliverObservations() {
+        while true {
+            let batch = state.withLock { state -> [(Observer, Observation)] in
+                defer { state.undelivered = [] }
+                if state.undelivered.isEmpty { state.delivering = false }
+                return state.undelivered
+            }
+            if batch.isEmpty { return }
+            for (observer, observation) in batch { observer(observation) }
+        }
+    }
 
     /// Registers a subscriber, primed with the events so far.
     func subscribe() -> Int {
@@ -74,10 +134,10 @@ final class EventQueue: Sendable {
         }
     }
 
-    /// Delivers an event to every subscriber.
+    /// Delivers an event to every subscriber and observer.
     func yield(_ event: DownloadEvent) {
-        let ready = state.withLock { state -> [Waiter] in
-            guard state.ending == nil else { return [] }
+        let (ready, deliver) = state.withLock { state -> ([Waiter], Bool) in
+            guard state.ending == nil else { return ([], false) }
             state.history.append(event)
             var ready: [Waiter] = []
             for id in state.subscribers.keys {
@@ -88,16 +148,24 @@ final class EventQueue: Sendable {
                     state.subscribers[id]!.append(event)
                 }
             }
-            return ready
+            return (ready, state.queueForObservers(.event(event)))
         }
         for waiter in ready { waiter.resume(returning: .success(event)) }
+        if deliver { deliverObservations() }
     }
 
-    /// Ends the sequence, normally or with an error. Later calls are ignored.
-    func finish(_ ending: Result<Void, DownloadError>) {
-        let ready = state.withLock { state -> [Waiter] in
-            guard state.ending == nil else { return [] }
+    /// Ends the sequence with the download's result: `finished` (or `skipped`) is the last event
+    /// of a success, a failure is thrown; observers get the result after the last event. Later
+    /// calls are ignored.
+    func finish(_ result: Result<DownloadResult, DownloadError>) {
+        if case .success(let done) = result {
+            yield(done.skipped ? .skipped(done.fileURL) : .finished(done.fileURL))
+        }
+        let ending: Result<Void, DownloadError> = result.map { _ in () }
+        let (ready, deliver) = state.withLock { state -> ([Waiter], Bool) in
+            guard state.ending == nil else { return ([], false) }
             state.ending = ending
+            state.result = result
             var ready: [Waiter] = []
             for id in state.subscribers.keys {
                 if let waiter = state.subscribers[id]!.waiter {
@@ -106,14 +174,17 @@ final class EventQueue: Sendable {
                     ready.append(waiter)
                 }
             }
-            return ready
+            let deliver = state.queueForObservers(.ended(result))
+            state.observers = []
+            return (ready, deliver)
         }
-        let result: Result<DownloadEvent?, DownloadError>
+        let delivered: Result<DownloadEvent?, DownloadError>
         switch ending {
-        case .success: result = .success(nil)
-        case .failure(let error): result = .failure(error)
+        case .success: delivered = .success(nil)
+        case .failure(let error): delivered = .failure(error)
         }
-        for waiter in ready { waiter.resume(returning: result) }
+        for waiter in ready { waiter.resume(returning: delivered) }
+        if deliver { deliverObservations() }
     }
 
     func next(subscriber id: Int, onCancel: @escaping @Sendable () -> Void) async throws(DownloadError) -> DownloadEvent? {

@@ -126,11 +126,16 @@ public final class Downloader: Sendable {
 
     /// Starts a download and reports through callbacks, for code that is not `async`.
     ///
+    /// The callbacks run on the download's own thread as things happen, one at a time and in
+    /// order: every event (the ones so far first, when the key was running already), then the
+    /// completion, once. No task is created for them. Keep them short (hand work to your own
+    /// queue or actor): the download waits while they run.
+    ///
     /// - Parameters:
     ///   - request: what to download.
     ///   - destination: where it lands.
-    ///   - onEvent: called for every event, on an arbitrary thread.
-    ///   - completion: called once with the result, on an arbitrary thread.
+    ///   - onEvent: called for every event.
+    ///   - completion: called once with the result, after the last event.
     /// - Returns: a token whose ``DownloadToken/cancel()`` cancels the download.
     @discardableResult
     public func start(
@@ -140,28 +145,22 @@ public final class Downloader: Sendable {
         completion: @escaping @Sendable (Result<DownloadResult, DownloadError>) -> Void
     ) -> DownloadToken {
         let download = download(request, to: destination)
-        let task = Task {
-            do {
-                for try await event in download.events { onEvent(event) }
-            } catch {}
-            do throws(DownloadError) {
-                completion(.success(try await download.result()))
-            } catch {
-                completion(.failure(error))
+        download.queue.observe { observation in
+            switch observation {
+            case .event(let event): onEvent(event)
+            case .ended(let result): completion(result)
             }
         }
-        return DownloadToken(download: download, task: task)
+        return DownloadToken(download: download)
     }
 }
 
 /// Returned by ``Downloader/start(_:to:onEvent:completion:)``: cancels its download.
 public final class DownloadToken: Sendable {
     private let download: Download
-    private let task: Task<Void, Never>
 
-    init(download: Download, task: Task<Void, Never>) {
+    init(download: Download) {
         self.download = download
-        self.task = task
     }
 
     /// Cancels the download; the completion handler then receives `cancelled`.

@@ -79,15 +79,16 @@ final class Reporter {
     func started(_ index: Int, _ start: DownloadStart, at now: Duration) {
         items[index].fileURL = start.fileURL
         items[index].started = true
-        let name = start.fileURL.lastPathComponent
         switch display {
         case .single(var renderer):
             renderer.width = terminal.width
-            write(renderer.start(name: name, totalBytes: start.totalBytes, resumedFrom: start.resumedFrom, at: now))
+            write(renderer.start(name: start.fileURL.lastPathComponent, totalBytes: start.totalBytes,
+                                 resumedFrom: start.resumedFrom, at: now))
             display = .single(renderer)
         case .multiple(var renderer):
             renderer.width = terminal.width
-            write(renderer.start(id: index, name: name, totalBytes: start.totalBytes, resumedFrom: start.resumedFrom, at: now))
+            write(renderer.start(id: index, name: start.fileURL.lastPathComponent, totalBytes: start.totalBytes,
+                                 resumedFrom: start.resumedFrom, at: now))
             display = .multiple(renderer)
         case .none:
             if style == .json {

@@ -105,7 +105,8 @@ struct Runner {
     /// What the download tasks tell the one task that writes the terminal.
     private enum Report: Sendable {
         case event(Int, DownloadEvent)
-        case ended(Int, Result<DownloadResult, DownloadError>)
+        /// The result, with the `started` event when it was held back (`-q`).
+        case ended(Int, Result<DownloadResult, DownloadError>, started: DownloadStart?)
         case tick
     }
 
@@ -122,30 +123,28 @@ struct Runner {
         let origin = ContinuousClock.now
         let now = { ContinuousClock.now - origin }
 
-        let downloads = urls.enumerated().map { index, url in
-            downloader.download(request(for: url, index: index), to: destination)
-        }
-        interrupts.track(downloads)
-        var statuses = [Int32](repeating: ExitStatus.success, count: downloads.count)
+        var statuses = [Int32](repeating: ExitStatus.success, count: urls.count)
         let (reports, sink) = AsyncStream<Report>.makeStream()
-        await withTaskGroup(of: Void.self) { group in
-            // -q shows failures only: it follows events up to `started` (which tells an interrupted
-            // download from one that never started), then only the result (with 1,000 downloads,
-            // relaying every event cost a task wake-up per event).
-            let onlyStart = style == .quiet
-            for (index, download) in downloads.enumerated() {
-                group.addTask {
-                    do throws(DownloadError) {
-                        for try await event in download.events {
-                            sink.yield(.event(index, event))
-                            if onlyStart, case .started = event { break }
-                        }
-                        sink.yield(.ended(index, .success(try await download.result())))
-                    } catch {
-                        sink.yield(.ended(index, .failure(error)))
-                    }
+        // Each download reports on its own thread straight into `sink` (no task per download:
+        // with 1,000 downloads, a task following each cost a task and several wake-ups each).
+        // -q shows failures only: of the events it needs `started` alone, which tells an
+        // interrupted download from one that never started, and gets it with the result: one
+        // report (so at most one wake-up of this task) per download.
+        let onlyStart = style == .quiet
+        let tokens = urls.enumerated().map { index, url in
+            let start = Mutex<DownloadStart?>(nil)
+            return downloader.start(request(for: url, index: index), to: destination, onEvent: { event in
+                if !onlyStart {
+                    sink.yield(.event(index, event))
+                } else if case .started(let started) = event {
+                    start.withLock { $0 = started }
                 }
-            }
+            }, completion: { result in
+                sink.yield(.ended(index, result, started: start.withLock { $0 }))
+            })
+        }
+        interrupts.track(tokens)
+        await withTaskGroup(of: Void.self) { group in
             if reporter.wantsTicks {
                 group.addTask {
                     while !Task.isCancelled {
@@ -155,7 +154,7 @@ struct Runner {
                 }
             }
 
-            var remaining = downloads.count
+            var remaining = urls.count
             for await report in reports {
                 switch report {
                 case .event(let index, .started(let start)): reporter.started(index, start, at: now())
@@ -165,10 +164,12 @@ struct Runner {
                 case .event(let index, .startingOver(let reason)): reporter.startingOver(index, reason: reason, at: now())
                 case .event(let index, .warning(let message)): reporter.warning(index, message, at: now())
                 case .event(_, .paused), .event(_, .resumed), .event(_, .skipped), .event(_, .finished): break
-                case .ended(let index, .success(let result)):
+                case .ended(let index, .success(let result), let start):
+                    if let start { reporter.started(index, start, at: now()) }
                     reporter.finished(index, result, at: now())
                     remaining -= 1
-                case .ended(let index, .failure(let error)):
+                case .ended(let index, .failure(let error), let start):
+                    if let start { reporter.started(index, start, at: now()) }
                     let interrupted = interrupts.isInterrupted && error.code == .cancelled
                     reporter.failed(index, error, interrupted: interrupted, at: now())
                     statuses[index] = error.code.exitStatus
@@ -189,7 +190,7 @@ struct Runner {
 private final class InterruptState: Sendable {
     private struct State {
         var interrupted = false
-        var downloads: [Download] = []
+        var downloads: [DownloadToken] = []
     }
     private let state = Mutex(State())
 
@@ -206,7 +207,7 @@ private final class InterruptState: Sendable {
     }
 
     /// Sets the downloads Ctrl-C cancels; cancels them at once when Ctrl-C came first.
-    func track(_ downloads: [Download]) {
+    func track(_ downloads: [DownloadToken]) {
         let cancelNow = state.withLock { state in
             state.downloads = downloads
             return state.interrupted

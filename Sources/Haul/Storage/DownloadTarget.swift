@@ -24,7 +24,7 @@ struct DownloadTarget {
     init(destination: Destination) throws(DownloadError) {
         switch destination {
         case .directory(let url):
-            folder = try DestinationFolder(path: url.path)
+            folder = try DestinationFolder.openOrReuse(path: url.path)
             fixedName = nil
         case .file(let url):
             let path = url.path
@@ -33,7 +33,7 @@ struct DownloadTarget {
                 throw DownloadError(.invalidArgument, "'\(path)' is not a file name")
             }
             let parent = url.deletingLastPathComponent().path
-            folder = try DestinationFolder(path: parent.isEmpty ? "." : parent)
+            folder = try DestinationFolder.openOrReuse(path: parent.isEmpty ? "." : parent)
             fixedName = name
         }
     }

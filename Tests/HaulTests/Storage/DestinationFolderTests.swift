@@ -1,0 +1,41 @@
+import Foundation
+import HaulTestSupport
+import Testing
+@testable import Haul
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// ``DestinationFolder/openOrReuse(path:)``: downloads into one folder share its descriptor
+/// while it is the same folder.
+@Suite("Destination folders")
+struct DestinationFolderTests {
+    @Test("a folder in use is shared by the downloads into it")
+    func sharedWhileHeld() throws {
+        try withTemporaryDirectory { dir in
+            let first = try DestinationFolder.openOrReuse(path: dir.path)
+            let second = try DestinationFolder.openOrReuse(path: dir.path)
+            #expect(first === second)
+        }
+    }
+
+    /// A descriptor kept across a replacement would write into the old folder, out of sight.
+    @Test("a folder replaced at its path is opened afresh, and files land in the new one")
+    func replacedFolder() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir.appendingPathComponent("out").path
+            let old = try DestinationFolder.openOrReuse(path: path)
+            try FileManager.default.moveItem(atPath: path, toPath: dir.appendingPathComponent("moved").path)
+            let new = try DestinationFolder.openOrReuse(path: path)   // created again
+            #expect(new !== old)
+            #expect(new.identity != old.identity)
+            let fd = openat(new.descriptor, "f", O_CREAT | O_WRONLY, 0o644)
+            #expect(fd >= 0)
+            close(fd)
+            #expect(listFiles(URL(fileURLWithPath: path)) == ["f"])
+            #expect(listFiles(dir.appendingPathComponent("moved")).isEmpty)
+        }
+    }
+}
