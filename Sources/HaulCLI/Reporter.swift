@@ -161,11 +161,12 @@ final class Reporter {
         }
     }
 
-    /// Download `index` succeeded (or was skipped because the file exists).
+    /// Download `index` succeeded (or was skipped because the file exists). With `-q` it shows
+    /// nothing, and the runner reports only the last success.
     func finished(_ index: Int, _ result: DownloadResult, at now: Duration) {
-        let name = result.fileURL.lastPathComponent
         switch display {
         case .single(var renderer):
+            let name = result.fileURL.lastPathComponent
             if result.skipped {
                 write(renderer.message("\(HumanFormat.printable(name)): exists, skipped"))
             } else {
@@ -177,7 +178,7 @@ final class Reporter {
             display = .single(renderer)
         case .multiple(var renderer):
             renderer.width = terminal.width
-            write(renderer.finish(id: index, name: name, byteCount: result.byteCount, skipped: result.skipped, at: now))
+            write(renderer.finish(id: index, name: result.fileURL.lastPathComponent, byteCount: result.byteCount, skipped: result.skipped, at: now))
             display = .multiple(renderer)
         case .none:
             guard style == .json else { return }

@@ -105,8 +105,9 @@ struct Runner {
     /// What the download tasks tell the one task that writes the terminal.
     private enum Report: Sendable {
         case event(Int, DownloadEvent)
-        /// The result, with the `started` event when it was held back (`-q`).
-        case ended(Int, Result<DownloadResult, DownloadError>, started: DownloadStart?)
+        /// The result, with the `started` event when it was held back (`-q`); `last` for the
+        /// download that ended last, after which nothing more comes.
+        case ended(Int, Result<DownloadResult, DownloadError>, started: DownloadStart?, last: Bool)
         case tick
     }
 
@@ -127,20 +128,27 @@ struct Runner {
         let (reports, sink) = AsyncStream<Report>.makeStream()
         // Each download reports on its own thread straight into `sink` (no task per download:
         // with 1,000 downloads, a task following each cost a task and several wake-ups each).
-        // -q shows failures only: of the events it needs `started` alone, which tells an
-        // interrupted download from one that never started, and gets it with the result: one
-        // report (so at most one wake-up of this task) per download.
-        let onlyStart = style == .quiet
+        // -q shows failures only. Of the events it needs `started` alone, which tells an
+        // interrupted download from one that never started, and gets it with the result; a
+        // success it does not need at all, so only failures and the last download to end
+        // report (with 1,000 small files, a report per download woke this task 1,000 times).
+        let quiet = style == .quiet
+        let unfinished = Mutex(urls.count)
         let tokens = urls.enumerated().map { index, url in
             let start = Mutex<DownloadStart?>(nil)
             return downloader.start(request(for: url, index: index), to: destination, onEvent: { event in
-                if !onlyStart {
+                if !quiet {
                     sink.yield(.event(index, event))
                 } else if case .started(let started) = event {
                     start.withLock { $0 = started }
                 }
             }, completion: { result in
-                sink.yield(.ended(index, result, started: start.withLock { $0 }))
+                let started = start.withLock { $0 }
+                unfinished.withLock { count in   // yields in order: the `last` report is the last one
+                    count -= 1
+                    if case .success = result, quiet, count > 0 { return }
+                    sink.yield(.ended(index, result, started: started, last: count == 0))
+                }
             })
         }
         interrupts.track(tokens)
@@ -154,8 +162,7 @@ struct Runner {
                 }
             }
 
-            var remaining = urls.count
-            for await report in reports {
+            reporting: for await report in reports {
                 switch report {
                 case .event(let index, .started(let start)): reporter.started(index, start, at: now())
                 case .event(let index, .progress(let progress)): reporter.progress(index, progress, at: now())
@@ -164,19 +171,19 @@ struct Runner {
                 case .event(let index, .startingOver(let reason)): reporter.startingOver(index, reason: reason, at: now())
                 case .event(let index, .warning(let message)): reporter.warning(index, message, at: now())
                 case .event(_, .paused), .event(_, .resumed), .event(_, .skipped), .event(_, .finished): break
-                case .ended(let index, .success(let result), let start):
+                case .ended(let index, let result, let start, let last):
                     if let start { reporter.started(index, start, at: now()) }
-                    reporter.finished(index, result, at: now())
-                    remaining -= 1
-                case .ended(let index, .failure(let error), let start):
-                    if let start { reporter.started(index, start, at: now()) }
-                    let interrupted = interrupts.isInterrupted && error.code == .cancelled
-                    reporter.failed(index, error, interrupted: interrupted, at: now())
-                    statuses[index] = error.code.exitStatus
-                    remaining -= 1
+                    switch result {
+                    case .success(let done):
+                        reporter.finished(index, done, at: now())
+                    case .failure(let error):
+                        let interrupted = interrupts.isInterrupted && error.code == .cancelled
+                        reporter.failed(index, error, interrupted: interrupted, at: now())
+                        statuses[index] = error.code.exitStatus
+                    }
+                    if last { break reporting }
                 case .tick: reporter.tick(at: now())
                 }
-                if remaining == 0 { break }
             }
             group.cancelAll()
         }
