@@ -217,7 +217,7 @@ private struct Attempt {
                 throw DownloadError(.locked, "another download is writing '\(folder.path)/\(name)'")
             }
         } else {
-            switch try target.choose(response: exchange.head, originalURL: url, policy: policy) {
+            switch try target.choose(response: exchange.head, originalURL: url, urlName: predicted, policy: policy) {
             case .skip(let taken):
                 return .done(DownloadResult(response: exchange.head, fileURL: target.fileURL(taken), byteCount: 0, skipped: true))
             case .write(let chosen, _):
@@ -332,11 +332,16 @@ private struct Attempt {
         let resumable = total != nil && facts.acceptsRanges && validator != nil
         if let total { try partial.ensureSpace(for: total) }
 
+        // The redacted texts, made once (each is a parse of the URL's query).
+        let shownURL = url.description
+        let shownFinalURL = exchange.finalURL == url ? shownURL : exchange.finalURL.description
         var newRecord: ResumeRecord?
         if resumable, let total {
-            var fresh = record ?? ResumeRecord(url: url, finalURL: exchange.finalURL, etagHeader: facts.strongETag,
-                                               lastModified: facts.lastModified, totalLength: total)
-            fresh.redactedFinalURL = exchange.finalURL.description
+            var fresh = record ?? ResumeRecord(
+                redactedURL: shownURL, redactedFinalURL: shownFinalURL, resourceKey: ResumeRecord.resourceKey(for: url),
+                etag: ResumeRecord.strongETag(facts.strongETag), lastModified: facts.lastModified, totalLength: total,
+                completed: ByteRangeSet(), expectedChecksum: nil)
+            fresh.redactedFinalURL = shownFinalURL
             fresh.serverDigest = verification?.serverDigest?.description
             // The record is first written at the first checkpoint: a download that ends sooner
             // (most small files) never pays for it, and a crash before it just starts over.
@@ -345,7 +350,7 @@ private struct Attempt {
         let resumedFrom = record?.completed.byteCount ?? 0
         let progress = ProgressReporter(events: events, interval: configuration.progressInterval)
         func started(connections: Int) {
-            events.yield(.started(DownloadStart(redactedURL: url.description, fileURL: target.fileURL(name), totalBytes: total,
+            events.yield(.started(DownloadStart(redactedURL: shownURL, fileURL: target.fileURL(name), totalBytes: total,
                                                 resumedFrom: resumedFrom, connections: connections, response: exchange.head)))
             progress.start(total: total, alreadyComplete: resumedFrom)
         }

@@ -272,6 +272,7 @@ private func percentEncoded(_ bytes: ArraySlice<UInt8>, allowingQuestionMark: Bo
 
 /// RFC 3986 §5.2.4 `remove_dot_segments`.
 func removingDotSegments(_ path: String) -> String {
+    guard hasDotSegment(path) else { return path }   // the usual case: the loop would copy it unchanged
     var input = Substring(path)
     var output = ""
     func dropLastSegment() {
@@ -446,4 +447,21 @@ extension DownloadRequest {
         guard error.code == .invalidURL, error.message.hasPrefix(prefix) else { return error }
         return DownloadError(.invalidURL, "invalid URL: " + error.message.dropFirst(prefix.count))
     }
+}
+
+/// Whether a segment of `path` (between slashes) is `.` or `..`.
+private func hasDotSegment(_ path: String) -> Bool {
+    var length = 0
+    var onlyDots = true
+    for byte in path.utf8 {
+        if byte == UInt8(ascii: "/") {
+            if onlyDots && (length == 1 || length == 2) { return true }
+            length = 0
+            onlyDots = true
+        } else {
+            length += 1
+            if byte != UInt8(ascii: ".") { onlyDots = false }
+        }
+    }
+    return onlyDots && (length == 1 || length == 2)
 }

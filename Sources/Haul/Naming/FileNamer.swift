@@ -15,9 +15,13 @@ enum FileNamer: Sendable {
     ///   - originalURLPath: the percent-encoded path of the URL the user gave, without the
     ///     query (e.g. `URL.path(percentEncoded: true)`); a redirect never chooses the name.
     ///   - contentType: the `Content-Type` value of the final response, if any.
+    ///   - urlName: `name(contentDisposition: nil, originalURLPath:, contentType: nil)` when the
+    ///     caller has it already (it is not worked out again).
     /// - Returns: a sanitised, non-empty name of at most ``FileNameSanitizer/maximumByteCount`` bytes.
-    static func name(contentDisposition: String?, originalURLPath: String, contentType: String?) -> String {
+    static func name(contentDisposition: String?, originalURLPath: String, contentType: String?,
+                     urlName: String? = nil) -> String {
         let chosen = contentDisposition.flatMap(ContentDisposition.filename(from:)).flatMap(FileNameSanitizer.sanitize)
+            ?? urlName
             ?? FileNameSanitizer.sanitize(lastPathSegment(of: originalURLPath))
             ?? fallbackName
         guard FileNameParts(chosen).fileExtension == nil,

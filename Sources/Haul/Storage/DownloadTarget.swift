@@ -51,7 +51,9 @@ struct DownloadTarget {
     ///
     /// - Throws: `destinationExists` (policy `.fail`), `unsafePath` (a folder or special file is in
     ///   the way), `locked` (an exact name another running download is writing).
-    func choose(response: ResponseHead, originalURL: HTTPURL, policy: ConflictPolicy) throws(DownloadError) -> Choice {
+    /// - Parameter urlName: `FileNamer`'s name for `originalURL` alone, when the caller made it already.
+    func choose(response: ResponseHead, originalURL: HTTPURL, urlName: String? = nil,
+                policy: ConflictPolicy) throws(DownloadError) -> Choice {
         let reservations = FileReservations.shared
         if let fixedName {
             try checkReplaceable(fixedName)
@@ -59,7 +61,8 @@ struct DownloadTarget {
             return .write(name: fixedName, replaces: true)
         }
         let name = FileNamer.name(contentDisposition: response.headers["Content-Disposition"],
-                                  originalURLPath: originalURL.path, contentType: response.headers["Content-Type"])
+                                  originalURLPath: originalURL.path, contentType: response.headers["Content-Type"],
+                                  urlName: urlName)
         // Another download may take the chosen name between resolving and reserving: resolve again.
         while true {
             let resolution = ConflictResolver.resolve(name: name, policy: policy) {
