@@ -45,7 +45,8 @@ enum InputURLs {
     /// - Returns: the parsed URL.
     /// - Throws: ``DownloadError/Code/invalidURL`` or ``DownloadError/Code/unsupportedScheme``.
     static func validate(_ text: String) throws(DownloadError) -> URL {
-        if text.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+        let plainASCII = text.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }   // the usual case, checked fast
+        if !plainASCII, text.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
             throw DownloadError(.invalidURL, "invalid URL: it contains spaces or control characters")
         }
         guard let url = URL(string: text) else {

@@ -34,7 +34,9 @@ final class Reporter {
     }
 
     private struct Item {
-        var displayURL: String
+        /// The URL as shown, or, until it is first shown, as given (`urlIsShown` false).
+        var url: String
+        var urlIsShown: Bool
         var fileURL: URL?
         var started = false
         var jsonThrottle = Throttle(interval: .milliseconds(100))
@@ -53,11 +55,22 @@ final class Reporter {
     /// - Parameters:
     ///   - style: progress, JSON or quiet.
     ///   - terminal: where text goes.
-    ///   - displayURLs: the URLs of the run as given, secrets redacted, in order.
-    init(style: Style, terminal: any Terminal, displayURLs: [String]) {
+    ///   - displayURLs: the URLs of the run as shown (secrets redacted, printable), in order.
+    convenience init(style: Style, terminal: any Terminal, displayURLs: [String]) {
+        self.init(style: style, terminal: terminal, urls: displayURLs, shown: true)
+    }
+
+    /// Creates a reporter for the URLs as given; each is redacted and made printable when it is
+    /// first shown (with 1,000 URLs, doing it for all before the first download started took
+    /// a few milliseconds, for lines that mostly never appear).
+    convenience init(style: Style, terminal: any Terminal, urlsAsGiven: [String]) {
+        self.init(style: style, terminal: terminal, urls: urlsAsGiven, shown: false)
+    }
+
+    private init(style: Style, terminal: any Terminal, urls displayURLs: [String], shown: Bool) {
         self.style = style
         self.terminal = terminal
-        self.items = displayURLs.map { Item(displayURL: $0) }
+        self.items = displayURLs.map { Item(url: $0, urlIsShown: shown) }
         let mode: ProgressRenderer.Mode = terminal.isInteractive ? .interactive : .plain
         switch style {
         case .progress where displayURLs.count == 1:
@@ -92,7 +105,7 @@ final class Reporter {
             display = .multiple(renderer)
         case .none:
             if style == .json {
-                emit(.started(id: id(index), url: items[index].displayURL, file: start.fileURL.path, total: start.totalBytes,
+                emit(.started(id: id(index), url: displayURL(index), file: start.fileURL.path, total: start.totalBytes,
                               resumedFrom: start.resumedFrom, connections: start.connections))
             }
         }
@@ -124,7 +137,7 @@ final class Reporter {
 
     /// Download `index`'s ``DownloadEvent/retrying(attempt:delay:error:)``.
     func retrying(_ index: Int, attempt: Int, delay: Double, error: DownloadError, at now: Duration) {
-        let line = "haul: \(items[index].displayURL): \(HumanFormat.printable(error.message)); "
+        let line = "haul: \(displayURL(index)): \(HumanFormat.printable(error.message)); "
             + "retrying in \(HumanFormat.elapsed(delay)) (attempt \(attempt))"
         if !message(line, at: now), style == .json {
             emit(.retrying(id: id(index), attempt: attempt, delay: delay, error: error))
@@ -150,13 +163,13 @@ final class Reporter {
     /// Download `index` could not use what was on disk and starts over (said once, as a message
     /// line; not a `--json` event, and nothing with `-q`).
     func startingOver(_ index: Int, reason: String, at now: Duration) {
-        _ = message("haul: \(items[index].displayURL): \(HumanFormat.printable(reason))", at: now)
+        _ = message("haul: \(displayURL(index)): \(HumanFormat.printable(reason))", at: now)
     }
 
     /// Download `index` reported a warning: a message line (`haul: <url>: warning: …`), or a
     /// `warning` event with `--json`; nothing with `-q`.
     func warning(_ index: Int, _ text: String, at now: Duration) {
-        if !message("haul: \(items[index].displayURL): warning: \(HumanFormat.printable(text))", at: now), style == .json {
+        if !message("haul: \(displayURL(index)): warning: \(HumanFormat.printable(text))", at: now), style == .json {
             emit(.warning(id: id(index), message: text))
         }
     }
@@ -211,7 +224,7 @@ final class Reporter {
             return
         }
         let message = interrupted ? "interrupted; the partial file is kept" : error.message
-        let line = "haul: \(items[index].displayURL): \(HumanFormat.printable(message))"
+        let line = "haul: \(displayURL(index)): \(HumanFormat.printable(message))"
         switch display {
         case .single(var renderer):
             write(renderer.end() + line + "\n")
@@ -238,7 +251,7 @@ final class Reporter {
     func end(at now: Duration) {
         var line: String?
         if notStarted.count == 1, let index = notStarted.first {
-            line = "haul: \(items[index].displayURL): interrupted before it started"
+            line = "haul: \(displayURL(index)): interrupted before it started"
         } else if notStarted.count > 1 {
             line = "haul: interrupted; \(notStarted.count) downloads had not started"
         }
@@ -253,6 +266,15 @@ final class Reporter {
         case .none:
             write(line.map { $0 + "\n" } ?? "")
         }
+    }
+
+    /// The URL of download `index` as shown: secrets redacted, printable.
+    private func displayURL(_ index: Int) -> String {
+        if !items[index].urlIsShown {
+            items[index].url = HumanFormat.printable(URLRedaction.redact(items[index].url))
+            items[index].urlIsShown = true
+        }
+        return items[index].url
     }
 
     /// The JSON id of download `index`: its 1-based position in the run.

@@ -55,7 +55,7 @@ struct Runner {
         if options.insecure && !options.quiet && !options.json {
             terminal.write("haul: warning: TLS certificates are not verified (--insecure)\n", to: .error)
         }
-        return await download(urls, displayURLs: texts.map { HumanFormat.printable(URLRedaction.redact($0)) })
+        return await download(urls, texts: texts)
     }
 
     /// The downloader's settings from the options.
@@ -113,9 +113,9 @@ struct Runner {
 
     /// Starts every download through one ``Downloader`` (which runs `-j` of them at once and
     /// queues the rest), follows their events concurrently, and reports them from this task only.
-    private func download(_ urls: [URL], displayURLs: [String]) async -> Int32 {
+    private func download(_ urls: [URL], texts: [String]) async -> Int32 {
         let style: Reporter.Style = options.json ? .json : options.quiet ? .quiet : .progress
-        let reporter = Reporter(style: style, terminal: terminal, displayURLs: displayURLs)
+        let reporter = Reporter(style: style, terminal: terminal, urlsAsGiven: texts)
         let downloader = Downloader(configuration: configuration)
         let destination = self.destination
         let interrupts = InterruptState()
