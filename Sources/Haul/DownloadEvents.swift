@@ -37,9 +37,9 @@ public struct DownloadEvents: AsyncSequence, Sendable {
 }
 
 /// Fans a download's events out to its subscribers (the producer threads never wait for them)
-/// and to its observers (called on the producer's thread, see ``observe(_:)``).
+/// and to its observers (called on the producing thread, see ``observe(_:)``).
 final class EventQueue: Sendable {
-    private typealias Waiter = CheckedContinuation<Result<DownloadEvent?, DownloadError>, Never>
+    fileprivate typealias Waiter = CheckedContinuation<Result<DownloadEvent?, DownloadError>, Never>
 
     /// What an observer sees: each event, then the download's result, once.
     enum Observation: Sendable {
@@ -69,19 +69,31 @@ final class EventQueue: Sendable {
         var ending: Result<Void, DownloadError>?
         var subscribers: [Int: Subscriber] = [:]
         var nextID = 0
-        var observers: [Observer] = []
+        var observers: [(id: Int, observer: Observer)] = []
         /// The download's result, once known (what a late observer ends with).
         var result: Result<DownloadResult, DownloadError>?
         /// Observations not yet delivered, in order, and whether a thread is delivering them.
-        var undelivered: [(Observer, Observation)] = []
+        var undelivered: [(id: Int, observer: Observer, observation: Observation)] = []
         var delivering = false
 
         /// Queues `observation` for every observer; true when the caller must deliver (no
-        /// other thread is), which it does after leaving the lock.
+        /// other thread is), which it does after leaving the lock. A progress snapshot replaces
+        /// the observer's undelivered one when nothing came between them (a slow observer gets
+        /// the newest, as a slow subscriber does, instead of a growing backlog).
         mutating func queueForObservers(_ observation: Observation) -> Bool {
             guard !observers.isEmpty else { return false }
-            for observer in observers { undelivered.append((observer, observation)) }
+            for (id, observer) in observers { queue(observation, for: id, observer) }
             return takeDelivery()
+        }
+
+        mutating func queue(_ observation: Observation, for id: Int, _ observer: @escaping Observer) {
+            if case .event(.progress) = observation,
+               let last = undelivered.lastIndex(where: { $0.id == id }),
+               case .event(.progress) = undelivered[last].observation {
+                undelivered[last].observation = observation
+            } else {
+                undelivered.append((id, observer, observation))
+            }
         }
 
         mutating func takeDelivery() -> Bool {
@@ -99,11 +111,13 @@ final class EventQueue: Sendable {
     /// while the observer runs and it may call back into the download (``Download/cancel()``).
     func observe(_ observer: @escaping Observer) {
         let deliver = state.withLock { state -> Bool in
-            for event in state.history.buffer { state.undelivered.append((observer, .event(event))) }
+            state.nextID += 1
+            let id = state.nextID
+            for event in state.history.buffer { state.queue(.event(event), for: id, observer) }
             if let result = state.result {
-                state.undelivered.append((observer, .ended(result)))
+                state.queue(.ended(result), for: id, observer)
             } else {
-                state.observers.append(observer)
+                state.observers.append((id, observer))
             }
             return state.takeDelivery()
         }
@@ -113,13 +127,13 @@ final class EventQueue: Sendable {
     /// Delivers queued observations until none is left; only one thread at a time runs this.
     private func deliverObservations() {
         while true {
-            let batch = state.withLock { state -> [(Observer, Observation)] in
+            let batch = state.withLock { state -> [(id: Int, observer: Observer, observation: Observation)] in
                 defer { state.undelivered = [] }
                 if state.undelivered.isEmpty { state.delivering = false }
                 return state.undelivered
             }
             if batch.isEmpty { return }
-            for (observer, observation) in batch { observer(observation) }
+            for entry in batch { entry.observer(entry.observation) }
         }
     }
 
@@ -134,8 +148,30 @@ final class EventQueue: Sendable {
         }
     }
 
+    /// An event queued but not yet handed to the subscribers waiting for it and the observers:
+    /// ``run()`` does that, outside any lock of the caller's (see ``enqueue(_:)``).
+    struct Delivery {
+        fileprivate let queue: EventQueue
+        fileprivate let event: DownloadEvent
+        fileprivate let waiters: [Waiter]
+        fileprivate let observers: Bool
+
+        /// Resumes the waiting subscribers and delivers to the observers.
+        func run() {
+            for waiter in waiters { waiter.resume(returning: .success(event)) }
+            if observers { queue.deliverObservations() }
+        }
+    }
+
     /// Delivers an event to every subscriber and observer.
     func yield(_ event: DownloadEvent) {
+        enqueue(event).run()
+    }
+
+    /// Puts `event` in order for every subscriber and observer, without calling anyone: a caller
+    /// holding a lock of its own (to keep its events in order) runs the returned delivery after
+    /// releasing it, so an observer never runs under that lock.
+    func enqueue(_ event: DownloadEvent) -> Delivery {
         let (ready, deliver) = state.withLock { state -> ([Waiter], Bool) in
             guard state.ending == nil else { return ([], false) }
             state.history.append(event)
@@ -150,8 +186,7 @@ final class EventQueue: Sendable {
             }
             return (ready, state.queueForObservers(.event(event)))
         }
-        for waiter in ready { waiter.resume(returning: .success(event)) }
-        if deliver { deliverObservations() }
+        return Delivery(queue: self, event: event, waiters: ready, observers: deliver)
     }
 
     /// Ends the sequence with the download's result: `finished` (or `skipped`) is the last event

@@ -126,10 +126,13 @@ public final class Downloader: Sendable {
 
     /// Starts a download and reports through callbacks, for code that is not `async`.
     ///
-    /// The callbacks run on the download's own thread as things happen, one at a time and in
-    /// order: every event (the ones so far first, when the key was running already), then the
-    /// completion, once. No task is created for them. Keep them short (hand work to your own
-    /// queue or actor): the download waits while they run.
+    /// The callbacks run as things happen, one at a time and in order: every event (the ones so
+    /// far first, when the key was running already), then the completion, once. No task is
+    /// created for them: they run on the thread that produced the event, which is the download's
+    /// own, the one thread that reports every download's progress, the one that commits small
+    /// files (their completion), or the caller's (a replay in this call, the completion of a
+    /// queued download cancelled with ``DownloadToken/cancel()``). So keep them short, and never
+    /// block in one waiting for another download: hand work to your own queue or actor.
     ///
     /// - Parameters:
     ///   - request: what to download.

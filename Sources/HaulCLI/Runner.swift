@@ -102,7 +102,7 @@ struct Runner {
         return URL(fileURLWithPath: path, isDirectory: isDirectory, relativeTo: base).standardizedFileURL
     }
 
-    /// What the download tasks tell the one task that writes the terminal.
+    /// What the downloads' callbacks tell the one task that writes the terminal.
     private enum Report: Sendable {
         case event(Int, DownloadEvent)
         /// The result, with the `started` event when it was held back (`-q`); `last` for the

@@ -337,10 +337,9 @@ private struct Attempt {
         let shownFinalURL = exchange.finalURL == url ? shownURL : exchange.finalURL.description
         var newRecord: ResumeRecord?
         if resumable, let total {
-            var fresh = record ?? ResumeRecord(
-                redactedURL: shownURL, redactedFinalURL: shownFinalURL, resourceKey: ResumeRecord.resourceKey(for: url),
-                etag: ResumeRecord.strongETag(facts.strongETag), lastModified: facts.lastModified, totalLength: total,
-                completed: ByteRangeSet(), expectedChecksum: nil)
+            var fresh = record ?? ResumeRecord(url: url, finalURL: exchange.finalURL, etagHeader: facts.strongETag,
+                                               lastModified: facts.lastModified, totalLength: total,
+                                               shownURL: shownURL, shownFinalURL: shownFinalURL)
             fresh.redactedFinalURL = shownFinalURL
             fresh.serverDigest = verification?.serverDigest?.description
             // The record is first written at the first checkpoint: a download that ends sooner

@@ -60,20 +60,21 @@ final class ProgressReporter: Sendable {
     }
 
     private func sample(force: Bool) {
-        // Read and publish under the lock, so a late sampler tick can never send an older
-        // snapshot after the final one.
-        state.withLock { state in
-            guard !state.finished else { return }
+        // Read and queue under the lock, so a late sampler tick can never send an older
+        // snapshot after the final one; deliver after it (an observer runs outside it).
+        let delivery = state.withLock { state -> EventQueue.Delivery? in
+            guard !state.finished else { return nil }
             if force { state.finished = true }
             let now = (ContinuousClock.now - origin).seconds
             let bytes = completedBytes
             state.estimator.record(seconds: now, bytes: bytes)
-            if let last = state.lastSent, last.bytes == bytes, force || now - last.seconds < 1 { return }
+            if let last = state.lastSent, last.bytes == bytes, force || now - last.seconds < 1 { return nil }
             state.lastSent = (bytes, now)
             let snapshot = DownloadProgress(completedBytes: bytes, totalBytes: state.total,
                                             bytesPerSecond: state.estimator.bytesPerSecond,
                                             estimatedTimeRemaining: state.estimator.estimatedTimeRemaining(total: state.total))
-            events.yield(.progress(snapshot))   // EventQueue takes its own lock and never calls back
+            return events.enqueue(.progress(snapshot))
         }
+        delivery?.run()
     }
 }

@@ -22,15 +22,19 @@ final class DestinationFolder: Sendable {
     /// The folder at `path`, opened, created (and its parents) when missing, checked writable.
     ///
     /// A folder that a running download of this process has open already, still at `path` (the
-    /// same device and inode), is shared instead of opened again: with many small downloads into
-    /// one folder, opening and checking it cost five system calls per download.
+    /// same device and inode) and still writable, is shared instead of opened again: with many
+    /// small downloads into one folder, opening and checking it cost five system calls per
+    /// download; sharing costs two.
     ///
     /// - Throws: `fileSystem` when it cannot be created, opened or written.
     static func openOrReuse(path: String) throws(DownloadError) -> DestinationFolder {
         var info = stat()
         if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
             let identity = "\(info.st_dev):\(info.st_ino)"
-            if let open = openFolders.withLock({ $0[path]?.folder }), open.identity == identity { return open }
+            if let open = openFolders.withLock({ $0[path]?.folder }), open.identity == identity,
+               access(path, W_OK | X_OK) == 0 {   // else opened again, for the error
+                return open
+            }
         }
         let made = try DestinationFolder(path: path)
         openFolders.withLock { folders in

@@ -51,12 +51,15 @@ extension ResumeRecord {
     ///   - totalLength: the length of the whole file.
     ///   - completed: the bytes already durably on disk.
     ///   - expectedChecksum: the checksum the finished file must have.
+    ///   - shownURL: `url.description`, when the caller has it already.
+    ///   - shownFinalURL: `finalURL.description`, when the caller has it already.
     init(
         url: HTTPURL, finalURL: HTTPURL, etagHeader: String?, lastModified: String?,
-        totalLength: Int64, completed: ByteRangeSet = ByteRangeSet(), expectedChecksum: String? = nil
+        totalLength: Int64, completed: ByteRangeSet = ByteRangeSet(), expectedChecksum: String? = nil,
+        shownURL: String? = nil, shownFinalURL: String? = nil
     ) {
         self.init(
-            redactedURL: url.description, redactedFinalURL: finalURL.description,
+            redactedURL: shownURL ?? url.description, redactedFinalURL: shownFinalURL ?? finalURL.description,
             resourceKey: Self.resourceKey(for: url), etag: Self.strongETag(etagHeader),
             lastModified: lastModified, totalLength: totalLength, completed: completed,
             expectedChecksum: expectedChecksum

@@ -71,6 +71,52 @@ struct EventQueueObserverTests {
         #expect(seen.withLock { $0 } == ["a", "a returned", "from inside", "b", "finished", "ended"])
     }
 
+    /// Progress comes from the reporter, which keeps its snapshots in order under a lock of its
+    /// own: the observer must run after that lock is released, or a call back into the reporter
+    /// from the observer would deadlock.
+    @Test("an observer of progress may call back into the progress reporter")
+    func callbackIntoTheReporter() {
+        let queue = EventQueue()
+        let reporter = ProgressReporter(events: queue, interval: .seconds(60), ticker: ProgressTicker())
+        let seen = Mutex<[String]>([])
+        queue.observe { observation in
+            seen.withLock { $0.append(Self.describe(observation)) }
+            if case .event(.progress) = observation { reporter.finish() }   // re-entrant: a no-op once finished
+        }
+        reporter.start(total: 10, alreadyComplete: 0)
+        reporter.add(4)
+        reporter.finish()
+        #expect(seen.withLock { $0 }.last == "progress 4")
+    }
+
+    @Test("a slow observer gets the newest progress snapshot, not each one it missed")
+    func slowObserverCollapsesProgress() {
+        let queue = EventQueue()
+        let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let seen = Mutex<[String]>([])
+        queue.observe { observation in
+            let name = Self.describe(observation)
+            seen.withLock { $0.append(name) }
+            if name == "a" {
+                entered.signal()
+                release.wait()   // holds the delivery while the producer goes on
+            }
+        }
+        let producer = DispatchGroup()
+        producer.enter()
+        Thread.detachNewThread {
+            queue.yield(.warning("a"))   // this thread delivers, and waits in the observer
+            producer.leave()
+        }
+        entered.wait()
+        for bytes in 1...100 { queue.yield(Self.progress(Int64(bytes))) }   // queued: the other thread delivers
+        queue.yield(.warning("b"))
+        queue.yield(Self.progress(200))
+        release.signal()
+        producer.wait()
+        #expect(seen.withLock { $0 } == ["a", "progress 100", "b", "progress 200"])
+    }
+
     /// Producers are OS threads, not tasks: they block on the queue's lock and would hold up
     /// the other tests' tasks on the cooperative pool.
     @Test("events from many threads reach the observer one at a time, each thread's in its order, all of them")
