@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <unistd.h>
+#include <sys/xattr.h>
 #include <sys/socket.h>
 #include <signal.h>
 #include <pthread.h>
@@ -126,5 +127,21 @@ int haul_thread_background(int background) {
     (void)background;
     errno = ENOSYS;
     return -1;
+#endif
+}
+
+int haul_set_attribute(int fd, const char *name, const void *value, size_t size) {
+#if defined(__APPLE__)
+    return fsetxattr(fd, name, value, size, 0, 0);
+#else
+    return fsetxattr(fd, name, value, size, 0);
+#endif
+}
+
+long haul_get_attribute(int fd, const char *name, void *buffer, size_t size) {
+#if defined(__APPLE__)
+    return (long)fgetxattr(fd, name, buffer, size, 0, 0);
+#else
+    return (long)fgetxattr(fd, name, buffer, size);
 #endif
 }

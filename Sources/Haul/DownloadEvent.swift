@@ -57,4 +57,9 @@ public struct DownloadResult: Sendable {
     /// The SHA-256 of the file (lowercase hex) when it was verified against a checksum or a
     /// server digest, else `nil`.
     public var sha256: String? = nil
+    /// True when `fileURL` is this URL's file, finished by an earlier run and unchanged since,
+    /// on disk and on the server (same resource, length and ETag or Last-Modified; checksums
+    /// checked again): nothing was downloaded. A rerun after an interruption thus leaves the
+    /// files that were done as they are, whatever the conflict policy.
+    public var alreadyComplete: Bool = false
 }

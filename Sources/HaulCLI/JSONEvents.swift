@@ -72,8 +72,9 @@ enum JSONEvent: Sendable {
     /// `{"event":"retrying","id":…,"attempt":…,"delay":…,"error":{"code":…,"message":…}}`
     case retrying(id: String, attempt: Int, delay: Double, error: DownloadError)
     /// `{"event":"finished","id":…,"file":…,"bytes":…}` plus `"sha256"` when computed and
-    /// `"skipped":true` when the file existed and `--on-conflict=skip` kept it.
-    case finished(id: String, file: String, bytes: Int64, sha256: String?, skipped: Bool)
+    /// `"skipped":true` when the file existed and `--on-conflict=skip` kept it,
+    /// `"alreadyComplete":true` when an earlier run finished the file (nothing downloaded).
+    case finished(id: String, file: String, bytes: Int64, sha256: String?, skipped: Bool, alreadyComplete: Bool = false)
     /// `{"event":"warning","id":…,"message":…}`: something the user should know (clock skew,
     /// partial bytes that changed on disk); the download goes on.
     case warning(id: String, message: String)
@@ -103,12 +104,13 @@ enum JSONEvent: Sendable {
                 ("event", .string("retrying")), ("id", .string(id)), ("attempt", .integer(Int64(attempt))),
                 ("delay", .number(delay)), ("error", Self.errorObject(error)),
             ])
-        case let .finished(id, file, bytes, sha256, skipped):
+        case let .finished(id, file, bytes, sha256, skipped, alreadyComplete):
             var members: [(String, JSONValue)] = [
                 ("event", .string("finished")), ("id", .string(id)), ("file", .string(file)), ("bytes", .integer(bytes)),
             ]
             if let sha256 { members.append(("sha256", .string(sha256))) }
             if skipped { members.append(("skipped", .bool(true))) }
+            if alreadyComplete { members.append(("alreadyComplete", .bool(true))) }
             return .object(members)
         case let .warning(id, message):
             return .object([("event", .string("warning")), ("id", .string(id)), ("message", .string(message))])

@@ -120,19 +120,19 @@ struct MultiProgressRenderer {
         return redrawIfDue(at: now)
     }
 
-    /// Download `id` succeeded with `byteCount` bytes (or was skipped because the file exists):
-    /// one permanent line, and the block without it.
-    mutating func finish(id: Int, name: String, byteCount: Int64, skipped: Bool, at now: Duration) -> String {
+    /// Download `id` succeeded with `byteCount` bytes, or ended without downloading, which
+    /// `note` then says (the file exists and is skipped, or an earlier run finished it): one
+    /// permanent line, and the block without it.
+    mutating func finish(id: Int, name: String, byteCount: Int64, note: String? = nil, at now: Duration) -> String {
         noteTime(now)
         let entry = remove(id)
         succeeded += 1
         endedBytes += byteCount
-        endedTransferred += skipped ? 0 : max(0, byteCount - (entry?.resumedFrom ?? 0))
+        endedTransferred += note != nil ? 0 : max(0, byteCount - (entry?.resumedFrom ?? 0))
         record(at: now)
         let printable = entry?.name ?? HumanFormat.printable(name)
-        let line = skipped
-            ? "\(printable): exists, skipped"
-            : ProgressRenderer.doneLine(name: printable, byteCount: byteCount,
+        let line = note.map { "\(printable): \($0)" }
+            ?? ProgressRenderer.doneLine(name: printable, byteCount: byteCount,
                                         transferred: byteCount - (entry?.resumedFrom ?? 0),
                                         seconds: max(0, (now - (entry?.startTime ?? now)).secondsValue))
         return permanent(line, at: now)

@@ -180,8 +180,8 @@ final class Reporter {
         switch display {
         case .single(var renderer):
             let name = result.fileURL.lastPathComponent
-            if result.skipped {
-                write(renderer.message("\(HumanFormat.printable(name)): exists, skipped"))
+            if result.skipped || result.alreadyComplete {
+                write(renderer.message("\(HumanFormat.printable(name)): \(result.skipped ? "exists, skipped" : Self.alreadyComplete)"))
             } else {
                 if !items[index].started {
                     _ = renderer.start(name: name, totalBytes: result.byteCount, resumedFrom: 0, at: now)
@@ -191,16 +191,20 @@ final class Reporter {
             display = .single(renderer)
         case .multiple(var renderer):
             renderer.width = terminal.width
-            write(renderer.finish(id: index, name: result.fileURL.lastPathComponent, byteCount: result.byteCount, skipped: result.skipped, at: now))
+            let note = result.skipped ? "exists, skipped" : result.alreadyComplete ? Self.alreadyComplete : nil
+            write(renderer.finish(id: index, name: result.fileURL.lastPathComponent, byteCount: result.byteCount, note: note, at: now))
             display = .multiple(renderer)
         case .none:
             guard style == .json else { return }
             if let unsent = items[index].unsentProgress { emit(unsent) }
             items[index].unsentProgress = nil
             emit(.finished(id: id(index), file: result.fileURL.path, bytes: result.byteCount, sha256: result.sha256,
-                           skipped: result.skipped))
+                           skipped: result.skipped, alreadyComplete: result.alreadyComplete))
         }
     }
+
+    /// What a download whose file an earlier run finished shows instead of its progress.
+    static let alreadyComplete = "complete already (an earlier run finished it), not downloaded again"
 
     /// Download `index` failed (or was interrupted): one line on standard error, plus the JSON event.
     ///

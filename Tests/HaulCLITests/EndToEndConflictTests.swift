@@ -38,13 +38,42 @@ struct EndToEndConflictTests {
             #expect(explicit.status == 0)
             #expect(explicit.standardError.isEmpty)
             #expect(listFiles(dir) == ["name.1.bin", "name.bin"])
-            let byDefault = try await haul(["--json", "-d", dir.path, url], in: dir)
+            // Another version of the file (another ETag) is another file.
+            let byDefault = try await haul(["--json", "-d", dir.path, url + "?seed=3"], in: dir)
             #expect(byDefault.status == 0)
             #expect(listFiles(dir) == ["name.1.bin", "name.2.bin", "name.bin"])
             #expect(byDefault.jsonEvents().last?["file"] as? String == dir.appendingPathComponent("name.2.bin").path)
             #expect(fileContents(existing) == Self.old)
             #expect(fileContents(dir.appendingPathComponent("name.1.bin")) == served(1000))
-            #expect(fileContents(dir.appendingPathComponent("name.2.bin")) == served(1000))
+            #expect(fileContents(dir.appendingPathComponent("name.2.bin")) == served(1000, seed: 3))
+        }
+    }
+
+    /// Rerunning a command whose download finished (a list interrupted halfway, run again) leaves
+    /// the file as it is, under any policy: it is the same file, unchanged on the server.
+    @Test(arguments: ["rename", "skip", "fail", "overwrite"])
+    func aRerunRecognisesTheFinishedFile(policy: String) async throws {
+        let server = try HaulServer()
+        try await withTemporaryDirectory { dir in
+            let url = server.url("/bytes/1000/name.bin")
+            let first = try await haul(["-q", "-d", dir.path, url], in: dir)
+            #expect(first.status == 0)
+            let file = dir.appendingPathComponent("name.bin")
+            let inode = try #require((try FileManager.default.attributesOfItem(atPath: file.path))[.systemFileNumber] as? UInt64)
+            let again = try await haul(["--on-conflict=\(policy)", "-d", dir.path, url], in: dir)
+            #expect(again.status == 0)
+            #expect(again.errorLines == ["name.bin: complete already (an earlier run finished it), not downloaded again"])
+            let json = try await haul(["--json", "--on-conflict=\(policy)", "-d", dir.path, url], in: dir)
+            #expect(json.status == 0)
+            let finished = try #require(json.jsonEvents().last)
+            #expect(finished["event"] as? String == "finished")
+            #expect(finished["alreadyComplete"] as? Bool == true)
+            #expect(finished["skipped"] == nil)
+            #expect(finished["file"] as? String == file.path)
+            #expect(finished["bytes"] as? Int == 1000)
+            #expect(listFiles(dir) == ["name.bin"])
+            #expect(fileContents(file) == served(1000))
+            #expect((try FileManager.default.attributesOfItem(atPath: file.path))[.systemFileNumber] as? UInt64 == inode)
         }
     }
 

@@ -9,9 +9,9 @@ import Darwin
 #endif
 
 /// `kill -9` in the middle of many small downloads (whose files are committed in batches on Linux)
-/// never leaves a file under its final name that is not the whole, right file; the command run
-/// again with `--on-conflict=skip` (files finished before a kill are kept, not fetched again)
-/// ends with every file in place.
+/// never leaves a file under its final name that is not the whole, right file; the same command
+/// run again (default `--on-conflict=rename`) recognises the files finished before a kill
+/// instead of writing `fN.1.bin` beside them, and ends with every file in place, once.
 @Suite(.timeLimit(.minutes(2)))
 struct EndToEndKillManyTests {
     static let count = 40
@@ -29,7 +29,7 @@ struct EndToEndKillManyTests {
             try (0..<Self.count).map { server.url("/m/f\($0).bin") }.joined(separator: "\n")
                 .write(to: list, atomically: true, encoding: .utf8)
             let out = dir.appendingPathComponent("out", isDirectory: true)
-            let arguments = ["-q", "-j", "8", "--on-conflict=skip", "-i", list.path, "-d", out.path]
+            let arguments = ["-q", "-j", "8", "-i", list.path, "-d", out.path]
             var random = SplitMix64(seed: 0xB47C_2026)
             var killedWithFinishedFiles = false, killedWithPartialFiles = false, killed = 0
             for round in 0..<4 {

@@ -29,15 +29,15 @@ private let mebibyte: Int64 = 1 << 20
             }
         }
         #expect(!screen.overflowed, "only the block was drawn so far")
-        screen.apply(renderer.finish(id: 1, name: names[1], byteCount: 60 * mebibyte, skipped: false, at: .seconds(3)))
+        screen.apply(renderer.finish(id: 1, name: names[1], byteCount: 60 * mebibyte, at: .seconds(3)))
         screen.apply(renderer.start(id: 2, name: names[2], totalBytes: 10, resumedFrom: 0, at: .seconds(3)))
         screen.apply(renderer.update(id: 2, progress(5, of: 10), at: .milliseconds(3500)))
         #expect(screen.text.count == 4, "the permanent line, two download lines and the total: \(screen.text)")
         for line in screen.text.dropFirst() {
             #expect(HumanFormat.displayWidth(line) < width, "\(width): \(line)")
         }
-        screen.apply(renderer.finish(id: 2, name: names[2], byteCount: 10, skipped: false, at: .seconds(4)))
-        screen.apply(renderer.finish(id: 0, name: names[0], byteCount: 100 * mebibyte, skipped: false, at: .seconds(5)))
+        screen.apply(renderer.finish(id: 2, name: names[2], byteCount: 10, at: .seconds(4)))
+        screen.apply(renderer.finish(id: 0, name: names[0], byteCount: 100 * mebibyte, at: .seconds(5)))
         screen.apply(renderer.end(at: .seconds(5)))
 
         #expect(screen.unknownEscapes.isEmpty)
@@ -126,7 +126,7 @@ private let mebibyte: Int64 = 1 << 20
         }
         #expect(draws == 10)
         #expect(!renderer.message("haul: http://h/b: reset; retrying in 1.0s (attempt 1)", at: .milliseconds(1131)).isEmpty)
-        #expect(!renderer.finish(id: 0, name: "a", byteCount: 1000, skipped: false, at: .milliseconds(1132)).isEmpty)
+        #expect(!renderer.finish(id: 0, name: "a", byteCount: 1000, at: .milliseconds(1132)).isEmpty)
     }
 
     @Test func theFinalStateIsDrawnEvenRightAfterAThrottledUpdate() {
@@ -174,7 +174,7 @@ private let mebibyte: Int64 = 1 << 20
 
     @Test func skippedDownloadsSaySo() {
         var renderer = MultiProgressRenderer(mode: .plain, width: 80, downloadCount: 2)
-        #expect(renderer.finish(id: 1, name: "x.bin", byteCount: 5, skipped: true, at: .zero) == "x.bin: exists, skipped\n")
+        #expect(renderer.finish(id: 1, name: "x.bin", byteCount: 5, note: "exists, skipped", at: .zero) == "x.bin: exists, skipped\n")
     }
 
     @Test func plainModePrintsEventsOfNoteAndATotalEveryFewSeconds() {
@@ -190,7 +190,7 @@ private let mebibyte: Int64 = 1 << 20
             text += update
         }
         #expect(totals == 2)  // at 5 s and 10 s
-        text += renderer.finish(id: 0, name: "a.bin", byteCount: 10 * mebibyte, skipped: false, at: .seconds(12))
+        text += renderer.finish(id: 0, name: "a.bin", byteCount: 10 * mebibyte, at: .seconds(12))
         text += renderer.message("haul: http://h/c: the server answered 404 Not Found", at: .seconds(12))
         text += renderer.end(at: .seconds(12))
         #expect(!text.contains("\u{1B}") && !text.contains("\r"))

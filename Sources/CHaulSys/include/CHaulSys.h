@@ -53,6 +53,14 @@ void haul_block_sigpipe_in_thread(void);
 /// three interleaved chains joined by carry-less multiplication), a table otherwise.
 uint32_t haul_crc32c(uint32_t crc, const void *data, size_t length);
 
+/// Sets the extended attribute `name` of the open file `fd` to `size` bytes of `value`
+/// (fsetxattr; Apple's takes a position and options as well). 0, or -1 with errno (ENOTSUP
+/// where the file system keeps no extended attributes).
+int haul_set_attribute(int fd, const char *name, const void *value, size_t size);
+/// Reads the extended attribute `name` of the open file `fd` into `buffer` (fgetxattr): its
+/// length, or -1 with errno (ENODATA/ENOATTR when it is not there, ERANGE when it is longer).
+long haul_get_attribute(int fd, const char *name, void *buffer, size_t size);
+
 /// The O_NOFOLLOW | O_CLOEXEC and O_DIRECTORY flag values.
 int haul_o_nofollow(void);
 int haul_o_directory(void);

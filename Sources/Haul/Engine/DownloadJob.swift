@@ -189,7 +189,8 @@ private struct Attempt {
             do throws(DownloadError) {
                 return .commit(try finish(partial, name: predicted, ownsName: false, byteCount: record.totalLength,
                                           head: exchange.head, replaceAllowed: target.fixedName != nil,
-                                          verification: verification, hasher: nil))
+                                          verification: verification, hasher: nil,
+                                          mark: Self.identity(record.resourceKey, record.totalLength, record.etag, record.lastModified)))
             } catch {
                 if error.code == .checksumMismatch {
                     ResumeRecord.remove(for: predicted, in: folder)
@@ -217,9 +218,26 @@ private struct Attempt {
                 throw DownloadError(.locked, "another download is writing '\(folder.path)/\(name)'")
             }
         } else {
-            switch try target.choose(response: exchange.head, originalURL: url, urlName: predicted, policy: policy) {
+            var finishedSHA256: String?
+            let finished = { (name: String) -> Bool in
+                // A file this URL's download finished in an earlier run (a rerun after an interruption).
+                guard !startFresh, let total = facts.totalLength,
+                      let identity = Self.identity(ResumeRecord.resourceKey(for: url), total, facts.strongETag, facts.lastModified)
+                else { return false }
+                return FinishedFileMark.isFinished(name, in: folder, as: identity) { descriptor in
+                    guard let verification else { return true }
+                    let digests = try? StreamHasher(algorithms: verification.algorithms, descriptor: descriptor).finish(length: total)
+                    finishedSHA256 = digests.flatMap { try? verification.check($0) }
+                    return finishedSHA256 != nil
+                }
+            }
+            switch try target.choose(response: exchange.head, originalURL: url, urlName: predicted, policy: policy,
+                                     finished: finished) {
             case .skip(let taken):
                 return .done(DownloadResult(response: exchange.head, fileURL: target.fileURL(taken), byteCount: 0, skipped: true))
+            case .finished(let done):
+                return .done(DownloadResult(response: exchange.head, fileURL: target.fileURL(done), byteCount: facts.totalLength ?? 0,
+                                            skipped: false, sha256: finishedSHA256, alreadyComplete: true))
             case .write(let chosen, _):
                 name = chosen
             }
@@ -251,9 +269,13 @@ private struct Attempt {
                                        integrity: (verification, hasher, blocks),
                                        handedOver: &handedOver, recordWritten: &recordWritten)
             let replace = target.fixedName != nil || policy == .overwrite
+            let marked = (record?.totalLength ?? facts.totalLength).flatMap { total in
+                Self.identity(record?.resourceKey ?? ResumeRecord.resourceKey(for: url), total,
+                              record?.etag ?? facts.strongETag, record?.lastModified ?? facts.lastModified)
+            }
             let commit = try finish(partial, name: name, ownsName: true, byteCount: written, head: exchange.head,
                                     replaceAllowed: replace, recordMayExist: recordWritten, verification: verification,
-                                    hasher: hasher)
+                                    hasher: hasher, mark: marked)
             ownsName = false
             return .commit(commit)
         } catch {
@@ -309,6 +331,12 @@ private struct Attempt {
             }
             return .usable(record)
         }
+    }
+
+    /// What a finished file is marked with (``FinishedFileMark``); `nil` without a validator.
+    private static func identity(_ resourceKey: String, _ length: Int64, _ etag: String?,
+                                 _ lastModified: String?) -> FinishedFileMark.Identity? {
+        FinishedFileMark.Identity(resourceKey: resourceKey, length: length, etag: etag, lastModified: lastModified)
     }
 
     private static func firstMissingByte(_ record: ResumeRecord) -> Int64 {
@@ -413,9 +441,10 @@ private struct Attempt {
     /// - Parameter ownsName: whether this download reserved `name` (the commit then releases it).
     private func finish(_ partial: PartialFile, name: String, ownsName: Bool, byteCount: Int64, head: ResponseHead,
                         replaceAllowed: Bool, recordMayExist: Bool = true, verification: Verification?,
-                        hasher: StreamHasher?) throws(DownloadError) -> FileCommit {
+                        hasher: StreamHasher?, mark: FinishedFileMark.Identity?) throws(DownloadError) -> FileCommit {
         let sha256 = try verification?.verify(partial, length: byteCount, hasher: hasher)
         partial.markFinished()
+        if let mark { FinishedFileMark.write(mark, to: partial.descriptor) }   // a rerun then knows the file
         let policy = job.request.conflictPolicy ?? configuration.conflictPolicy
         return FileCommit(partial: partial, name: name, ownsName: ownsName, byteCount: byteCount, head: head,
                           replaceAllowed: replaceAllowed, renameOnConflict: policy == .rename,

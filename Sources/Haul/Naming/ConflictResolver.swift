@@ -8,6 +8,9 @@ enum ConflictResolution: Equatable, Sendable {
     case skip(String)
     /// The name exists and the policy says to fail, or no free numbered name was found.
     case fail(String)
+    /// The name (or, renaming, a numbered name before the first free one) is this download's
+    /// file, finished by an earlier run: nothing to download.
+    case finished(String)
 }
 
 /// Applies a ``ConflictPolicy`` to a chosen file name.
@@ -30,10 +33,14 @@ enum ConflictResolver: Sendable {
     ///   - name: a sanitised file name.
     ///   - policy: what the user asked for (`--on-conflict`).
     ///   - exists: whether a name is taken in the destination folder.
-    /// - Returns: `.use(name)` when `name` is free, else the policy's outcome; `.fail(name)`
-    ///   when renaming finds no free candidate.
-    static func resolve(name: String, policy: ConflictPolicy, exists: (String) -> Bool) -> ConflictResolution {
+    ///   - finished: whether a taken name holds this very download, finished by an earlier run
+    ///     (asked only of taken names, in the order they are tried).
+    /// - Returns: `.use(name)` when `name` is free, `.finished` for the first taken name found
+    ///   finished, else the policy's outcome; `.fail(name)` when renaming finds no free candidate.
+    static func resolve(name: String, policy: ConflictPolicy, exists: (String) -> Bool,
+                        finished: (String) -> Bool = { _ in false }) -> ConflictResolution {
         guard exists(name) else { return .use(name) }
+        if finished(name) { return .finished(name) }
         switch policy {
         case .overwrite: return .overwrite(name)
         case .skip: return .skip(name)
@@ -44,6 +51,7 @@ enum ConflictResolver: Sendable {
         for attempt in 1...maximumAttempt {
             let candidate = numbered(parts, attempt)
             if !exists(candidate) { return .use(candidate) }
+            if finished(candidate) { return .finished(candidate) }
         }
         return .fail(name)
     }

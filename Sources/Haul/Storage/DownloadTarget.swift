@@ -19,6 +19,8 @@ struct DownloadTarget {
         case write(name: String, replaces: Bool)
         /// The file exists and the policy is `.skip`.
         case skip(name: String)
+        /// The file `name` is this download's, finished by an earlier run (see ``FinishedFileMark``).
+        case finished(name: String)
     }
 
     init(destination: Destination) throws(DownloadError) {
@@ -51,11 +53,15 @@ struct DownloadTarget {
     ///
     /// - Throws: `destinationExists` (policy `.fail`), `unsafePath` (a folder or special file is in
     ///   the way), `locked` (an exact name another running download is writing).
-    /// - Parameter urlName: `FileNamer`'s name for `originalURL` alone, when the caller made it already.
-    func choose(response: ResponseHead, originalURL: HTTPURL, urlName: String? = nil,
-                policy: ConflictPolicy) throws(DownloadError) -> Choice {
+    /// - Parameters:
+    ///   - urlName: `FileNamer`'s name for `originalURL` alone, when the caller made it already.
+    ///   - finished: whether an existing file holds this download, finished by an earlier run;
+    ///     asked of the names the policy would look at, before the policy applies.
+    func choose(response: ResponseHead, originalURL: HTTPURL, urlName: String? = nil, policy: ConflictPolicy,
+                finished: (String) -> Bool = { _ in false }) throws(DownloadError) -> Choice {
         let reservations = FileReservations.shared
         if let fixedName {
+            if finished(fixedName) { return .finished(name: fixedName) }
             try checkReplaceable(fixedName)
             guard reservations.reserve(fixedName, in: folder) else { throw lockedError(fixedName) }
             return .write(name: fixedName, replaces: true)
@@ -65,9 +71,9 @@ struct DownloadTarget {
                                   urlName: urlName)
         // Another download may take the chosen name between resolving and reserving: resolve again.
         while true {
-            let resolution = ConflictResolver.resolve(name: name, policy: policy) {
+            let resolution = ConflictResolver.resolve(name: name, policy: policy, exists: {
                 folder.entry($0) != .missing || reservations.isReserved($0, in: folder)
-            }
+            }, finished: finished)
             switch resolution {
             case .use(let chosen):
                 if reservations.reserve(chosen, in: folder) { return .write(name: chosen, replaces: false) }
@@ -77,6 +83,8 @@ struct DownloadTarget {
                 return .write(name: chosen, replaces: true)
             case .skip(let chosen):
                 return .skip(name: chosen)
+            case .finished(let chosen):
+                return .finished(name: chosen)
             case .fail(let chosen):
                 throw DownloadError(.destinationExists, "'\(folder.path)/\(chosen)' already exists (--on-conflict=fail)")
             }

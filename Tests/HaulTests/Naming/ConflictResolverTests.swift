@@ -81,3 +81,51 @@ import Testing
         #expect(expected.utf8.count <= 248)
     }
 }
+
+/// A name that holds this download, finished by an earlier run (a rerun after an interruption).
+@Suite struct ConflictResolverFinishedTests {
+    @Test(arguments: ConflictPolicy.allCases)
+    func aFinishedNameIsFinishedWhateverThePolicy(policy: ConflictPolicy) {
+        let result = ConflictResolver.resolve(name: "a.txt", policy: policy, exists: { $0 == "a.txt" },
+                                              finished: { $0 == "a.txt" })
+        #expect(result == .finished("a.txt"))
+    }
+
+    /// Another URL had the name first, so this one's earlier run wrote `a.2.txt`.
+    @Test func renamingFindsTheFinishedNumberedName() {
+        var asked: [String] = []
+        let taken: Set = ["a.txt", "a.1.txt", "a.2.txt"]
+        let result = ConflictResolver.resolve(name: "a.txt", policy: .rename, exists: taken.contains) { name in
+            asked.append(name)
+            return name == "a.2.txt"
+        }
+        #expect(result == .finished("a.2.txt"))
+        #expect(asked == ["a.txt", "a.1.txt", "a.2.txt"])
+    }
+
+    /// Only taken names are asked about, and the walk stops at the first free one: a finished
+    /// file after a gap belongs to an older run, and the free name is used.
+    @Test func freeNamesAreNotAskedAndEndTheWalk() {
+        var asked: [String] = []
+        let taken: Set = ["a.txt", "a.2.txt"]
+        let result = ConflictResolver.resolve(name: "a.txt", policy: .rename, exists: taken.contains) { name in
+            asked.append(name)
+            return name == "a.2.txt"
+        }
+        #expect(result == .use("a.1.txt"))
+        #expect(asked == ["a.txt"])
+    }
+
+    /// Without renaming, only the name itself is looked at: other policies never see `a.1.txt`.
+    @Test(arguments: [
+        (ConflictPolicy.overwrite, ConflictResolution.overwrite("a.txt")),
+        (.skip, .skip("a.txt")),
+        (.fail, .fail("a.txt")),
+    ])
+    func otherPoliciesLookOnlyAtTheName(policy: ConflictPolicy, expected: ConflictResolution) {
+        let taken: Set = ["a.txt", "a.1.txt"]
+        let result = ConflictResolver.resolve(name: "a.txt", policy: policy, exists: taken.contains,
+                                              finished: { $0 == "a.1.txt" })
+        #expect(result == expected)
+    }
+}
