@@ -146,6 +146,7 @@ private struct Attempt {
     var folder: DestinationFolder { target.folder }
 
     func run(startFresh: Bool) throws(DownloadError) -> DownloadJob.Ending {
+        let resourceKey = ResumeRecord.resourceKey(for: url)   // made once: it is a SHA-256
         // 1. What is on disk, under the name this download would have (before any network I/O).
         let predicted = target.fixedName ?? FileNamer.name(contentDisposition: nil, originalURLPath: url.path, contentType: nil)
         var existing = try partialToResume(named: predicted)
@@ -155,7 +156,7 @@ private struct Attempt {
             if startFresh {
                 ResumeRecord.remove(for: predicted, in: folder)
             } else {
-                switch usableRecord(for: predicted, partial: partial) {
+                switch usableRecord(for: predicted, partial: partial, resourceKey: resourceKey) {
                 case .usable(let usable):
                     // Bytes changed on disk since the record was written are downloaded again.
                     let checked = BlockHashes.verify(usable, descriptor: partial.descriptor)
@@ -222,7 +223,7 @@ private struct Attempt {
             let finished = { (name: String) -> Bool in
                 // A file this URL's download finished in an earlier run (a rerun after an interruption).
                 guard !startFresh, let total = facts.totalLength,
-                      let identity = Self.identity(ResumeRecord.resourceKey(for: url), total, facts.strongETag, facts.lastModified)
+                      let identity = Self.identity(resourceKey, total, facts.strongETag, facts.lastModified)
                 else { return false }
                 return FinishedFileMark.isFinished(name, in: folder, as: identity) { descriptor in
                     guard let verification else { return true }
@@ -265,12 +266,12 @@ private struct Attempt {
             var recordWritten = record != nil
             let hasher = verification.map { StreamHasher(algorithms: $0.algorithms, descriptor: partial.descriptor) }
             defer { hasher?.stop() }   // before the partial file closes
-            let written = try transfer(exchange: exchange, facts: facts, record: record, name: name, partial: partial,
-                                       integrity: (verification, hasher, blocks),
+            let written = try transfer(exchange: exchange, facts: facts, record: record, resourceKey: resourceKey,
+                                       name: name, partial: partial, integrity: (verification, hasher, blocks),
                                        handedOver: &handedOver, recordWritten: &recordWritten)
             let replace = target.fixedName != nil || policy == .overwrite
             let marked = (record?.totalLength ?? facts.totalLength).flatMap { total in
-                Self.identity(record?.resourceKey ?? ResumeRecord.resourceKey(for: url), total,
+                Self.identity(resourceKey, total,
                               record?.etag ?? facts.strongETag, record?.lastModified ?? facts.lastModified)
             }
             let commit = try finish(partial, name: name, ownsName: true, byteCount: written, head: exchange.head,
@@ -310,7 +311,7 @@ private struct Attempt {
     /// The record of `name` if it can be trusted for this URL and this partial file, else why not.
     private enum RecordCheck { case usable(ResumeRecord), rejected(String) }
 
-    private func usableRecord(for name: String, partial: PartialFile) -> RecordCheck {
+    private func usableRecord(for name: String, partial: PartialFile, resourceKey: String) -> RecordCheck {
         let shown = "'\(folder.path)/\(name)\(PartialFile.suffix)'"
         switch ResumeRecord.load(for: name, in: folder) {
         case .missing:
@@ -318,7 +319,7 @@ private struct Attempt {
         case .invalid(let why):
             return .rejected("the resume record of \(shown) is unusable (\(why)); starting over")
         case .valid(let record):
-            if record.resourceKey != ResumeRecord.resourceKey(for: url) {
+            if record.resourceKey != resourceKey {
                 return .rejected("\(shown) belongs to another URL; starting over")
             }
             if record.etag == nil && record.lastModified == nil {
@@ -344,8 +345,8 @@ private struct Attempt {
     }
 
     /// Streams the response (and, for a ranged file, the other segments) into `partial`.
-    private func transfer(exchange: HTTPExchange, facts: ResumeDecision.ResponseFacts, record: ResumeRecord?, name: String,
-                          partial: PartialFile, integrity: (Verification?, StreamHasher?, BlockHashes),
+    private func transfer(exchange: HTTPExchange, facts: ResumeDecision.ResponseFacts, record: ResumeRecord?,
+                          resourceKey: String, name: String, partial: PartialFile, integrity: (Verification?, StreamHasher?, BlockHashes),
                           handedOver: inout Bool, recordWritten: inout Bool) throws(DownloadError) -> Int64 {
         let (verification, hasher, blocks) = integrity
         if facts.status == 416 {   // an empty file (ResumeDecision.emptyFile): nothing to read
@@ -367,7 +368,7 @@ private struct Attempt {
         if resumable, let total {
             var fresh = record ?? ResumeRecord(url: url, finalURL: exchange.finalURL, etagHeader: facts.strongETag,
                                                lastModified: facts.lastModified, totalLength: total,
-                                               shownURL: shownURL, shownFinalURL: shownFinalURL)
+                                               shownURL: shownURL, shownFinalURL: shownFinalURL, resourceKey: resourceKey)
             fresh.redactedFinalURL = shownFinalURL
             fresh.serverDigest = verification?.serverDigest?.description
             // The record is first written at the first checkpoint: a download that ends sooner

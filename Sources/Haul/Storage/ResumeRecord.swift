@@ -53,14 +53,15 @@ extension ResumeRecord {
     ///   - expectedChecksum: the checksum the finished file must have.
     ///   - shownURL: `url.description`, when the caller has it already.
     ///   - shownFinalURL: `finalURL.description`, when the caller has it already.
+    ///   - resourceKey: ``resourceKey(for:)`` of `url`, when the caller has it already.
     init(
         url: HTTPURL, finalURL: HTTPURL, etagHeader: String?, lastModified: String?,
         totalLength: Int64, completed: ByteRangeSet = ByteRangeSet(), expectedChecksum: String? = nil,
-        shownURL: String? = nil, shownFinalURL: String? = nil
+        shownURL: String? = nil, shownFinalURL: String? = nil, resourceKey: String? = nil
     ) {
         self.init(
             redactedURL: shownURL ?? url.description, redactedFinalURL: shownFinalURL ?? finalURL.description,
-            resourceKey: Self.resourceKey(for: url), etag: Self.strongETag(etagHeader),
+            resourceKey: resourceKey ?? Self.resourceKey(for: url), etag: Self.strongETag(etagHeader),
             lastModified: lastModified, totalLength: totalLength, completed: completed,
             expectedChecksum: expectedChecksum
         )
