@@ -1,5 +1,6 @@
 import Haul
 @testable import HaulCLI
+import HaulTestSupport
 import Testing
 
 /// Parses arguments expecting a download command.
@@ -21,7 +22,7 @@ private func usageError(_ arguments: [String]) -> String? {
     }
 }
 
-@Suite struct ArgumentParserTests {
+@Suite(.exclusive, .serialized) struct ArgumentParserTests {
     @Test func defaultsMatchTheContract() throws {
         let parsed = try options(["http://host/file"])
         #expect(parsed.urls == ["http://host/file"])

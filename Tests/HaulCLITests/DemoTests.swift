@@ -4,7 +4,7 @@ import HaulTestSupport
 import Testing
 
 /// `haul demo`: two verified downloads from the built-in server, the speed-up, nothing left behind.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
 struct DemoTests {
     @Test func theDemoDownloadsTwiceVerifiesAndRemovesItsFiles() async throws {
         try await withTemporaryDirectory { temporary in

@@ -5,7 +5,7 @@ import HaulTestSupport
 import Testing
 
 /// The real `haul` binary downloading from a `HaulServer`: bytes, names, `-o`, several URLs.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
 struct EndToEndDownloadTests {
     @Test(arguments: [0, 1, 300_001, 2 * 1024 * 1024 + 7])
     func directoryDownloadIsByteIdentical(size: Int) async throws {

@@ -12,7 +12,7 @@ import Darwin
 /// never leaves a file under its final name that is not the whole, right file; the same command
 /// run again (default `--on-conflict=rename`) recognises the files finished before a kill
 /// instead of writing `fN.1.bin` beside them, and ends with every file in place, once.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.exclusive, .serialized, .timeLimit(.minutes(2)))
 struct EndToEndKillManyTests {
     static let count = 40
     static let size: Int64 = 100_000

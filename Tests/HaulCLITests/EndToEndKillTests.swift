@@ -13,7 +13,7 @@ import Darwin
 /// `kill -9` at any instant of a segmented download leaves a state that the same command,
 /// run again, continues from: the resume record never claims a byte that is not on disk, the
 /// final file is byte-identical, and the server sends each byte about once.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.exclusive, .serialized, .timeLimit(.minutes(3)))
 struct EndToEndKillTests {
     static let size: Int64 = 16_000_000
     /// 4 connections at 500 kB/s each: a full run takes about 8 s.

@@ -53,7 +53,7 @@ final class ConcurrencyProbe: Sendable {
 }
 
 /// `-j`: how many downloads run at once, the queue behind them, and Ctrl-C over all of them.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
 struct EndToEndQueueTests {
     @Test
     func twoOfFourRunAtOnceWithJ2() async throws {

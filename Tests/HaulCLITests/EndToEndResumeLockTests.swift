@@ -5,7 +5,7 @@ import Testing
 
 /// A second `haul` process aimed at the file another one is downloading exits 11 with one
 /// clear line and touches nothing; the first goes on, and its rerun resumes byte-identical.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
 struct EndToEndResumeLockTests {
     static let size: Int64 = 20_000_000
 

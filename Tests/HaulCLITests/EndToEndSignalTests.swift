@@ -5,7 +5,7 @@ import Testing
 
 /// Ctrl-C (SIGINT) sent to the real `haul` binary in the middle of a download, and the resume
 /// that rerunning the same command performs.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
 struct EndToEndSignalTests {
     /// The size of `path`, or 0 when it does not exist.
     static func size(_ url: URL) -> Int64 {

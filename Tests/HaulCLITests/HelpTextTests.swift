@@ -1,8 +1,9 @@
 @testable import HaulCLI
+import HaulTestSupport
 import Testing
 
 /// The help text is held here word for word: a change to the option table shows up as a diff.
-@Suite struct HelpTextTests {
+@Suite(.exclusive, .serialized) struct HelpTextTests {
     @Test func downloadHelpIsTheGoldenText() {
         let golden = """
             Usage: haul [OPTION]... URL...

@@ -9,7 +9,7 @@ import Testing
 /// fills up mid-transfer, planted symlinks, an untrusted resume record and a crash before the
 /// final rename. Tests that need a real read-only or full file system mount a small tmpfs
 /// (root only) and are skipped with the reason elsewhere.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
 struct HostileLocalCLITests {
     @Test func aMissingFolderIsCreatedWithItsParents() async throws {
         let server = try HaulServer()

@@ -1,6 +1,7 @@
 import Foundation
 @testable import Haul
 @testable import HaulCLI
+import HaulTestSupport
 import Testing
 
 /// Parses one line of `--json` output back with Foundation.
@@ -11,7 +12,7 @@ private func object(_ line: String) throws -> [String: Any] {
     return try #require(parsed as? [String: Any])
 }
 
-@Suite struct JSONEventsTests {
+@Suite(.exclusive, .serialized) struct JSONEventsTests {
     @Test(arguments: [
         ("plain", #""plain""#),
         ("quote \" and backslash \\", #""quote \" and backslash \\""#),

@@ -1,9 +1,10 @@
 import Haul
 @testable import HaulCLI
+import HaulTestSupport
 import Testing
 
 /// Runs the built `haul` executable for behaviour that needs no network.
-@Suite struct ProcessTests {
+@Suite(.exclusive, .serialized) struct ProcessTests {
     @Test func helpGoesToStandardOutput() throws {
         for flag in ["--help", "-h"] {
             let outcome = try HaulBinary.run([flag])

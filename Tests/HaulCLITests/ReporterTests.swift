@@ -1,6 +1,7 @@
 import Foundation
 @testable import Haul
 @testable import HaulCLI
+import HaulTestSupport
 import Testing
 
 private func start(_ name: String, total: Int64?) -> DownloadStart {
@@ -18,7 +19,7 @@ private func progress(_ bytes: Int64, of total: Int64?) -> DownloadProgress {
 }
 
 /// The ``Reporter`` with the events of several downloads interleaved, as the runner delivers them.
-@Suite struct ReporterTests {
+@Suite(.exclusive, .serialized) struct ReporterTests {
     @Test func jsonEventsOfSeveralDownloadsInterleaveWholeWithTheirOwnIDsAndThrottles() throws {
         let terminal = CapturedTerminal()
         let urls = ["http://h/a", "http://h/b", "http://h/c"]

@@ -1,6 +1,7 @@
 import Foundation
 import Haul
 @testable import HaulCLI
+import HaulTestSupport
 import Testing
 
 /// Runs the command in-process with a captured terminal.
@@ -11,7 +12,7 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
     return (status, terminal)
 }
 
-@Suite struct ExitStatusTests {
+@Suite(.exclusive, .serialized) struct ExitStatusTests {
     @Test(arguments: [
         ([Int32](), Int32(0)), ([Int32(0), 0], Int32(0)), ([Int32(0), 4, 7], Int32(4)), ([Int32(8), 3, 0], Int32(3)), ([Int32(9), 2, 130], Int32(2)), ([Int32(130)], Int32(130)), ([Int32(11), 10], Int32(10)),
     ])
@@ -20,7 +21,7 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
     }
 }
 
-@Suite struct URLRedactionTests {
+@Suite(.exclusive, .serialized) struct URLRedactionTests {
     @Test(arguments: [
         ("https://user:pass@host.example/path?a=1", "https://host.example/path?a=1"),
         ("https://host/f.iso?X-Amz-Signature=abc&X-Amz-Credential=k&X-Amz-Expires=60",
@@ -39,7 +40,7 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
     }
 }
 
-@Suite struct InputURLTests {
+@Suite(.exclusive, .serialized) struct InputURLTests {
     @Test func listsIgnoreBlankLinesAndComments() {
         let list = "# mirrors\nhttp://a/1\r\n\n   \n  http://b/2  \n\t# indented comment\nhttp://c/3"
         #expect(InputURLs.urls(inList: list) == ["http://a/1", "http://b/2", "http://c/3"])
@@ -69,7 +70,7 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
     }
 }
 
-@Suite struct RunnerTests {
+@Suite(.exclusive, .serialized) struct RunnerTests {
     @Test func badURLsExitTwoWithOneRedactedLineEachBeforeAnyDownload() async {
         let (status, terminal) = await run(["http://user:pw@h/a b?token=s", "ftp://h/f", "-q"])
         #expect(status == 2)

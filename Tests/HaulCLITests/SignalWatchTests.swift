@@ -1,5 +1,6 @@
 @testable import HaulCLI
 import Synchronization
+import HaulTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -7,7 +8,7 @@ import Glibc
 import Darwin
 #endif
 
-@Suite struct SignalWatchTests {
+@Suite(.exclusive, .serialized) struct SignalWatchTests {
     @Test func aWatchedSignalReachesTheHandlerInsteadOfEndingTheProcess() async throws {
         let calls = Atomic<Int>(0)
         let watch = SignalWatch(signal: SIGUSR2, exitsOnRepeat: false) { calls.add(1, ordering: .relaxed) }

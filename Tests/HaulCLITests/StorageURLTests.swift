@@ -1,10 +1,11 @@
 import Foundation
 import Haul
+import HaulTestSupport
 import Testing
 @testable import HaulCLI
 
 /// `s3://` and `oss://` signers from the environment, and the `warning` JSON event.
-@Suite struct StorageURLTests {
+@Suite(.exclusive, .serialized) struct StorageURLTests {
     @Test func httpURLsNeedNoSigner() throws {
         #expect(try StorageURL.signer(for: URL(string: "https://h/f")!, endpoint: nil, environment: [:]) == nil)
     }

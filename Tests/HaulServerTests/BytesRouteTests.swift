@@ -1,7 +1,8 @@
 import HaulServer
+import HaulTestSupport
 import Testing
 
-@Suite struct BytesRouteTests {
+@Suite(.exclusive, .serialized) struct BytesRouteTests {
     let content = HaulServer.content()
 
     @Test func servesTheDeterministicContentWithValidators() throws {

@@ -1,7 +1,8 @@
 import HaulServer
+import HaulTestSupport
 import Testing
 
-@Suite struct CounterTests {
+@Suite(.exclusive, .serialized) struct CounterTests {
     @Test func bodyBytesCountContentOnly() throws {
         let server = try HaulServer()
         #expect(server.bodyBytesSent == 0)

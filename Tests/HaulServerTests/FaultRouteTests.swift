@@ -1,7 +1,8 @@
 import HaulServer
+import HaulTestSupport
 import Testing
 
-@Suite struct FaultRouteTests {
+@Suite(.exclusive, .serialized) struct FaultRouteTests {
     @Test func statusRouteAnswersTheCodeWithRetryAfter() throws {
         let server = try HaulServer()
         let client = try RawClient(port: server.port)

@@ -4,9 +4,10 @@ import Glibc
 import Darwin
 #endif
 import HaulServer
+import HaulTestSupport
 import Testing
 
-@Suite struct LifecycleTests {
+@Suite(.exclusive, .serialized) struct LifecycleTests {
     @Test func urlsNameTheBoundAddress() throws {
         let server = try HaulServer()
         #expect(server.port > 0)

@@ -1,7 +1,8 @@
 import HaulServer
+import HaulTestSupport
 import Testing
 
-@Suite struct ResourceTests {
+@Suite(.exclusive, .serialized) struct ResourceTests {
     let lastModified = "Tue, 02 Jan 2024 03:04:05 GMT"
 
     @Test func servesAtItsExactPathWithItsHeaders() throws {

@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 /// ``Downloader/start(_:to:onEvent:completion:)``: callbacks instead of `async`.
-@Suite("Downloads with callbacks", .timeLimit(.minutes(1)))
+@Suite("Downloads with callbacks", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct CallbackTests {
     /// What one `start` call saw, in order.
     final class Log: Sendable {

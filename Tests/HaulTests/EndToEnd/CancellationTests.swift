@@ -4,7 +4,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 
-@Suite("Cancellation keeps the partial file")
+@Suite("Cancellation keeps the partial file", .exclusive, .serialized)
 struct CancellationTests {
     @Test("cancel() ends the download with cancelled and keeps NAME.part", .timeLimit(.minutes(1)))
     func cancelHandle() async throws {

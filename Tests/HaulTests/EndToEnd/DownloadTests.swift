@@ -4,7 +4,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 
-@Suite("Downloads end to end")
+@Suite("Downloads end to end", .exclusive, .serialized)
 struct DownloadTests {
     @Test("a file is downloaded byte for byte and named from the URL", arguments: [0, 1, 65_537, 3 * 1024 * 1024 + 11])
     func downloadsExactBytes(size: Int) async throws {

@@ -4,7 +4,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 
-@Suite("Failures: exact codes, and no file but the expected ones")
+@Suite("Failures: exact codes, and no file but the expected ones", .exclusive, .serialized)
 struct FailureTests {
     @Test("non-2xx statuses fail with their code and never save the body", arguments: [
         (404, "httpStatus", Int32(8)), (500, "httpStatus", 8), (410, "httpStatus", 8),

@@ -6,7 +6,7 @@ import Testing
 
 /// `rateLimit` caps the whole downloader: every connection of every download shares it.
 /// Only lower bounds on the time are asserted (a loaded machine may always be slower).
-@Suite("The downloader's rate limit", .timeLimit(.minutes(1)))
+@Suite("The downloader's rate limit", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct QueueRateLimitTests {
     static let mib: Int64 = 1 << 20
 

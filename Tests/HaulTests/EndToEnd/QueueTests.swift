@@ -7,7 +7,7 @@ import Testing
 
 /// Downloads beyond `maximumActiveDownloads` wait in a queue, in order; a queued download that
 /// is cancelled ends at once without a request.
-@Suite("The download queue", .timeLimit(.minutes(1)))
+@Suite("The download queue", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct QueueTests {
     static let size: Int64 = 500_000
 

@@ -7,7 +7,7 @@ import Testing
 /// Running a download again once it finished (a list rerun after an interruption): a file an
 /// earlier run finished, unchanged on disk and on the server, is recognised by its mark
 /// (``FinishedFileMark``) and left as it is; anything else is downloaded under the policy.
-@Suite("Rerunning a finished download", .timeLimit(.minutes(1)))
+@Suite("Rerunning a finished download", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct RerunTests {
     static let size: Int64 = 1_500_000
 

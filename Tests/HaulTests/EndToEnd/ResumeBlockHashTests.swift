@@ -6,7 +6,7 @@ import Testing
 
 /// The resume record keeps a CRC-32C per piece of completed bytes (within 4 MiB blocks); a resume
 /// checks them and downloads again any piece whose bytes changed on disk.
-@Suite("Block hashes in the resume record", .timeLimit(.minutes(1)))
+@Suite("Block hashes in the resume record", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct ResumeBlockHashTests {
     static let size: Int64 = 13_000_000
     static let block = BlockHash.blockSize

@@ -6,7 +6,7 @@ import Testing
 
 /// A partial file whose record is missing, damaged or does not fit it is never trusted: the
 /// download says once that it starts over, downloads everything again, and ends byte-identical.
-@Suite("Resume with a damaged record or partial", .timeLimit(.minutes(1)))
+@Suite("Resume with a damaged record or partial", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct ResumeCorruptionTests {
     static let size: Int64 = 3_000_000
 

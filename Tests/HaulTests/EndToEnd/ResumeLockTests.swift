@@ -7,7 +7,7 @@ import Testing
 /// While one download writes a file, any other download aimed at the same file (from another
 /// `Downloader`, or under another key) fails with `locked` and touches nothing: no request,
 /// no file created, removed or changed.
-@Suite("The lock on a partial file", .timeLimit(.minutes(1)))
+@Suite("The lock on a partial file", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct ResumeLockTests {
     static let size: Int64 = 20_000_000
 

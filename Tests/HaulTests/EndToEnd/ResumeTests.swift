@@ -6,7 +6,7 @@ import Testing
 
 /// A cancelled download continues where it stopped when it runs again: it asks for the missing
 /// bytes with `Range` and `If-Range`, and the server sends each byte about once.
-@Suite("Resume after an interruption", .timeLimit(.minutes(1)))
+@Suite("Resume after an interruption", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct ResumeTests {
     static let size: Int64 = 4_000_000
 

@@ -7,7 +7,7 @@ import Testing
 
 /// A large file with validators and ranges is split across connections; small files, files
 /// without validators and servers without ranges use one; a failed segment is retried alone.
-@Suite("Segmented downloads", .timeLimit(.minutes(1)))
+@Suite("Segmented downloads", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct SegmentTests {
     static let mib: Int64 = 1 << 20
 

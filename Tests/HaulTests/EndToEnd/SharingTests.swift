@@ -4,7 +4,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 
-@Suite("Downloads that meet: same names, same keys, several readers")
+@Suite("Downloads that meet: same names, same keys, several readers", .exclusive, .serialized)
 struct SharingTests {
     @Test("two downloads naming the same file in one folder get distinct names, both intact", .timeLimit(.minutes(1)))
     func sameNameSameFolder() async throws {

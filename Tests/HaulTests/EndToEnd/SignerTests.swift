@@ -49,7 +49,7 @@ final class TestSigningService: Sendable {
 
 /// `DownloadRequest.signer`: a fresh signature for every request, renewal after an expired
 /// signature, other 403s refused, clock skew reported, signatures never shown.
-@Suite("Signed URLs", .timeLimit(.minutes(1)))
+@Suite("Signed URLs", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct SignerTests {
     static let size: Int64 = 6_000_000
 

@@ -23,7 +23,7 @@ enum TransferShape: String, CaseIterable, CustomStringConvertible {
 }
 
 /// `DownloadRequest.checksum` and the server's own digests: checked before the final name.
-@Suite("Checksums and server digests", .timeLimit(.minutes(1)))
+@Suite("Checksums and server digests", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct VerificationTests {
     static let size: Int64 = 3_000_000
 

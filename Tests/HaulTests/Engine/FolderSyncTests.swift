@@ -1,5 +1,6 @@
 @testable import Haul
 import Synchronization
+import HaulTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -25,7 +26,7 @@ private final class Results: Sendable {
     func add(_ value: Int32) { values.withLock { $0.append(value) } }
 }
 
-@Suite("Folder syncs: one fsync for every rename made before it started")
+@Suite("Folder syncs: one fsync for every rename made before it started", .exclusive, .serialized)
 struct FolderSyncTests {
 
     @Test("eight callers waiting on a slow sync share two syncs", .timeLimit(.minutes(1)))

@@ -3,7 +3,7 @@ import HaulTestSupport
 import Testing
 @testable import Haul
 
-@Suite struct RateLimiterTests {
+@Suite(.exclusive, .serialized) struct RateLimiterTests {
     static let rates: [Int64] = [10 << 10, 100 << 10, 1 << 20, 25 << 20, 200 << 20, 1 << 30]
 
     /// Connections taking turns on a simulated clock: each reads a random amount (at most

@@ -1,3 +1,4 @@
+import HaulTestSupport
 import Testing
 @testable import Haul
 
@@ -5,7 +6,7 @@ import Testing
 ///
 /// The record describes a 1000-byte file of which bytes 0..<400 are on disk, so a resume asks
 /// for `bytes=400-` with `If-Range: "v1"`.
-@Suite struct ResumeDecisionTests {
+@Suite(.exclusive, .serialized) struct ResumeDecisionTests {
     static let total: Int64 = 1000
     static let url = try! HTTPURL.parse("http://127.0.0.1:8080/file.bin")
 

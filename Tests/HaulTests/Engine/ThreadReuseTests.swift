@@ -1,5 +1,6 @@
 @testable import Haul
 import Synchronization
+import HaulTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -7,7 +8,7 @@ import Glibc
 import Darwin
 #endif
 
-@Suite("Threads, buffers and wake-ups reused or made on demand")
+@Suite("Threads, buffers and wake-ups reused or made on demand", .exclusive, .serialized)
 struct ThreadReuseTests {
     /// A pool of this test's own (other tests use the shared one at the same time).
     private let threads = ThreadPool()

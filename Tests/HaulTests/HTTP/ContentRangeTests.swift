@@ -1,8 +1,9 @@
+import HaulTestSupport
 import Testing
 @testable import Haul
 
 /// ``ContentRange/parse(_:)``.
-@Suite struct ContentRangeTests {
+@Suite(.exclusive, .serialized) struct ContentRangeTests {
     @Test(arguments: [
         ("bytes 0-499/1234", ContentRange.satisfied(first: 0, last: 499, complete: 1234)),
         ("bytes 0-0/1", .satisfied(first: 0, last: 0, complete: 1)),

@@ -1,8 +1,9 @@
+import HaulTestSupport
 import Testing
 @testable import Haul
 
 /// RFC 3986 §5.2.4 `remove_dot_segments`, and its shortcut for paths without `.` or `..` segments.
-@Suite("Dot segments")
+@Suite("Dot segments", .exclusive, .serialized)
 struct DotSegmentTests {
     @Test("the RFC's examples", arguments: [
         ("/a/b/c/./../../g", "/a/g"),

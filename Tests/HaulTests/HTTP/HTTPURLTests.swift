@@ -1,8 +1,9 @@
+import HaulTestSupport
 import Testing
 @testable import Haul
 
 /// Strict parsing of user-given URLs by ``HTTPURL/parse(_:)``.
-@Suite struct HTTPURLTests {
+@Suite(.exclusive, .serialized) struct HTTPURLTests {
     struct Expected: Sendable, CustomStringConvertible {
         var input: String
         var scheme: HTTPURL.Scheme

@@ -1,8 +1,9 @@
+import HaulTestSupport
 import Testing
 @testable import Haul
 
 /// ``RedirectPolicy``: where redirects go and what is sent after each hop.
-@Suite struct RedirectPolicyTests {
+@Suite(.exclusive, .serialized) struct RedirectPolicyTests {
     static let headers: [(name: String, value: String)] = [
         ("Authorization", "Bearer t"), ("Cookie", "c=1"), ("Proxy-Authorization", "Basic x"), ("X-Custom", "1"),
     ]

@@ -1,8 +1,9 @@
+import HaulTestSupport
 import Testing
 @testable import Haul
 
 /// ``RequestHead/make(method:url:userAgent:userHeaders:sendUserinfo:range:ifRange:)`` and serialisation.
-@Suite struct RequestHeadTests {
+@Suite(.exclusive, .serialized) struct RequestHeadTests {
     func make(_ url: String, method: HTTPMethod = .get, userHeaders: [(name: String, value: String)] = [],
               sendUserinfo: Bool = true, range: ByteRangeRequest? = nil, ifRange: String? = nil) throws -> RequestHead {
         try RequestHead.make(method: method, url: HTTPURL.parse(url), userAgent: "haul/1", userHeaders: userHeaders,

@@ -1,8 +1,9 @@
+import HaulTestSupport
 import Testing
 @testable import Haul
 
 /// The chunked transfer coding in ``ResponseParser``.
-@Suite struct ResponseParserChunkedTests {
+@Suite(.exclusive, .serialized) struct ResponseParserChunkedTests {
     static let head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
 
     @Test(arguments: [

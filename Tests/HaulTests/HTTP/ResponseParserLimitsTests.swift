@@ -1,8 +1,9 @@
+import HaulTestSupport
 import Testing
 @testable import Haul
 
 /// Header byte and line limits of ``ResponseParser``, shared across heads.
-@Suite struct ResponseParserLimitsTests {
+@Suite(.exclusive, .serialized) struct ResponseParserLimitsTests {
     /// A head of exactly `lines` lines (status line and empty line included) and its byte count.
     static func head(lines: Int, status: Int = 200) -> String {
         var text = "HTTP/1.1 \(status) OK\r\n"

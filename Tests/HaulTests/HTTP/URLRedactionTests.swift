@@ -1,8 +1,9 @@
+import HaulTestSupport
 import Testing
 @testable import Haul
 
 /// ``redactedURLString(_:aggressive:)``.
-@Suite struct URLRedactionTests {
+@Suite(.exclusive, .serialized) struct URLRedactionTests {
     @Test(arguments: [
         ("https://user:pass@host/x", "https://host/x"),
         ("https://user@host", "https://host"),

@@ -1,8 +1,9 @@
+import HaulTestSupport
 import Testing
 @testable import Haul
 
 /// ``HTTPURL/resolving(_:)``: RFC 3986 §5.4 examples and Location specifics.
-@Suite struct URLResolutionTests {
+@Suite(.exclusive, .serialized) struct URLResolutionTests {
     static let base = "http://a/b/c/d;p?q"
 
     /// RFC 3986 §5.4.1 (normal) with `g:h` left out (it is a non-http scheme, refused below);

@@ -9,7 +9,7 @@ import Testing
 /// On Linux a `URLSession` task cannot be paused, so ranged requests go in windows of
 /// ``SessionReader/rangeWindow`` bytes: the engine still sees one response, and a file that
 /// changes between two windows is caught by `If-Range`.
-@Suite("URLSession range windows (Linux)", .timeLimit(.minutes(1)))
+@Suite("URLSession range windows (Linux)", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct SessionWindowTests {
     static let window = SessionReader.rangeWindow ?? 0
 

@@ -7,7 +7,7 @@ import Testing
 /// Issue 4, "Range and resume": servers that answer a range wrongly, files that changed or
 /// shrank between runs, validators that cannot be trusted. The result is always one version of
 /// the file, whole, or a typed error with nothing written.
-@Suite("Hostile ranges", .timeLimit(.minutes(1)))
+@Suite("Hostile ranges", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct HostileRangeTests {
     /// A 206 for another start, end or total is a protocol error on the first request (asking
     /// `bytes=0-`) and on a segment's request alike: exit 7, no retry, nothing on disk.

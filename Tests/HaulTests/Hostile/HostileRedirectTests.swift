@@ -5,7 +5,7 @@ import HaulTestSupport
 import Testing
 
 /// Issue 4, "Redirects and secrets": where redirects may go and what follows them, through the library.
-@Suite("Hostile redirects", .timeLimit(.minutes(1)))
+@Suite("Hostile redirects", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct HostileRedirectTests {
     /// Where a redirect from `http://127.0.0.1:A` sends the client.
     enum Elsewhere: String, CaseIterable, Sendable {

@@ -6,7 +6,7 @@ import Testing
 
 /// Issue 4, "Retry": which failures are retried, how long Haul waits (`Retry-After` honoured up
 /// to the cap), and that a retry resumes from the bytes on disk.
-@Suite("Hostile retries", .timeLimit(.minutes(1)))
+@Suite("Hostile retries", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct HostileRetryTests {
     @Test(arguments: [408, 429, 500, 502, 503, 504])
     func retryableStatusesAreRetried(status: Int) async throws {
@@ -181,7 +181,7 @@ private func httpDate(_ date: Date) -> String {
 }
 
 /// `Retry-After` on a segment's request (the second connection).
-@Suite("Hostile retries of a segment", .timeLimit(.minutes(1)))
+@Suite("Hostile retries of a segment", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct HostileSegmentRetryTests {
     /// The failing connection waits as asked while the other one takes its bytes over; the
     /// download ends when every byte is on disk, without waiting out the sleeping connection.

@@ -8,7 +8,7 @@ import Testing
 /// dropped, retried and resumed from the bytes on disk. (Trickled heads, a silent server and a
 /// refused port are in `FailureTests.timeouts` and `FailureTests.refused`; the CPU use while
 /// waiting is measured on the real binary in `HostileWireCLITests`.)
-@Suite("Hostile timing", .timeLimit(.minutes(1)))
+@Suite("Hostile timing", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct HostileTimeTests {
     /// 10 bytes, then silence: the stall timeout drops the connection, the retry asks for byte
     /// 10 onwards, and the file is whole. No byte is sent twice.

@@ -9,7 +9,7 @@ import Testing
 /// `DownloadModel` seen the way SwiftUI sees it: through `withObservationTracking`, against the
 /// loopback server.
 @MainActor
-@Suite("DownloadModel observed", .timeLimit(.minutes(1)))
+@Suite("DownloadModel observed", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct DownloadModelTests {
     static let size: Int64 = 3_000_000
 

@@ -1,7 +1,8 @@
+import HaulTestSupport
 import Testing
 @testable import Haul
 
-@Suite struct ConflictResolverTests {
+@Suite(.exclusive, .serialized) struct ConflictResolverTests {
     @Test(arguments: ConflictPolicy.allCases)
     func freeNameIsUsedWhateverThePolicy(policy: ConflictPolicy) {
         #expect(ConflictResolver.resolve(name: "a.txt", policy: policy, exists: { $0 == "other" }) == .use("a.txt"))
@@ -83,7 +84,7 @@ import Testing
 }
 
 /// A name that holds this download, finished by an earlier run (a rerun after an interruption).
-@Suite struct ConflictResolverFinishedTests {
+@Suite(.exclusive, .serialized) struct ConflictResolverFinishedTests {
     @Test(arguments: ConflictPolicy.allCases)
     func aFinishedNameIsFinishedWhateverThePolicy(policy: ConflictPolicy) {
         let result = ConflictResolver.resolve(name: "a.txt", policy: policy, exists: { $0 == "a.txt" },

@@ -1,7 +1,8 @@
+import HaulTestSupport
 import Testing
 @testable import Haul
 
-@Suite struct ContentDispositionTests {
+@Suite(.exclusive, .serialized) struct ContentDispositionTests {
     /// The examples of RFC 6266 section 5.
     @Test(arguments: [
         ("Attachment; filename=example.html", "example.html"),

@@ -1,7 +1,8 @@
+import HaulTestSupport
 import Testing
 @testable import Haul
 
-@Suite struct FileNamePartsTests {
+@Suite(.exclusive, .serialized) struct FileNamePartsTests {
     @Test(arguments: [
         ("a.txt", "a", "txt"),
         ("archive.tar.gz", "archive", "tar.gz"),

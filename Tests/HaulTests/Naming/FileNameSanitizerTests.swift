@@ -1,7 +1,8 @@
+import HaulTestSupport
 import Testing
 @testable import Haul
 
-@Suite struct FileNameSanitizerTests {
+@Suite(.exclusive, .serialized) struct FileNameSanitizerTests {
     @Test(arguments: [
         ("../../x", "x"),
         ("/abs/x", "x"),

@@ -1,7 +1,8 @@
+import HaulTestSupport
 import Testing
 @testable import Haul
 
-@Suite struct FileNamerTests {
+@Suite(.exclusive, .serialized) struct FileNamerTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var contentDisposition: String?
         var path: String

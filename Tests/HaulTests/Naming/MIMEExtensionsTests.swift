@@ -1,7 +1,8 @@
+import HaulTestSupport
 import Testing
 @testable import Haul
 
-@Suite struct MIMEExtensionsTests {
+@Suite(.exclusive, .serialized) struct MIMEExtensionsTests {
     @Test(arguments: [
         ("text/plain", "txt"),
         ("Text/Plain; charset=utf-8", "txt"),

@@ -1,10 +1,11 @@
 import Foundation
 import Synchronization
+import HaulTestSupport
 import Testing
 @testable import Haul
 
 /// ``EventQueue/observe(_:)``: the callbacks behind ``Downloader/start(_:to:onEvent:completion:)``.
-@Suite("Event observers", .timeLimit(.minutes(1)))
+@Suite("Event observers", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct EventQueueObserverTests {
     private static let done = DownloadResult(response: ResponseHead(status: 200), fileURL: URL(fileURLWithPath: "/tmp/x.bin"),
                                              byteCount: 3, skipped: false)

@@ -1,8 +1,9 @@
 import Foundation
+import HaulTestSupport
 import Testing
 @testable import Haul
 
-@Suite struct SigningTargetTests {
+@Suite(.exclusive, .serialized) struct SigningTargetTests {
     @Test func encodesAllButUnreservedAsUppercaseHex() {
         #expect(SigningTarget.encode("AZaz09-._~") == "AZaz09-._~")
         #expect(SigningTarget.encode("a b/c+d=e&é*") == "a%20b%2Fc%2Bd%3De%26%C3%A9%2A")

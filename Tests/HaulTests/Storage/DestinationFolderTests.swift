@@ -10,7 +10,7 @@ import Darwin
 
 /// ``DestinationFolder/openOrReuse(path:)``: downloads into one folder share its descriptor
 /// while it is the same folder.
-@Suite("Destination folders")
+@Suite("Destination folders", .exclusive, .serialized)
 struct DestinationFolderTests {
     @Test("a folder in use is shared by the downloads into it")
     func sharedWhileHeld() throws {

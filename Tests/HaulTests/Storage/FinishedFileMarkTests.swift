@@ -1,10 +1,11 @@
 import Foundation
+import HaulTestSupport
 import Testing
 @testable import Haul
 
 /// The mark a finished download leaves on its file, without I/O: its encoding, and which
 /// responses it matches.
-@Suite struct FinishedFileMarkTests {
+@Suite(.exclusive, .serialized) struct FinishedFileMarkTests {
     static let key = String(repeating: "ab", count: 32)
     static let date = "Tue, 01 Dec 2026 00:00:00 GMT"
 
