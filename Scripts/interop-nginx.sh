@@ -25,6 +25,7 @@ nginx_setup
 nginx_start
 
 DOWNLOADS=$NGINX_WORK/downloads
+rm -rf "$DOWNLOADS"   # a kept WORK_DIR: the last run's files would be found finished
 mkdir -p "$DOWNLOADS"
 
 large=$(nginx_make_file "large.bin" "$SIZE_MIB")
@@ -104,34 +105,38 @@ fi
 # downloaded, exit 0); once the file changed on the server (new ETag), the new version is another
 # file, and --on-conflict=rename gives it name.1.ext.
 NAMED=$DOWNLOADS/named
-check_download "-d names the file from the URL (small.bin)" "$NAMED/small.bin" "$small_sha" \
-    -d "$NAMED" "$NGINX_HTTP_URL/small.bin"
+named=$NGINX_ROOT/named.bin   # a copy of small.bin that these cases change (small.bin stays as made)
+cp "$small" "$named.new"
+touch -d "@$(stat -c %Y "$small")" "$named.new"
+mv "$named.new" "$named"
+check_download "-d names the file from the URL (named.bin)" "$NAMED/named.bin" "$small_sha" \
+    -d "$NAMED" "$NGINX_HTTP_URL/named.bin"
 case_name="the same URL again: the finished file is recognised, not downloaded again"
 status=0
-haul -d "$NAMED" "$NGINX_HTTP_URL/small.bin" 2>"$NGINX_WORK/again.err" || status=$?
+haul -d "$NAMED" "$NGINX_HTTP_URL/named.bin" 2>"$NGINX_WORK/again.err" || status=$?
 if [[ "${HAUL_STANDIN:-}" == curl ]]; then
     log "skipped: $case_name (the curl stand-in renames instead)"
-    rm -f "$NAMED/small.1.bin"
+    rm -f "$NAMED/named.1.bin"
 elif [[ $status -ne 0 ]]; then
     fail "$case_name" "exit $status; stderr: $(head -c 300 "$NGINX_WORK/again.err")"
-elif ! grep -q "^small.bin: complete already" "$NGINX_WORK/again.err"; then
+elif ! grep -q "^named.bin: complete already" "$NGINX_WORK/again.err"; then
     fail "$case_name" "stderr: $(head -c 300 "$NGINX_WORK/again.err")"
 else
     pass "$case_name"
 fi
 # nginx's ETag is the modification time (seconds) and the length: move the time on.
-head -c 1048576 /dev/urandom >"$small.new"
-touch -d "@$(( $(stat -c %Y "$small") + 10 ))" "$small.new"
-mv "$small.new" "$small"
-new_small_sha=$(sha256sum "$small" | cut -d' ' -f1)
-check_download "a changed file with --on-conflict=rename gives small.1.bin" "$NAMED/small.1.bin" "$new_small_sha" \
-    -d "$NAMED" --on-conflict=rename "$NGINX_HTTP_URL/small.bin"
-case_name="-d folder holds exactly small.bin (old) and small.1.bin (new)"
+head -c 1048576 /dev/urandom >"$named.new"
+touch -d "@$(( $(stat -c %Y "$named") + 10 ))" "$named.new"
+mv "$named.new" "$named"
+new_named_sha=$(sha256sum "$named" | cut -d' ' -f1)
+check_download "a changed file with --on-conflict=rename gives named.1.bin" "$NAMED/named.1.bin" "$new_named_sha" \
+    -d "$NAMED" --on-conflict=rename "$NGINX_HTTP_URL/named.bin"
+case_name="-d folder holds exactly named.bin (old) and named.1.bin (new)"
 listing=$(find "$NAMED" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | LC_ALL=C sort | tr '\n' ' ' || true)
-if [[ "$listing" != "small.1.bin small.bin " ]]; then
+if [[ "$listing" != "named.1.bin named.bin " ]]; then
     fail "$case_name" "found: ${listing:-nothing}"
-elif [[ "$(sha256sum "$NAMED/small.bin" | cut -d' ' -f1)" != "$small_sha" ]]; then
-    fail "$case_name" "small.bin was changed"
+elif [[ "$(sha256sum "$NAMED/named.bin" | cut -d' ' -f1)" != "$small_sha" ]]; then
+    fail "$case_name" "named.bin was changed"
 else
     pass "$case_name"
 fi

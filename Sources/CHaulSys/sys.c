@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <unistd.h>
+#if defined(__linux__) || defined(__APPLE__)
 #include <sys/xattr.h>
+#endif
 #include <sys/socket.h>
 #include <signal.h>
 #include <pthread.h>
@@ -133,15 +135,23 @@ int haul_thread_background(int background) {
 int haul_set_attribute(int fd, const char *name, const void *value, size_t size) {
 #if defined(__APPLE__)
     return fsetxattr(fd, name, value, size, 0, 0);
-#else
+#elif defined(__linux__)
     return fsetxattr(fd, name, value, size, 0);
+#else
+    (void)fd; (void)name; (void)value; (void)size;
+    errno = ENOTSUP;
+    return -1;
 #endif
 }
 
 long haul_get_attribute(int fd, const char *name, void *buffer, size_t size) {
 #if defined(__APPLE__)
     return (long)fgetxattr(fd, name, buffer, size, 0, 0);
-#else
+#elif defined(__linux__)
     return (long)fgetxattr(fd, name, buffer, size);
+#else
+    (void)fd; (void)name; (void)buffer; (void)size;
+    errno = ENOTSUP;
+    return -1;
 #endif
 }

@@ -58,8 +58,11 @@ public struct DownloadResult: Sendable {
     /// server digest, else `nil`.
     public var sha256: String? = nil
     /// True when `fileURL` is this URL's file, finished by an earlier run and unchanged since,
-    /// on disk and on the server (same resource, length and ETag or Last-Modified; checksums
-    /// checked again): nothing was downloaded. A rerun after an interruption thus leaves the
-    /// files that were done as they are, whatever the conflict policy.
+    /// on disk and on the server (same resource, length and ETag or Last-Modified, a strong ETag
+    /// when the URL has a query; checksums checked again): nothing was downloaded. A rerun after
+    /// an interruption thus leaves the files that were done as they are, under the policies
+    /// ``ConflictPolicy/rename`` and ``ConflictPolicy/fail`` and for `.file` destinations; not
+    /// with ``ConflictPolicy/overwrite`` or ``ConflictPolicy/skip`` (they do what they say), nor
+    /// with ``DownloadRequest/startOver``.
     public var alreadyComplete: Bool = false
 }

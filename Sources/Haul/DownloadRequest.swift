@@ -18,7 +18,8 @@ public struct DownloadRequest: Sendable {
     /// `nil`: the URL together with the destination, so one URL fetched into two places is two downloads.
     public var key: String?
     /// Discard any partial download of this file and start over (`--no-continue`). Default `false`:
-    /// a partial file with a valid resume record is continued.
+    /// a partial file with a valid resume record is continued, and a file an earlier run finished
+    /// is recognised (``DownloadResult/alreadyComplete``).
     public var startOver: Bool = false
     /// The digest the file must have. It is checked before the file gets its final name; on a
     /// mismatch the download fails with `checksumMismatch` and the partial file is removed.

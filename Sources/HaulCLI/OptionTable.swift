@@ -82,7 +82,7 @@ enum OptionTable {
         OptionSpec(.onConflict, nil, "on-conflict", "MODE",
                    "when the chosen name exists: rename (default, name.1.ext), overwrite, skip or fail"),
         OptionSpec(.noContinue, nil, "no-continue", nil,
-                   "discard any partial download of this file and start over"),
+                   "discard any partial download of this file and start over (a file an earlier run finished is downloaded again too)"),
         OptionSpec(.caCert, nil, "cacert", "FILE",
                    "also trust the CA certificates in this PEM file"),
         OptionSpec(.insecure, "k", "insecure", nil,

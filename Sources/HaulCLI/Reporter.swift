@@ -181,7 +181,7 @@ final class Reporter {
         case .single(var renderer):
             let name = result.fileURL.lastPathComponent
             if result.skipped || result.alreadyComplete {
-                write(renderer.message("\(HumanFormat.printable(name)): \(result.skipped ? "exists, skipped" : Self.alreadyComplete)"))
+                write(renderer.message("\(HumanFormat.printable(name)): \(result.skipped ? Self.skipped : Self.alreadyComplete)"))
             } else {
                 if !items[index].started {
                     _ = renderer.start(name: name, totalBytes: result.byteCount, resumedFrom: 0, at: now)
@@ -191,7 +191,7 @@ final class Reporter {
             display = .single(renderer)
         case .multiple(var renderer):
             renderer.width = terminal.width
-            let note = result.skipped ? "exists, skipped" : result.alreadyComplete ? Self.alreadyComplete : nil
+            let note = result.skipped ? Self.skipped : result.alreadyComplete ? Self.alreadyComplete : nil
             write(renderer.finish(id: index, name: result.fileURL.lastPathComponent, byteCount: result.byteCount, note: note, at: now))
             display = .multiple(renderer)
         case .none:
@@ -203,6 +203,8 @@ final class Reporter {
         }
     }
 
+    /// What a download skipped by `--on-conflict=skip` shows instead of its progress.
+    static let skipped = "exists, skipped"
     /// What a download whose file an earlier run finished shows instead of its progress.
     static let alreadyComplete = "complete already (an earlier run finished it), not downloaded again"
 

@@ -50,8 +50,9 @@ struct EndToEndConflictTests {
     }
 
     /// Rerunning a command whose download finished (a list interrupted halfway, run again) leaves
-    /// the file as it is, under any policy: it is the same file, unchanged on the server.
-    @Test(arguments: ["rename", "skip", "fail", "overwrite"])
+    /// the file as it is under `rename` (the default) and `fail`: it is the same file, unchanged on
+    /// the server. (`skip` and `overwrite` do what they say; the library's tests cover them.)
+    @Test(arguments: ["rename", "fail"])
     func aRerunRecognisesTheFinishedFile(policy: String) async throws {
         let server = try HaulServer()
         try await withTemporaryDirectory { dir in

@@ -42,7 +42,8 @@ import Testing
                   --on-conflict=MODE         when the chosen name exists: rename (default,
                                              name.1.ext), overwrite, skip or fail
                   --no-continue              discard any partial download of this file and
-                                             start over
+                                             start over (a file an earlier run finished is
+                                             downloaded again too)
                   --cacert=FILE              also trust the CA certificates in this PEM file
               -k, --insecure                 do not verify TLS certificates (warns once)
                   --engine=NAME              native (default) or urlsession

@@ -51,7 +51,8 @@ struct SuiteTraitsTests {
                     current = nil
                 }
                 if !line.hasPrefix("@") && !line.hasPrefix("///") { attributes.removeAll() }
-                if let open = current, !open.marked, line.hasPrefix("    @Test") {
+                // Any depth: a test of a type nested in an unmarked one is in no marked suite either.
+                if let open = current, !open.marked, line.drop(while: { $0 == " " }).hasPrefix("@Test") {
                     Issue.record("\(name):\(open.line): \(open.declaration) has tests but no @Suite(.exclusive, .serialized)")
                     current = nil
                 }

@@ -191,7 +191,8 @@ private struct Attempt {
                 return .commit(try finish(partial, name: predicted, ownsName: false, byteCount: record.totalLength,
                                           head: exchange.head, replaceAllowed: target.fixedName != nil,
                                           verification: verification, hasher: nil,
-                                          mark: Self.identity(record.resourceKey, record.totalLength, record.etag, record.lastModified)))
+                                          mark: Self.identity(record.resourceKey, record.totalLength, record.etag,   // a 416 may have no validators
+                                                              record.lastModified, url: url)))
             } catch {
                 if error.code == .checksumMismatch {
                     ResumeRecord.remove(for: predicted, in: folder)
@@ -222,8 +223,11 @@ private struct Attempt {
             var finishedSHA256: String?
             let finished = { (name: String) -> Bool in
                 // A file this URL's download finished in an earlier run (a rerun after an interruption).
-                guard !startFresh, let total = facts.totalLength,
-                      let identity = Self.identity(resourceKey, total, facts.strongETag, facts.lastModified)
+                // Not when the caller asked to start over (`startFresh` is only the first attempt's),
+                // nor when the policy says to replace or keep whatever exists.
+                guard !job.request.startOver, policy != .overwrite, policy != .skip || target.fixedName != nil,
+                      let total = facts.totalLength,
+                      let identity = Self.identity(resourceKey, total, facts.strongETag, facts.lastModified, url: url)
                 else { return false }
                 return FinishedFileMark.isFinished(name, in: folder, as: identity) { descriptor in
                     guard let verification else { return true }
@@ -237,6 +241,11 @@ private struct Attempt {
             case .skip(let taken):
                 return .done(DownloadResult(response: exchange.head, fileURL: target.fileURL(taken), byteCount: 0, skipped: true))
             case .finished(let done):
+                if done == predicted, let stale = existing {   // its record was rejected: nothing resumes it
+                    existing = nil
+                    ResumeRecord.remove(for: predicted, in: folder)
+                    stale.discard()
+                }
                 return .done(DownloadResult(response: exchange.head, fileURL: target.fileURL(done), byteCount: facts.totalLength ?? 0,
                                             skipped: false, sha256: finishedSHA256, alreadyComplete: true))
             case .write(let chosen, _):
@@ -270,9 +279,9 @@ private struct Attempt {
                                        name: name, partial: partial, integrity: (verification, hasher, blocks),
                                        handedOver: &handedOver, recordWritten: &recordWritten)
             let replace = target.fixedName != nil || policy == .overwrite
+            // The validators of this response, as a rerun's check will see them.
             let marked = (record?.totalLength ?? facts.totalLength).flatMap { total in
-                Self.identity(resourceKey, total,
-                              record?.etag ?? facts.strongETag, record?.lastModified ?? facts.lastModified)
+                Self.identity(resourceKey, total, facts.strongETag, facts.lastModified, url: url)
             }
             let commit = try finish(partial, name: name, ownsName: true, byteCount: written, head: exchange.head,
                                     replaceAllowed: replace, recordMayExist: recordWritten, verification: verification,
@@ -334,10 +343,14 @@ private struct Attempt {
         }
     }
 
-    /// What a finished file is marked with (``FinishedFileMark``); `nil` without a validator.
+    /// What a finished file is marked with (``FinishedFileMark``); `nil` without a validator, and
+    /// for a URL with a query without a strong ETag: the resource key leaves the query out (so that
+    /// a re-signed URL still matches), and `get?id=1` and `get?id=2` may well share a length and a
+    /// `Last-Modified`.
     private static func identity(_ resourceKey: String, _ length: Int64, _ etag: String?,
-                                 _ lastModified: String?) -> FinishedFileMark.Identity? {
-        FinishedFileMark.Identity(resourceKey: resourceKey, length: length, etag: etag, lastModified: lastModified)
+                                 _ lastModified: String?, url: HTTPURL) -> FinishedFileMark.Identity? {
+        if url.query != nil && etag == nil { return nil }
+        return FinishedFileMark.Identity(resourceKey: resourceKey, length: length, etag: etag, lastModified: lastModified)
     }
 
     private static func firstMissingByte(_ record: ResumeRecord) -> Int64 {

@@ -56,12 +56,13 @@ struct DownloadTarget {
     /// - Parameters:
     ///   - urlName: `FileNamer`'s name for `originalURL` alone, when the caller made it already.
     ///   - finished: whether an existing file holds this download, finished by an earlier run;
-    ///     asked of the names the policy would look at, before the policy applies.
+    ///     asked of the names the policy would look at (not of those another running download of
+    ///     this process holds), before the policy applies.
     func choose(response: ResponseHead, originalURL: HTTPURL, urlName: String? = nil, policy: ConflictPolicy,
                 finished: (String) -> Bool = { _ in false }) throws(DownloadError) -> Choice {
         let reservations = FileReservations.shared
         if let fixedName {
-            if finished(fixedName) { return .finished(name: fixedName) }
+            if !reservations.isReserved(fixedName, in: folder), finished(fixedName) { return .finished(name: fixedName) }
             try checkReplaceable(fixedName)
             guard reservations.reserve(fixedName, in: folder) else { throw lockedError(fixedName) }
             return .write(name: fixedName, replaces: true)
@@ -73,7 +74,10 @@ struct DownloadTarget {
         while true {
             let resolution = ConflictResolver.resolve(name: name, policy: policy, exists: {
                 folder.entry($0) != .missing || reservations.isReserved($0, in: folder)
-            }, finished: finished)
+            }, finished: {
+                // A name another download of this process is writing may be replaced by it.
+                !reservations.isReserved($0, in: folder) && finished($0)
+            })
             switch resolution {
             case .use(let chosen):
                 if reservations.reserve(chosen, in: folder) { return .write(name: chosen, replaces: false) }

@@ -59,11 +59,6 @@ struct FinishedFileMark: Equatable, Sendable {
             digest = hasher.finalize()
             self.length = length
         }
-
-        init(digest: [UInt8], length: Int64) {
-            self.digest = digest
-            self.length = length
-        }
     }
 
     /// The identity's digest (the length is in it, and checked against the file's size).
@@ -121,6 +116,7 @@ struct FinishedFileMark: Equatable, Sendable {
     /// - Parameter check: a further check of the open file (a checksum), called only on a match.
     static func isFinished(_ name: String, in folder: DestinationFolder, as identity: Identity,
                            check: (Int32) -> Bool = { _ in true }) -> Bool {
+        guard folder.entry(name) == .regularFile else { return false }   // never open a device or a FIFO
         let fd = openat(folder.descriptor, name, O_RDONLY | O_NONBLOCK | haul_o_nofollow() | haul_o_cloexec())
         guard fd >= 0 else { return false }
         defer { close(fd) }

@@ -1,4 +1,6 @@
+import CHaulSys
 import Foundation
+import Synchronization
 import HaulServer
 import HaulTestSupport
 import Testing
@@ -108,14 +110,29 @@ struct RerunTests {
     }
 
     /// A file changed on disk since (same length, its time moved) is not taken for the download.
-    @Test func aFileChangedOnDiskIsDownloadedAgain() async throws {
+    /// The edit is made in place (the mark stays on the file) and, for `restoringTime`, the
+    /// modification time is put back, so that only the length tells.
+    @Test(arguments: [false, true])
+    func aFileChangedOnDiskIsDownloadedAgain(restoringTime: Bool) async throws {
         let server = try HaulServer()
         try await withTemporaryDirectory { dir in
             let resource = Validators.etag.resource(size: 100_000, rate: nil)
             let first = try await Self.finishedOnce(server, resource, to: .directory(dir))
+            var before = stat()
+            try #require(stat(first.fileURL.path, &before) == 0)
             var edited = try contents(first.fileURL)
-            edited[10] ^= 0xFF
-            try Data(edited).write(to: first.fileURL)
+            if restoringTime { edited.append(1) } else { edited[10] ^= 0xFF }
+            let handle = try FileHandle(forWritingTo: first.fileURL)   // in place: no new inode
+            try handle.write(contentsOf: Data(edited))
+            try handle.close()
+            if restoringTime {
+                let times = [before.st_atim, before.st_mtim]
+                try #require(utimensat(AT_FDCWD, first.fileURL.path, times, 0) == 0)
+            }
+            let descriptor = open(first.fileURL.path, O_RDONLY)
+            var mark = [UInt8](repeating: 0, count: 64)
+            #expect(haul_get_attribute(descriptor, FinishedFileMark.attributeName, &mark, mark.count) == 45, "the mark is still there")
+            close(descriptor)
             server.setResource("/file.bin", resource)
             let second = try await testDownloader().file(from: DownloadRequest(url: url(server, "/file.bin")), to: .directory(dir))
             #expect(!second.alreadyComplete)
@@ -183,6 +200,106 @@ struct RerunTests {
             #expect(try Self.inode(target) != inode, "downloaded again and renamed into place")
             #expect(listFiles(dir) == ["exact.dat"])
             #expect(try contents(target) == resource.bytes(0..<100_000))
+        }
+    }
+
+    /// `startOver` holds for every attempt: a retry after a failed first attempt downloads too.
+    @Test func startOverHoldsAcrossRetries() async throws {
+        let server = try HaulServer()
+        try await withTemporaryDirectory { dir in
+            var resource = Validators.etag.resource(size: 100_000, rate: nil)
+            let first = try await Self.finishedOnce(server, resource, to: .directory(dir))
+            let refused = Atomic<Int>(0)
+            resource.gate = { _ in
+                refused.add(1, ordering: .relaxed).oldValue == 0 ? .init(status: 503, body: "busy", contentType: "text/plain") : nil
+            }
+            server.setResource("/file.bin", resource)
+            var request = DownloadRequest(url: url(server, "/file.bin"))
+            request.startOver = true
+            let again = try await resumeDownloader().file(from: request, to: .directory(dir))
+            #expect(refused.load(ordering: .relaxed) == 2, "refused once, then answered")
+            #expect(!again.alreadyComplete)
+            #expect(again.fileURL.lastPathComponent == "file.1.bin")
+            #expect(try contents(again.fileURL) == resource.bytes(0..<100_000))
+            #expect(try contents(first.fileURL) == resource.bytes(0..<100_000))
+        }
+    }
+
+    /// The resource key leaves the query out (re-signed URLs), so a URL with a query is
+    /// recognised by a strong ETag only: `get?id=1` and `get?id=2` may share a length and a date.
+    @Test func aQueryNeedsAStrongETag() async throws {
+        let server = try HaulServer()
+        try await withTemporaryDirectory { dir in
+            server.setResource("/get", Validators.lastModified.resource(size: 50_000, seed: 1, rate: nil))
+            let one = try await testDownloader().file(from: DownloadRequest(url: url(server, "/get?id=1")), to: .directory(dir))
+            server.setResource("/get", Validators.lastModified.resource(size: 50_000, seed: 2, rate: nil))
+            let two = try await testDownloader().file(from: DownloadRequest(url: url(server, "/get?id=2")), to: .directory(dir))
+            #expect(!two.alreadyComplete)
+            #expect(two.fileURL.lastPathComponent == "get.1")
+            #expect(try contents(two.fileURL) == HaulServer.content(seed: 2).bytes(0..<50_000))
+            #expect(try contents(one.fileURL) == HaulServer.content(seed: 1).bytes(0..<50_000))
+        }
+    }
+
+    /// A leftover partial of the same name whose record cannot be trusted goes when the finished
+    /// file is recognised: only the file remains.
+    @Test func anUntrustedLeftoverPartialIsRemoved() async throws {
+        let server = try HaulServer()
+        try await withTemporaryDirectory { dir in
+            let resource = Validators.etag.resource(size: 100_000, rate: nil)
+            _ = try await Self.finishedOnce(server, resource, to: .directory(dir))
+            try Data(repeating: 7, count: 5_000).write(to: dir.appendingPathComponent("file.bin.part"))
+            try Data("garbage".utf8).write(to: dir.appendingPathComponent("file.bin.resume"))
+            server.setResource("/file.bin", resource)
+            let again = await runToEnd(testDownloader(), DownloadRequest(url: url(server, "/file.bin")), to: .directory(dir))
+            #expect(again.error == nil)
+            #expect(again.startingOver.count == 1, "the partial was not trusted: \(again.names)")
+            #expect(listFiles(dir) == ["file.bin"])
+        }
+    }
+
+    /// `--on-conflict=overwrite` asks for the file to be replaced, `skip` for it to be kept as it
+    /// is: neither looks at the mark.
+    @Test func overwriteReplacesAndSkipSkips() async throws {
+        let server = try HaulServer()
+        try await withTemporaryDirectory { dir in
+            let resource = Validators.etag.resource(size: 100_000, rate: nil)
+            let first = try await Self.finishedOnce(server, resource, to: .directory(dir))
+            let inode = try Self.inode(first.fileURL)
+            server.setResource("/file.bin", resource)
+            let skipped = try await testDownloader().file(from: DownloadRequest(url: url(server, "/file.bin"), conflictPolicy: .skip),
+                                                          to: .directory(dir))
+            #expect(skipped.skipped && !skipped.alreadyComplete)
+            let replaced = try await testDownloader().file(from: DownloadRequest(url: url(server, "/file.bin"), conflictPolicy: .overwrite),
+                                                           to: .directory(dir))
+            #expect(!replaced.alreadyComplete && !replaced.skipped)
+            #expect(replaced.fileURL == first.fileURL)
+            #expect(try Self.inode(first.fileURL) != inode, "replaced by a new download")
+            #expect(listFiles(dir) == ["file.bin"])
+        }
+    }
+
+    /// An exact destination another running download of this process is writing is locked, even
+    /// though the file under that name is this URL's, finished: it is about to be replaced. (Here
+    /// the partial file's lock says so first; the check of the name's reservation in
+    /// `DownloadTarget.choose` covers the instants when no partial is locked.)
+    @Test func aNameBeingWrittenIsNotRecognised() async throws {
+        let server = try HaulServer()
+        try await withTemporaryDirectory { dir in
+            let target = dir.appendingPathComponent("exact.dat")
+            var resource = Validators.etag.resource(size: 400_000, rate: nil)
+            _ = try await Self.finishedOnce(server, resource, to: .file(target))
+            resource.rate = 100_000
+            server.setResource("/file.bin", resource)
+            var fresh = DownloadRequest(url: url(server, "/file.bin"))
+            fresh.startOver = true
+            let downloader = testDownloader()
+            let writing = downloader.download(fresh, to: .file(target))
+            for try await event in writing.events { if case .progress = event { break } }
+            // Another downloader: this one's queue would hold the second download until the first ended.
+            let second = await expectFailure(testDownloader(), DownloadRequest(url: url(server, "/file.bin")), to: .file(target))
+            #expect(second?.code == .locked)
+            writing.cancel()
         }
     }
 }
