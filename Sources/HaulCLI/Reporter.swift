@@ -174,7 +174,8 @@ final class Reporter {
         }
     }
 
-    /// Download `index` succeeded (or was skipped because the file exists). With `-q` it shows
+    /// Download `index` succeeded (or was skipped because the file exists, or an earlier run had
+    /// finished it). With `-q` it shows
     /// nothing, and the runner reports only the last success.
     func finished(_ index: Int, _ result: DownloadResult, at now: Duration) {
         switch display {

@@ -13,7 +13,8 @@ import Foundation
 package struct DownloadJob {
     /// How a job ends when nothing failed.
     enum Ending {
-        /// Nothing left to do: the file was skipped (``ConflictPolicy/skip``).
+        /// Nothing left to do: the file was skipped (``ConflictPolicy/skip``), or an earlier run
+        /// finished it (``DownloadResult/alreadyComplete``).
         case done(DownloadResult)
         /// Every byte is written and verified; the file is not durable and has no name yet.
         case commit(FileCommit)
@@ -221,14 +222,17 @@ private struct Attempt {
             }
         } else {
             var finishedSHA256: String?
+            var identityMade: FinishedFileMark.Identity??   // made once, and only if a name is taken
             let finished = { (name: String) -> Bool in
                 // A file this URL's download finished in an earlier run (a rerun after an interruption).
                 // Not when the caller asked to start over (`startFresh` is only the first attempt's),
                 // nor when the policy says to replace or keep whatever exists.
                 guard !job.request.startOver, policy != .overwrite, policy != .skip || target.fixedName != nil,
-                      let total = facts.totalLength,
-                      let identity = Self.identity(resourceKey, total, facts.strongETag, facts.lastModified, url: url)
-                else { return false }
+                      let total = facts.totalLength else { return false }
+                if identityMade == nil {
+                    identityMade = .some(Self.identity(resourceKey, total, facts.strongETag, facts.lastModified, url: url))
+                }
+                guard let identity = identityMade ?? nil else { return false }
                 return FinishedFileMark.isFinished(name, in: folder, as: identity) { descriptor in
                     guard let verification else { return true }
                     let digests = try? StreamHasher(algorithms: verification.algorithms, descriptor: descriptor).finish(length: total)
