@@ -21,9 +21,9 @@ import Darwin
 ///
 /// The mark is 45 bytes, binary: small enough for ext4 to keep it inside the inode (with the
 /// attribute's name, up to about 56 bytes fit in a 256-byte inode, when no other attribute, such
-/// as an SELinux label, takes that room). A readable mark of ~200 bytes
-/// took an xattr block of its own per file: 4% of the CPU samples of 1,000 small downloads, and
-/// a block more for every sync to write.
+/// as an SELinux label, takes that room). A readable mark of ~200 bytes took an xattr block of
+/// its own per file: 4% of the CPU samples of 1,000 small downloads, and a block more for every
+/// sync to write.
 struct FinishedFileMark: Equatable, Sendable {
     /// The attribute's name.
     static let attributeName = "user.haul.source"
