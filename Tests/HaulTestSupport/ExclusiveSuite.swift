@@ -1,4 +1,3 @@
-import Synchronization
 import Testing
 
 /// Runs a suite alone: while its tests run, no other suite that carries this trait does.
@@ -12,12 +11,16 @@ import Testing
 /// The suite waits for its turn outside any test's time limit (a suite has none; a test's limit
 /// would count the wait). A suite nested in one that holds the turn runs at once.
 public struct ExclusiveSuite: SuiteTrait, TestScoping {
+    /// `false`: the trait acts on the suite it is written on, not on each test inside it.
     public var isRecursive: Bool { false }
 
+    /// Itself for the suite (`testCase` is `nil` there), nothing for its tests and test cases.
     public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
         test.isSuite && testCase == nil ? self : nil
     }
 
+    /// Runs the whole suite (`function`) once this suite has the turn, or at once inside a suite
+    /// that holds it.
     public func provideScope(for test: Test, testCase: Test.Case?,
                              performing function: @Sendable () async throws -> Void) async throws {
         if Self.holdsTurn { return try await function() }
@@ -26,46 +29,13 @@ public struct ExclusiveSuite: SuiteTrait, TestScoping {
         try await Self.$holdsTurn.withValue(true) { try await function() }
     }
 
+    /// Whether the current task runs inside a suite that holds the turn.
     @TaskLocal static var holdsTurn = false
+    /// The one turn of the process.
     static let turn = Turnstile()
 }
 
 extension Trait where Self == ExclusiveSuite {
     /// See ``ExclusiveSuite``.
     public static var exclusive: Self { ExclusiveSuite() }
-}
-
-/// A lock for tasks: waiters are suspended, not blocking a thread; first come, first served.
-final class Turnstile: Sendable {
-    private struct State {
-        var held = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
-    }
-    private let state = Mutex(State())
-
-    func acquire() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let granted = state.withLock { state -> Bool in
-                if state.held {
-                    state.waiters.append(continuation)
-                    return false
-                }
-                state.held = true
-                return true
-            }
-            if granted { continuation.resume() }
-        }
-    }
-
-    /// Hands the turn to the first waiter, or frees it.
-    func release() {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            if state.waiters.isEmpty {
-                state.held = false
-                return nil
-            }
-            return state.waiters.removeFirst()
-        }
-        next?.resume()
-    }
 }
