@@ -179,8 +179,8 @@ struct RerunTests {
         }
     }
 
-    /// An exact destination (`-o`) is recognised too, whatever the policy; `startOver` downloads
-    /// it again and replaces it.
+    /// An exact destination (`-o`) is recognised too (unless the policy is `overwrite`);
+    /// `startOver` downloads it again and replaces it.
     @Test func anExactDestinationIsRecognisedAndStartOverReplacesIt() async throws {
         let server = try HaulServer()
         try await withTemporaryDirectory { dir in
