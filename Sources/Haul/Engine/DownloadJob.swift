@@ -189,7 +189,8 @@ private struct Attempt {
             guard let partial = existing, let record else { throw DownloadError(.internalError, "complete without a partial") }
             existing = nil
             do throws(DownloadError) {
-                return .commit(try finish(partial, name: predicted, ownsName: false, byteCount: record.totalLength,
+                return .commit(try finish(partial, name: predicted, fileURL: target.fileURL(predicted), ownsName: false,
+                                          byteCount: record.totalLength,
                                           head: exchange.head, replaceAllowed: target.fixedName != nil,
                                           verification: verification, hasher: nil,
                                           mark: Self.identity(record.resourceKey, record.totalLength, record.etag,   // a 416 may have no validators
@@ -273,6 +274,7 @@ private struct Attempt {
         }
         var ownsName = true   // until the commit owns the reservation
         defer { if ownsName { target.release(name) } }
+        let fileURL = target.fileURL(name)
 
         // 4. Move the bytes.
         do throws(DownloadError) {
@@ -280,14 +282,14 @@ private struct Attempt {
             let hasher = verification.map { StreamHasher(algorithms: $0.algorithms, descriptor: partial.descriptor) }
             defer { hasher?.stop() }   // before the partial file closes
             let written = try transfer(exchange: exchange, facts: facts, record: record, resourceKey: resourceKey,
-                                       name: name, partial: partial, integrity: (verification, hasher, blocks),
+                                       name: name, fileURL: fileURL, partial: partial, integrity: (verification, hasher, blocks),
                                        handedOver: &handedOver, recordWritten: &recordWritten)
             let replace = target.fixedName != nil || policy == .overwrite
             // The validators of this response, as a rerun's check will see them.
             let marked = (record?.totalLength ?? facts.totalLength).flatMap { total in
                 Self.identity(resourceKey, total, facts.strongETag, facts.lastModified, url: url)
             }
-            let commit = try finish(partial, name: name, ownsName: true, byteCount: written, head: exchange.head,
+            let commit = try finish(partial, name: name, fileURL: fileURL, ownsName: true, byteCount: written, head: exchange.head,
                                     replaceAllowed: replace, recordMayExist: recordWritten, verification: verification,
                                     hasher: hasher, mark: marked)
             ownsName = false
@@ -363,12 +365,13 @@ private struct Attempt {
 
     /// Streams the response (and, for a ranged file, the other segments) into `partial`.
     private func transfer(exchange: HTTPExchange, facts: ResumeDecision.ResponseFacts, record: ResumeRecord?,
-                          resourceKey: String, name: String, partial: PartialFile, integrity: (Verification?, StreamHasher?, BlockHashes),
+                          resourceKey: String, name: String, fileURL: URL, partial: PartialFile,
+                          integrity: (Verification?, StreamHasher?, BlockHashes),
                           handedOver: inout Bool, recordWritten: inout Bool) throws(DownloadError) -> Int64 {
         let (verification, hasher, blocks) = integrity
         if facts.status == 416 {   // an empty file (ResumeDecision.emptyFile): nothing to read
             try partial.truncate(to: 0)
-            events.yield(.started(DownloadStart(redactedURL: url.description, fileURL: target.fileURL(name), totalBytes: 0,
+            events.yield(.started(DownloadStart(redactedURL: url.description, fileURL: fileURL, totalBytes: 0,
                                                 resumedFrom: 0, connections: 1, response: exchange.head)))
             events.yield(.progress(DownloadProgress(completedBytes: 0, totalBytes: 0, bytesPerSecond: 0, estimatedTimeRemaining: 0)))
             return 0
@@ -380,9 +383,14 @@ private struct Attempt {
 
         // The redacted texts, made once (each is a parse of the URL's query).
         let shownURL = url.description
-        let shownFinalURL = exchange.finalURL == url ? shownURL : exchange.finalURL.description
+        // A body that came whole with its head (a small file on a fast link) waits for nothing:
+        // it is written straight from the receive buffer, with no resume record to keep, so no
+        // checkpoints, block hashes or segment plan (under a rate limit the segments' path
+        // keeps its checkpoints, since the limiter may hold the bytes back for a while).
+        let wholeBodyHere = record == nil && exchange.bodyIsBuffered && job.resources.limiter == nil
         var newRecord: ResumeRecord?
-        if resumable, let total {
+        if resumable, !wholeBodyHere, let total {
+            let shownFinalURL = exchange.finalURL == url ? shownURL : exchange.finalURL.description
             var fresh = record ?? ResumeRecord(url: url, finalURL: exchange.finalURL, etagHeader: facts.strongETag,
                                                lastModified: facts.lastModified, totalLength: total,
                                                shownURL: shownURL, shownFinalURL: shownFinalURL, resourceKey: resourceKey)
@@ -395,9 +403,9 @@ private struct Attempt {
         let resumedFrom = record?.completed.byteCount ?? 0
         let progress = ProgressReporter(events: events, interval: configuration.progressInterval)
         func started(connections: Int) {
-            events.yield(.started(DownloadStart(redactedURL: shownURL, fileURL: target.fileURL(name), totalBytes: total,
+            events.yield(.started(DownloadStart(redactedURL: shownURL, fileURL: fileURL, totalBytes: total,
                                                 resumedFrom: resumedFrom, connections: connections, response: exchange.head)))
-            progress.start(total: total, alreadyComplete: resumedFrom)
+            progress.start(total: total, alreadyComplete: resumedFrom, ticks: !wholeBodyHere)
         }
         defer { progress.finish() }
 
@@ -428,7 +436,8 @@ private struct Attempt {
         return written
     }
 
-    /// One connection from byte 0 to the end (unknown length, or a server without ranges).
+    /// One connection from byte 0 to the end: an unknown length, a server without ranges, or a
+    /// body that arrived whole with its head.
     private func stream(_ exchange: HTTPExchange, into partial: PartialFile, total: Int64?,
                         progress: ProgressReporter, hasher: StreamHasher?) throws(DownloadError) -> Int64 {
         let limiter = job.resources.limiter
@@ -457,14 +466,14 @@ private struct Attempt {
     /// Checks the checksums, if any, and readies the file for its commit.
     ///
     /// - Parameter ownsName: whether this download reserved `name` (the commit then releases it).
-    private func finish(_ partial: PartialFile, name: String, ownsName: Bool, byteCount: Int64, head: ResponseHead,
+    private func finish(_ partial: PartialFile, name: String, fileURL: URL, ownsName: Bool, byteCount: Int64, head: ResponseHead,
                         replaceAllowed: Bool, recordMayExist: Bool = true, verification: Verification?,
                         hasher: StreamHasher?, mark: FinishedFileMark.Identity?) throws(DownloadError) -> FileCommit {
         let sha256 = try verification?.verify(partial, length: byteCount, hasher: hasher)
         partial.markFinished()
         if let mark { FinishedFileMark.write(mark, to: partial.descriptor) }   // a rerun then knows the file
         let policy = job.request.conflictPolicy ?? configuration.conflictPolicy
-        return FileCommit(partial: partial, name: name, ownsName: ownsName, byteCount: byteCount, head: head,
+        return FileCommit(partial: partial, name: name, fileURL: fileURL, ownsName: ownsName, byteCount: byteCount, head: head,
                           replaceAllowed: replaceAllowed, renameOnConflict: policy == .rename,
                           recordMayExist: recordMayExist, sha256: sha256, target: target)
     }

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// The last step of a download whose bytes are all written and verified: make them durable and
 /// give the file its name (`fsync`, rename without replacing, `fsync` of the folder).
 ///
@@ -9,6 +15,8 @@ struct FileCommit: Sendable {
     let partial: PartialFile
     /// The name (the file is `name.part` until the rename).
     let name: String
+    /// The file URL of `name` (made once per download: it is a parse).
+    let fileURL: URL
     /// Whether this download reserved `name` (a partial file found complete on disk did not).
     let ownsName: Bool
     let byteCount: Int64
@@ -101,7 +109,8 @@ struct FileCommit: Sendable {
                 // beside a finished file, where nothing ever reads or removes it.
                 if recordMayExist { ResumeRecord.remove(for: name, in: folder) }
                 if finalName != name { target.release(finalName) }   // the name is taken now: the file has it
-                return DownloadResult(response: head, fileURL: target.fileURL(finalName), byteCount: byteCount, skipped: false,
+                return DownloadResult(response: head, fileURL: finalName == name ? fileURL : target.fileURL(finalName),
+                                      byteCount: byteCount, skipped: false,
                                       sha256: sha256)
             } catch {
                 if finalName != name { target.release(finalName) }

@@ -100,6 +100,15 @@ struct HTTPExchange {
         }
     }
 
+    /// Whether the rest of the body is in the receive buffer already (Haul's own client only;
+    /// see ``ResponseReader/bodyIsBuffered``).
+    var bodyIsBuffered: Bool {
+        switch backend {
+        case .native(let reader): reader.bodyIsBuffered
+        case .alternate: false
+        }
+    }
+
     /// The most bytes one read may ask for (a rate limit keeps reads small so its sleeps stay short).
     func limitReads(to size: Int) {
         switch backend {

@@ -25,6 +25,13 @@ final class ResponseReader {
         self.readLimit = buffer.count
     }
 
+    /// Whether the rest of the body (of a known length) is in the receive buffer already, so
+    /// reading it waits for nothing.
+    var bodyIsBuffered: Bool {
+        guard !ended, case .body(let remaining) = parser.state else { return false }
+        return remaining <= Int64(length - offset)
+    }
+
     /// Whether the whole response was read with the connection still open and nothing extra
     /// buffered, so the connection can carry another request.
     var isReusable: Bool { bodyEnded && !ended && offset == length }

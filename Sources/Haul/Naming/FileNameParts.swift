@@ -57,9 +57,27 @@ struct FileNameParts: Sendable, Equatable {
 
     /// Whether `name` ends with the ASCII `suffix`, ignoring ASCII case.
     static func hasASCIISuffixIgnoringCase(_ name: String, _ suffix: String) -> Bool {
-        let bytes = Array(name.utf8.suffix(suffix.utf8.count))
-        return bytes.count == suffix.utf8.count
-            && String(decoding: bytes, as: UTF8.self).asciiCaseInsensitiveEquals(suffix)
+        let tail = name.utf8.suffix(suffix.utf8.count)
+        guard tail.count == suffix.utf8.count else { return false }
+        return zip(tail, suffix.utf8).allSatisfy { lowercased($0) == lowercased($1) }
+    }
+
+    private static func lowercased(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+    }
+
+    /// Whether `name` has an extension (``fileExtension`` is not `nil`), found without splitting
+    /// the name when it is ASCII.
+    static func hasExtension(_ name: String) -> Bool {
+        let bytes = name.utf8
+        guard bytes.allSatisfy({ $0 < 0x80 }) else { return FileNameParts(name).fileExtension != nil }
+        if compoundExtensions.contains(where: { bytes.count > $0.utf8.count + 1 && hasASCIISuffixIgnoringCase(name, "." + $0) }) {
+            return true
+        }
+        guard let dot = bytes.lastIndex(of: UInt8(ascii: ".")), dot != bytes.startIndex else { return false }
+        let candidate = bytes[bytes.index(after: dot)...]
+        return !candidate.isEmpty && candidate.count <= maximumExtensionByteCount
+            && !candidate.contains { $0 == 0x20 || (0x09...0x0D).contains($0) }
     }
 }
 

@@ -26,6 +26,11 @@ enum FileNameSanitizer: Sendable {
     /// - Parameter raw: the untrusted name.
     /// - Returns: the safe name, or `nil` when nothing usable is left (empty, `.`, `..`).
     static func sanitize(_ raw: String) -> String? {
+        isPlain(raw) ? raw : sanitizeStepByStep(raw)
+    }
+
+    /// ``sanitize(_:)`` without its shortcut for plain names (tests compare the two).
+    static func sanitizeStepByStep(_ raw: String) -> String? {
         var scalars = String.UnicodeScalarView()
         for scalar in raw.unicodeScalars where !isRemoved(scalar) {
             scalars.append(scalar == "\u{FFFD}" ? "_" : scalar)
@@ -42,6 +47,18 @@ enum FileNameSanitizer: Sendable {
             name = shortened(name, toBytes: maximumByteCount - 1) + "_"
         }
         return name.isEmpty ? nil : name
+    }
+
+    /// Whether every step of ``sanitize(_:)`` would leave `raw` as it is (the usual name, told
+    /// apart fast): printable ASCII without spaces or separators, neither starting nor ending
+    /// with a dot, short enough, and without a reserved suffix.
+    private static func isPlain(_ raw: String) -> Bool {
+        let bytes = raw.utf8
+        guard let first = bytes.first, let last = bytes.last, first != UInt8(ascii: "."), last != UInt8(ascii: "."),
+              bytes.count <= maximumByteCount,
+              bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "\\") })
+        else { return false }
+        return !reservedSuffixes.contains { FileNameParts.hasASCIISuffixIgnoringCase(raw, $0) }
     }
 
     /// Whether a scalar is dropped: C0 and C1 controls, DEL, and bidirectional formatting

@@ -24,7 +24,7 @@ enum FileNamer: Sendable {
             ?? urlName
             ?? FileNameSanitizer.sanitize(lastPathSegment(of: originalURLPath))
             ?? fallbackName
-        guard FileNameParts(chosen).fileExtension == nil,
+        guard !FileNameParts.hasExtension(chosen),
               let ext = contentType.flatMap(MIMEExtensions.fileExtension(forContentType:))
         else { return chosen }
         return FileNameSanitizer.sanitize("\(chosen).\(ext)") ?? chosen

@@ -21,6 +21,9 @@ final class ProgressReporter: Sendable {
     private let origin = ContinuousClock.now
 
     private let ticker: ProgressTicker
+    /// Whether ``start(total:alreadyComplete:ticks:)`` registered it with the ticker (set on the
+    /// thread that later calls ``finish()``).
+    private let ticking = Atomic<Bool>(false)
 
     /// A reporter for `events`, sampled every `interval` by `ticker` once started.
     init(events: EventQueue, interval: Duration, ticker: ProgressTicker = .shared) {
@@ -39,13 +42,19 @@ final class ProgressReporter: Sendable {
     }
 
     /// Starts sampling with a known (or unknown) total and the bytes already on disk.
-    func start(total: Int64?, alreadyComplete: Int64) {
+    ///
+    /// - Parameter ticks: whether the ticker samples it meanwhile; `false` for a transfer that
+    ///   waits for nothing (its body is in memory already), which only reports its final state.
+    func start(total: Int64?, alreadyComplete: Int64, ticks: Bool = true) {
         completed.store(alreadyComplete, ordering: .relaxed)
         state.withLock { state in
             state.total = total
             state.estimator.record(seconds: (ContinuousClock.now - origin).seconds, bytes: alreadyComplete)
         }
-        ticker.register(self, interval: interval)
+        if ticks {
+            ticking.store(true, ordering: .relaxed)
+            ticker.register(self, interval: interval)
+        }
     }
 
     /// The ticker's wake-up: emits a snapshot if something changed (or a second passed).
@@ -55,7 +64,7 @@ final class ProgressReporter: Sendable {
 
     /// Stops sampling and emits the final state.
     func finish() {
-        ticker.unregister(self)
+        if ticking.load(ordering: .relaxed) { ticker.unregister(self) }
         sample(force: true)
     }
 

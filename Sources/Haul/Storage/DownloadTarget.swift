@@ -42,8 +42,10 @@ struct DownloadTarget {
 
     /// The file URL of `name` in the folder (made without a look at the disk: the plain
     /// initialisers stat the path to learn whether it is a folder, two calls per download).
+    /// One parse of the joined path: a folder URL with the name appended took twice as long.
     func fileURL(_ name: String) -> URL {
-        URL(fileURLWithPath: folder.path, isDirectory: true).appendingPathComponent(name, isDirectory: false)
+        let path = folder.path.hasSuffix("/") ? folder.path + name : folder.path + "/" + name
+        return URL(fileURLWithPath: path, isDirectory: false)
     }
 
     /// Chooses the final name for `response`, applies the conflict policy and reserves the name

@@ -133,3 +133,42 @@ import Testing
         #expect(FileNameSanitizer.sanitize(once) == once)
     }
 }
+
+/// The shortcuts for plain ASCII names give what the step-by-step code gives, over every name of
+/// up to three characters from an alphabet of the characters each step looks at, and over
+/// names at the length limit and with reserved suffixes.
+@Suite(.exclusive, .serialized) struct FileNameShortcutTests {
+    static let alphabet = ["a", "Z", "0", ".", "-", "_", " ", "\t", "/", "\\", "~", "é", "\u{301}", "\u{0}"]
+    static let names: [String] = {
+        var names = [""]
+        for length in 1...3 {
+            names += names.filter { $0.unicodeScalars.count == length - 1 }.flatMap { prefix in alphabet.map { prefix + $0 } }
+        }
+        let limit = FileNameSanitizer.maximumByteCount
+        names += [String(repeating: "x", count: limit), String(repeating: "x", count: limit + 1),
+                  String(repeating: "x", count: limit - 4) + ".txt", String(repeating: "x", count: limit - 3) + ".txt"]
+        names += FileNameSanitizer.reservedSuffixes.flatMap { ["a" + $0, "a" + $0.uppercased(), $0, "a" + $0 + "x"] }
+        names += ["a.tar.gz", "A.TAR.BZ2", "tar.gz", ".tar.gz", "x.tar.zst", "a.b.c", "a." + String(repeating: "x", count: 16),
+                  "a." + String(repeating: "x", count: 17), "Mr. Smith", "notes.", "v1.2", "e\u{301}.txt", "a.t\u{301}"]
+        return names
+    }()
+
+    @Test func sanitizeAgreesWithTheStepByStepCode() {
+        #expect(Self.names.count > 2_000)
+        let differing = Self.names.filter { FileNameSanitizer.sanitize($0) != FileNameSanitizer.sanitizeStepByStep($0) }
+        #expect(differing.isEmpty, "\(differing.map(\.debugDescription))")
+    }
+
+    @Test func hasExtensionAgreesWithTheSplit() {
+        let differing = Self.names.filter { FileNameParts.hasExtension($0) != (FileNameParts($0).fileExtension != nil) }
+        #expect(differing.isEmpty, "\(differing.map(\.debugDescription))")
+        #expect(FileNameParts.hasExtension("a.txt") && FileNameParts.hasExtension("a.TAR.GZ") && !FileNameParts.hasExtension("README"))
+    }
+
+    @Test func suffixComparisonIgnoresASCIICaseOnly() {
+        #expect(FileNameParts.hasASCIISuffixIgnoringCase("A.PART", ".part"))
+        #expect(!FileNameParts.hasASCIISuffixIgnoringCase("a.pärt", ".part"))
+        #expect(!FileNameParts.hasASCIISuffixIgnoringCase("art", ".part"))
+        #expect(FileNameParts.hasASCIISuffixIgnoringCase(".part", ".part"))
+    }
+}

@@ -44,7 +44,7 @@ struct BatchCommitterTests {
         let partial = try PartialFile.createEmpty(name + PartialFile.suffix, in: target.folder)
         try bytes.withUnsafeBytes { try partial.write($0, at: 0) }
         partial.markFinished()
-        return FileCommit(partial: partial, name: name, ownsName: true, byteCount: Int64(bytes.count),
+        return FileCommit(partial: partial, name: name, fileURL: target.fileURL(name), ownsName: true, byteCount: Int64(bytes.count),
                           head: ResponseHead(status: 200, headers: HTTPHeaders([])), replaceAllowed: false,
                           renameOnConflict: renameOnConflict, recordMayExist: false, sha256: nil, target: target)
     }
@@ -140,15 +140,15 @@ struct BatchCommitterTests {
             let durable = BatchCommitter.syncsDurably(fileSystemType: target.folder.fileSystemType)
             let plain = try Self.finishedFile("p.bin", Self.bytes(1), in: target)
             #expect(BatchCommitter.takes(plain) == durable)
-            let replacing = FileCommit(partial: plain.partial, name: "p.bin", ownsName: true, byteCount: plain.byteCount,
+            let replacing = FileCommit(partial: plain.partial, name: "p.bin", fileURL: plain.fileURL, ownsName: true, byteCount: plain.byteCount,
                                        head: plain.head, replaceAllowed: true, renameOnConflict: false,
                                        recordMayExist: false, sha256: nil, target: target)
             #expect(!BatchCommitter.takes(replacing), "a commit that may replace a file runs on the download's thread")
-            let foundComplete = FileCommit(partial: plain.partial, name: "p.bin", ownsName: false, byteCount: plain.byteCount,
+            let foundComplete = FileCommit(partial: plain.partial, name: "p.bin", fileURL: plain.fileURL, ownsName: false, byteCount: plain.byteCount,
                                            head: plain.head, replaceAllowed: false, renameOnConflict: true,
                                            recordMayExist: true, sha256: nil, target: target)
             #expect(!BatchCommitter.takes(foundComplete))
-            let large = FileCommit(partial: plain.partial, name: "p.bin", ownsName: true, byteCount: BatchCommitter.largestFile + 1,
+            let large = FileCommit(partial: plain.partial, name: "p.bin", fileURL: plain.fileURL, ownsName: true, byteCount: BatchCommitter.largestFile + 1,
                                    head: plain.head, replaceAllowed: false, renameOnConflict: true,
                                    recordMayExist: false, sha256: nil, target: target)
             #expect(!BatchCommitter.takes(large))
