@@ -236,7 +236,8 @@ private struct Attempt {
                 guard let identity = identityMade ?? nil else { return false }
                 return FinishedFileMark.isFinished(name, in: folder, as: identity) { descriptor in
                     guard let verification else { return true }
-                    let digests = try? StreamHasher(algorithms: verification.algorithms, descriptor: descriptor).finish(length: total)
+                    let digests = try? StreamHasher(algorithms: verification.algorithms, descriptor: descriptor)
+                        .finish(length: total, stop: { signal.isCancelled })
                     finishedSHA256 = digests.flatMap { try? verification.check($0) }
                     return finishedSHA256 != nil
                 }
@@ -255,6 +256,12 @@ private struct Attempt {
                                             skipped: false, sha256: finishedSHA256, alreadyComplete: true))
             case .write(let chosen, _):
                 name = chosen
+            }
+            // A cancellation may have cut short the check of a finished file (its checksum): then
+            // it was not recognised, and nothing is written.
+            if signal.isCancelled {
+                target.release(name)
+                throw DownloadError(.cancelled, "cancelled")
             }
             if name == predicted, let reused = existing {
                 try reused.truncate(to: 0)
@@ -469,7 +476,7 @@ private struct Attempt {
     private func finish(_ partial: PartialFile, name: String, fileURL: URL, ownsName: Bool, byteCount: Int64, head: ResponseHead,
                         replaceAllowed: Bool, recordMayExist: Bool = true, verification: Verification?,
                         hasher: StreamHasher?, mark: FinishedFileMark.Identity?) throws(DownloadError) -> FileCommit {
-        let sha256 = try verification?.verify(partial, length: byteCount, hasher: hasher)
+        let sha256 = try verification?.verify(partial, length: byteCount, hasher: hasher, stop: { signal.isCancelled })
         partial.markFinished()
         if let mark { FinishedFileMark.write(mark, to: partial.descriptor) }   // a rerun then knows the file
         let policy = job.request.conflictPolicy ?? configuration.conflictPolicy

@@ -147,12 +147,13 @@ final class StreamHasher: @unchecked Sendable {
 
     /// Hashes what is left of the file (up to `length`, complete on disk) and returns every digest.
     ///
-    /// - Throws: `fileSystem` when the file cannot be read (here, or by the follower).
-    func finish(length: Int64) throws(DownloadError) -> [ChecksumAlgorithm: [UInt8]] {
+    /// - Parameter stop: asked before each read (see ``FileHashing/update(_:descriptor:range:buffer:stop:)``).
+    /// - Throws: `fileSystem` when the file cannot be read (here, or by the follower); `cancelled`.
+    func finish(length: Int64, stop: () -> Bool = { false }) throws(DownloadError) -> [ChecksumAlgorithm: [UInt8]] {
         endFollower()
         if let error = monitor.withLock({ failure }) { throw error }
         if hashed < length {
-            try FileHashing.update(digests, descriptor: descriptor, range: hashed..<length, buffer: buffer)
+            try FileHashing.update(digests, descriptor: descriptor, range: hashed..<length, buffer: buffer, stop: stop)
             hashed = length
         }
         var result: [ChecksumAlgorithm: [UInt8]] = [:]

@@ -52,14 +52,18 @@ enum FileHashing {
     ///   - descriptor: a file open for reading (read with `pread`; the file offset is untouched).
     ///   - range: the byte offsets to hash; `nil` hashes from 0 to the end of the file.
     ///   - buffer: where the bytes are read to, `buffer.count` at a time (not empty).
-    /// - Throws: `fileSystem` when a read fails, or when the file ends before `range` does.
+    ///   - stop: asked before each read; `true` ends the hashing with `cancelled` (a file of
+    ///     gigabytes takes seconds).
+    /// - Throws: `fileSystem` when a read fails, or when the file ends before `range` does;
+    ///   `cancelled`.
     static func update(_ digests: [Digest], descriptor: Int32, range: Range<Int64>?,
-                       buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) {
+                       buffer: UnsafeMutableRawBufferPointer, stop: () -> Bool = { false }) throws(DownloadError) {
         precondition(!buffer.isEmpty)
         let bufferSize = buffer.count
         var offset = range?.lowerBound ?? 0
         let end = range?.upperBound ?? Int64.max
         while offset < end {
+            if stop() { throw DownloadError(.cancelled, "cancelled while verifying the file") }
             let wanted = Int(min(Int64(bufferSize), end - offset))
             let count = pread(descriptor, buffer.baseAddress, wanted, off_t(offset))
             if count < 0 {

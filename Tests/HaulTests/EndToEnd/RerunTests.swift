@@ -302,4 +302,47 @@ struct RerunTests {
             writing.cancel()
         }
     }
+
+    /// A cancellation while a large finished file's checksum is checked again ends the download
+    /// at once with `cancelled`, and nothing is written (no `file.1.bin`): the check stops
+    /// between reads. (Without that stop, the check ran to its end and the download ended
+    /// `alreadyComplete`.)
+    @Test func aCancellationStopsTheCheckOfAFinishedFile() async throws {
+        let size: Int64 = 256 << 20
+        let server = try HaulServer()
+        server.setResource("/file.bin", Validators.etag.resource(size: size, rate: nil))
+        try await withTemporaryDirectory { dir in
+            // A finished file of zeros (sparse), marked as this URL's download.
+            let file = dir.appendingPathComponent("file.bin")
+            let fd = open(file.path, O_RDWR | O_CREAT, 0o644)
+            try #require(fd >= 0)
+            try #require(ftruncate(fd, off_t(size)) == 0)
+            let identity = try #require(FinishedFileMark.Identity(
+                resourceKey: ResumeRecord.resourceKey(for: try HTTPURL.parse(url(server, "/file.bin").absoluteString)),
+                length: size, etag: "\"v1\"", lastModified: nil))
+            FinishedFileMark.write(identity, to: fd)
+            close(fd)
+            let zeros = Digest(.sha256)
+            let chunk = [UInt8](repeating: 0, count: 1 << 20)
+            for _ in 0..<(size >> 20) { zeros.update(chunk) }
+            var request = DownloadRequest(url: url(server, "/file.bin"))
+            request.checksum = try Checksum(parsing: "sha256=\(Hex.encode(zeros.finalize()))")
+
+            let recognised = try await testDownloader().file(from: request, to: .directory(dir))
+            #expect(recognised.alreadyComplete, "the set-up: the file is recognised when nothing cancels")
+
+            let requestsBefore = server.requests.count
+            let download = testDownloader().download(request, to: .directory(dir))
+            while server.requests.count == requestsBefore { try await Task.sleep(for: .milliseconds(2)) }
+            try await Task.sleep(for: .milliseconds(20))   // the check of 256 MiB takes far longer
+            download.cancel()
+            do throws(DownloadError) {
+                let result = try await download.result()
+                Issue.record("expected a cancellation, got \(result)")
+            } catch {
+                #expect(error.code == .cancelled)
+            }
+            #expect(listFiles(dir) == ["file.bin"])
+        }
+    }
 }

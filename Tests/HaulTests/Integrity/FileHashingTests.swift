@@ -74,4 +74,33 @@ import HaulTestSupport
             #expect(error?.code == .fileSystem)
         }
     }
+
+    @Test func stopEndsTheHashingBetweenReads() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir.appendingPathComponent("big.bin").path
+            try Data(Self.content(count: 10 * 4096)).write(to: URL(fileURLWithPath: path))
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 4096)
+            defer { buffer.deallocate() }
+            var asked = 0
+            let error = #expect(throws: DownloadError.self) {
+                try FileHashing.update([Digest(.sha256)], descriptor: handle.fileDescriptor, range: nil, buffer: buffer) {
+                    asked += 1
+                    return asked == 3
+                }
+            }
+            #expect(error?.code == .cancelled)
+            #expect(asked == 3, "asked before each read, and not after the stop")
+            // Never stopping, it reads every block (and asks once more before seeing the end).
+            asked = 0
+            let digest = Digest(.sha256)
+            try FileHashing.update([digest], descriptor: handle.fileDescriptor, range: nil, buffer: buffer) {
+                asked += 1
+                return false
+            }
+            #expect(asked == 11)
+            #expect(digest.finalize() == Digest.hash(.sha256, Self.content(count: 10 * 4096)))
+        }
+    }
 }

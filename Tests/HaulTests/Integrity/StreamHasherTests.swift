@@ -209,4 +209,16 @@ struct StreamHasherTests {
         } == SCHED_OTHER)
         #endif
     }
+
+    @Test func finishStopsWhenAskedTo() throws {
+        try withTemporaryDirectory { dir in
+            let fd = try Self.openPartial(in: dir, holding: Self.content)
+            defer { close(fd) }
+            let hasher = StreamHasher(algorithms: [.sha256], descriptor: fd)
+            let error = #expect(throws: DownloadError.self) {
+                try hasher.finish(length: Int64(Self.content.count), stop: { true })
+            }
+            #expect(error?.code == .cancelled)
+        }
+    }
 }
