@@ -205,12 +205,29 @@ final class Connection {
 
     /// Moves the connection to another cancellation signal (cancelling that one closes it).
     func rebind(to signal: CancellationSignal) {
-        guard let token else { return }
-        cancellation.unregister(token)
+        if let token {
+            cancellation.unregister(token)
+        } else if !detached {
+            return   // cancelled already, and shut down
+        }
+        detached = false
         cancellation = signal
         self.token = signal.register(socket: socket.descriptor)
         if self.token == nil { shutdown(socket.descriptor, Int32(SHUT_RDWR)) }   // already cancelled
     }
+
+    /// Leaves the connection's cancellation signal for a signal that is never cancelled, without
+    /// registering with it: an idle connection in the ``ConnectionPool`` belongs to no download
+    /// (and 16 threads parking and taking connections then share no lock).
+    func detach(to idle: CancellationSignal) {
+        guard let token else { return }
+        cancellation.unregister(token)
+        self.token = nil
+        cancellation = idle
+        detached = true
+    }
+    /// Whether ``detach(to:)`` left the signal (a `nil` token otherwise means cancelled).
+    private var detached = false
 
     /// Whether nothing has arrived on the connection and the peer has not closed it: an idle
     /// keep-alive connection that can carry another request (see ``ConnectionPool``).

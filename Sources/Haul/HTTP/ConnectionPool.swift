@@ -25,7 +25,7 @@ final class ConnectionPool: Sendable {
     /// connections, so this pool only holds it for the downloader's lifetime.
     private let alternate = Mutex<(any AlternateTransport)?>(nil)
 
-    /// Parked connections are registered here: a signal that is never cancelled.
+    /// The signal of parked connections: never cancelled, and nothing registers with it.
     private let parked = CancellationSignal()
     private let idle = SharedStateLock<[HTTPURL.Origin: [Entry]]>([:])
 
@@ -59,7 +59,7 @@ final class ConnectionPool: Sendable {
     /// Parks `connection` (to `url`'s origin) for a later request, or closes it when the origin
     /// already has ``maximumIdlePerOrigin`` idle connections.
     func put(_ connection: Connection, for url: HTTPURL) {
-        connection.rebind(to: parked)
+        connection.detach(to: parked)
         let key = url.origin
         let now = ContinuousClock.now
         let evicted = idle.withLock { idle -> [Entry] in
