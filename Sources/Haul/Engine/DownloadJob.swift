@@ -451,8 +451,9 @@ private struct Attempt {
         if let limiter { exchange.limitReads(to: limiter.readSize) }
         let signal = self.signal
         var written: Int64 = 0
+        // Writeback starts every 16 MiB; the rest is left to the commit's sync (a small file's
+        // writeback started here, file by file, cost more system time than the batch's one sync).
         var tracker = WritebackTracker()
-        defer { tracker.flush(partial) }
         try exchange.readBody(stallTimeout: configuration.stallTimeout) { (slice) throws(DownloadError) -> Bool in
             try partial.write(slice, at: written)
             hasher?.offer(slice, at: written)
