@@ -15,8 +15,10 @@ enum InputURLs {
     /// The URLs listed in a `-i` file: one per line, surrounding blanks trimmed, blank lines and
     /// lines starting with `#` ignored.
     static func urls(inList text: String) -> [String] {
-        text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" })
-            .map { $0.trimmingBlanks() }
+        // Split on the bytes CR and LF: the same lines as splitting the characters (CR, LF and
+        // CRLF are characters of their own), without walking the whole list by grapheme.
+        text.utf8.split(omittingEmptySubsequences: true, whereSeparator: { $0 == 0x0A || $0 == 0x0D })
+            .map { String(Substring($0)).trimmingBlanks() }
             .filter { !$0.isEmpty && !$0.hasPrefix("#") }
     }
 

@@ -46,6 +46,11 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
         #expect(InputURLs.urls(inList: list) == ["http://a/1", "http://b/2", "http://c/3"])
     }
 
+    @Test func linesEndWithLFCRLFOrALoneCRWhateverTheyHold() {
+        let list = "http://a/ä\rhttp://b/2\r\n\r\n\t http://c/e\u{301}\u{1F600} \r\r\nhttp://d/%20"
+        #expect(InputURLs.urls(inList: list) == ["http://a/ä", "http://b/2", "http://c/e\u{301}\u{1F600}", "http://d/%20"])
+    }
+
     @Test(arguments: ["http://host/file", "https://h:8443/a?b=c", "HTTP://Host/x", "http://[::1]:8080/f", "http://h/ä.zip"])
     func validURLsPass(text: String) throws {
         _ = try InputURLs.validate(text)

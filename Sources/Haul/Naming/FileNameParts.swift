@@ -13,6 +13,7 @@ struct FileNameParts: Sendable, Equatable {
 
     /// Archive extensions that are really two: `a.tar.gz` is numbered `a.1.tar.gz`.
     private static let compoundExtensions = ["tar.gz", "tar.bz2", "tar.xz", "tar.zst"]
+    private static let dottedCompoundExtensions = compoundExtensions.map { "." + $0 }
 
     /// The name without its extension (and without the dot before it).
     var stem: String
@@ -57,9 +58,22 @@ struct FileNameParts: Sendable, Equatable {
 
     /// Whether `name` ends with the ASCII `suffix`, ignoring ASCII case.
     static func hasASCIISuffixIgnoringCase(_ name: String, _ suffix: String) -> Bool {
-        let tail = name.utf8.suffix(suffix.utf8.count)
-        guard tail.count == suffix.utf8.count else { return false }
-        return zip(tail, suffix.utf8).allSatisfy { lowercased($0) == lowercased($1) }
+        let fast = name.utf8.withContiguousStorageIfAvailable { name in
+            suffix.utf8.withContiguousStorageIfAvailable { suffix in hasASCIISuffixIgnoringCase(name, suffix) }
+        }
+        if let fast, let answer = fast { return answer }
+        return hasASCIISuffixIgnoringCase(Array(name.utf8)[...], Array(suffix.utf8)[...])
+    }
+
+    private static func hasASCIISuffixIgnoringCase<Bytes: RandomAccessCollection<UInt8>>(_ name: Bytes, _ suffix: Bytes) -> Bool
+        where Bytes.Index == Int {
+        guard name.count >= suffix.count else { return false }
+        let start = name.endIndex - suffix.count
+        for offset in 0..<suffix.count
+        where lowercased(name[start + offset]) != lowercased(suffix[suffix.startIndex + offset]) {
+            return false
+        }
+        return true
     }
 
     private static func lowercased(_ byte: UInt8) -> UInt8 {
@@ -71,7 +85,7 @@ struct FileNameParts: Sendable, Equatable {
     static func hasExtension(_ name: String) -> Bool {
         let bytes = name.utf8
         guard bytes.allSatisfy({ $0 < 0x80 }) else { return FileNameParts(name).fileExtension != nil }
-        if compoundExtensions.contains(where: { bytes.count > $0.utf8.count + 1 && hasASCIISuffixIgnoringCase(name, "." + $0) }) {
+        if dottedCompoundExtensions.contains(where: { bytes.count > $0.utf8.count && hasASCIISuffixIgnoringCase(name, $0) }) {
             return true
         }
         guard let dot = bytes.lastIndex(of: UInt8(ascii: ".")), dot != bytes.startIndex else { return false }
