@@ -392,9 +392,18 @@ private struct Attempt {
         let shownURL = url.description
         // A body that came whole with its head (a small file on a fast link) waits for nothing:
         // it is written straight from the receive buffer, with no resume record to keep, so no
-        // checkpoints, block hashes or segment plan (under a rate limit the segments' path
-        // keeps its checkpoints, since the limiter may hold the bytes back for a while).
-        let wholeBodyHere = record == nil && exchange.bodyIsBuffered && job.resources.limiter == nil
+        // checkpoints, block hashes or segment plan. Only a body of the file's whole length: a
+        // 206 that holds less (a server that caps its ranges) goes on with the segments' path,
+        // which asks for the rest. Under a rate limit the segments' path keeps its checkpoints,
+        // since the limiter may hold the bytes back for a while. A pause or cancel that comes
+        // while such a body is written lets the download end (as one during the commit does).
+        let wholeBodyHere: Bool
+        if record == nil, job.resources.limiter == nil, exchange.bodyIsBuffered, let total,
+           case .length(let length)? = exchange.framing, length == total {
+            wholeBodyHere = true
+        } else {
+            wholeBodyHere = false
+        }
         var newRecord: ResumeRecord?
         if resumable, !wholeBodyHere, let total {
             let shownFinalURL = exchange.finalURL == url ? shownURL : exchange.finalURL.description
@@ -477,7 +486,10 @@ private struct Attempt {
     private func finish(_ partial: PartialFile, name: String, fileURL: URL, ownsName: Bool, byteCount: Int64, head: ResponseHead,
                         replaceAllowed: Bool, recordMayExist: Bool = true, verification: Verification?,
                         hasher: StreamHasher?, mark: FinishedFileMark.Identity?) throws(DownloadError) -> FileCommit {
-        let sha256 = try verification?.verify(partial, length: byteCount, hasher: hasher, stop: { signal.isCancelled })
+        // Not stopped by a cancellation: every byte is on disk by now, and a partial file cut
+        // off here would have no record to resume it by (the check of a 2 GiB file that was
+        // hashed while it arrived takes milliseconds).
+        let sha256 = try verification?.verify(partial, length: byteCount, hasher: hasher)
         partial.markFinished()
         if let mark { FinishedFileMark.write(mark, to: partial.descriptor) }   // a rerun then knows the file
         let policy = job.request.conflictPolicy ?? configuration.conflictPolicy

@@ -149,6 +149,7 @@ final class StreamHasher: @unchecked Sendable {
     ///
     /// - Parameter stop: asked before each read (see ``FileHashing/update(_:descriptor:range:buffer:stop:)``).
     /// - Throws: `fileSystem` when the file cannot be read (here, or by the follower); `cancelled`.
+    ///   After a throw the hasher is spent (its digests saw part of the rest): make a new one.
     func finish(length: Int64, stop: () -> Bool = { false }) throws(DownloadError) -> [ChecksumAlgorithm: [UInt8]] {
         endFollower()
         if let error = monitor.withLock({ failure }) { throw error }

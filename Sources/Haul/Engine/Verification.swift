@@ -43,10 +43,8 @@ struct Verification: Sendable {
     ///   - hasher: the hashing done during the transfer, if any.
     /// - Returns: the file's SHA-256, lowercase hex.
     /// - Throws: `checksumMismatch`, or `fileSystem` when the file cannot be read.
-    func verify(_ partial: PartialFile, length: Int64, hasher: StreamHasher?,
-                stop: () -> Bool = { false }) throws(DownloadError) -> String {
-        let digests = try (hasher ?? StreamHasher(algorithms: algorithms, descriptor: partial.descriptor))
-            .finish(length: length, stop: stop)
+    func verify(_ partial: PartialFile, length: Int64, hasher: StreamHasher?) throws(DownloadError) -> String {
+        let digests = try (hasher ?? StreamHasher(algorithms: algorithms, descriptor: partial.descriptor)).finish(length: length)
         return try check(digests)
     }
 

@@ -65,6 +65,7 @@ struct FileNameParts: Sendable, Equatable {
         return hasASCIISuffixIgnoringCase(Array(name.utf8)[...], Array(suffix.utf8)[...])
     }
 
+    /// Whether the bytes of `name` end with those of `suffix`, ignoring ASCII case.
     private static func hasASCIISuffixIgnoringCase<Bytes: RandomAccessCollection<UInt8>>(_ name: Bytes, _ suffix: Bytes) -> Bool
         where Bytes.Index == Int {
         guard name.count >= suffix.count else { return false }
@@ -76,6 +77,7 @@ struct FileNameParts: Sendable, Equatable {
         return true
     }
 
+    /// An ASCII letter in lower case; any other byte as it is.
     private static func lowercased(_ byte: UInt8) -> UInt8 {
         byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
     }

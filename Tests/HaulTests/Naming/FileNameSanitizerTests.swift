@@ -138,7 +138,8 @@ import Testing
 /// up to three characters from an alphabet of the characters each step looks at, and over
 /// names at the length limit and with reserved suffixes.
 @Suite(.exclusive, .serialized) struct FileNameShortcutTests {
-    static let alphabet = ["a", "Z", "0", ".", "-", "_", " ", "\t", "/", "\\", "~", "é", "\u{301}", "\u{0}"]
+    static let alphabet = ["a", "Z", "0", ".", "-", "_", " ", "\t", "/", "\\", "~", "\u{7F}", "é", "\u{301}", "\u{0}",
+                           "\u{85}", "\u{202E}", "\u{FFFD}"]
     static let names: [String] = {
         var names = [""]
         for length in 1...3 {
