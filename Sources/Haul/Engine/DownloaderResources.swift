@@ -1,0 +1,7 @@
+/// What every download of one ``Downloader`` shares: the rate limit, the per-host connection cap
+/// and the idle keep-alive connections.
+struct DownloaderResources: Sendable {
+    let limiter: RateLimiter?
+    let hostSlots: HostSlots?
+    let pool: ConnectionPool?
+}
