@@ -216,18 +216,20 @@ final class Connection {
         if self.token == nil { shutdown(socket.descriptor, Int32(SHUT_RDWR)) }   // already cancelled
     }
 
-    /// Leaves the connection's cancellation signal for a signal that is never cancelled, without
-    /// registering with it: an idle connection in the ``ConnectionPool`` belongs to no download
-    /// (and 16 threads parking and taking connections then share no lock).
-    func detach(to idle: CancellationSignal) {
+    /// Leaves the connection's cancellation signal, registering with none: an idle connection in
+    /// the ``ConnectionPool`` belongs to no download (and the threads parking and taking
+    /// connections then share no lock). ``rebind(to:)`` gives it the next download's signal.
+    func detach() {
         guard let token else { return }
         cancellation.unregister(token)
         self.token = nil
-        cancellation = idle
+        cancellation = Self.detachedSignal
         detached = true
     }
-    /// Whether ``detach(to:)`` left the signal (a `nil` token otherwise means cancelled).
+    /// Whether ``detach()`` left the signal (a `nil` token otherwise means cancelled).
     private var detached = false
+    /// The signal of a detached connection: never cancelled, and nothing registers with it.
+    private static let detachedSignal = CancellationSignal()
 
     /// Whether nothing has arrived on the connection and the peer has not closed it: an idle
     /// keep-alive connection that can carry another request (see ``ConnectionPool``).

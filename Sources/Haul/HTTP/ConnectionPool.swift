@@ -25,8 +25,6 @@ final class ConnectionPool: Sendable {
     /// connections, so this pool only holds it for the downloader's lifetime.
     private let alternate = Mutex<(any AlternateTransport)?>(nil)
 
-    /// The signal of parked connections: never cancelled, and nothing registers with it.
-    private let parked = CancellationSignal()
     private let idle = SharedStateLock<[HTTPURL.Origin: [Entry]]>([:])
 
     /// A connection only the pool refers to while it is parked.
@@ -59,7 +57,7 @@ final class ConnectionPool: Sendable {
     /// Parks `connection` (to `url`'s origin) for a later request, or closes it when the origin
     /// already has ``maximumIdlePerOrigin`` idle connections.
     func put(_ connection: Connection, for url: HTTPURL) {
-        connection.detach(to: parked)
+        connection.detach()
         let key = url.origin
         let now = ContinuousClock.now
         let evicted = idle.withLock { idle -> [Entry] in

@@ -17,7 +17,7 @@ import Testing
         defer { connection.close() }
         #expect(connection.looksIdleAndOpen)
 
-        connection.detach(to: CancellationSignal())
+        connection.detach()
         first.cancel()
         #expect(connection.looksIdleAndOpen, "the download that parked it no longer closes it")
 
@@ -35,7 +35,7 @@ import Testing
         let connection = try Connection(to: url, tls: try TLSContext(options: Downloader.TLSOptions()), connectTimeout: .seconds(5),
                                         cancellation: CancellationSignal())
         defer { connection.close() }
-        connection.detach(to: CancellationSignal())
+        connection.detach()
         let cancelled = CancellationSignal()
         cancelled.cancel()
         connection.rebind(to: cancelled)
