@@ -32,7 +32,7 @@
 #   CAPPED_SIZE_MIB=500 CAPPED_CONNECTIONS=8 CAPPED_CLIENTS="haul aria2c axel"
 #     CAPPED_HAUL_ARGS="" NGINX_CAPPED_RATE=25m                                       (capped)
 #   SMALL_COUNT=1000 SMALL_KIB=64 SMALL_JOBS=16 SMALL_CLIENTS="haul aria2c curl"
-#     SMALL_HAUL_ARGS=""                                                               (small)
+#     SMALL_HAUL_ARGS="" HAUL_B_BIN=PATH (client haul-b: another build, for an A/B)   (small)
 #   RATELIMIT_MIB_S=20 RATELIMIT_SECONDS=10 RATELIMIT_CLIENTS="haul curl aria2c"
 #     RATELIMIT_HAUL_ARGS=""                                                       (ratelimit)
 #   CHECKSUM_CLIENTS="haul haul+sum haul-x1 haul-x1+sum haul-x1-link haul-x1-link+sum openssl"
@@ -163,6 +163,7 @@ for part in $PARTS; do
 done
 [[ "${HAUL_STANDIN:-}" == curl ]] && reproduce+="HAUL_STANDIN=curl "
 [[ -n "${HAUL_BIN:-}" && -z "${HAUL_STANDIN:-}" ]] && reproduce+="HAUL_BIN=$HAUL_BIN "
+[[ " ${SMALL_CLIENTS:-} " == *" haul-b "* ]] && reproduce+="HAUL_B_BIN=${HAUL_B_BIN:-} "
 reproduce+="Scripts/bench.sh"
 commit=$(git -C "$HAUL_REPO_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [[ -n "$(git -C "$HAUL_REPO_ROOT" status --porcelain 2>/dev/null)" ]]; then

@@ -10,6 +10,8 @@
 #
 # Knobs: SMALL_COUNT=1000  SMALL_KIB=64  SMALL_JOBS=16  SMALL_CLIENTS="haul aria2c curl"
 #        SMALL_HAUL_ARGS=""  (extra haul options)
+#        HAUL_B_BIN=PATH     another haul build, run as client haul-b with the same options (an A/B
+#                            of two builds in one run: SMALL_CLIENTS="haul haul-b curl" RUNS=13)
 
 SMALL_COUNT=${SMALL_COUNT:-1000}
 SMALL_KIB=${SMALL_KIB:-64}
@@ -19,7 +21,10 @@ SMALL_HAUL_ARGS=${SMALL_HAUL_ARGS:-}
 
 # Checks the knobs and installs the clients (before the server starts).
 small_check() {
-    bench_check_clients small "$SMALL_CLIENTS" "haul aria2c curl"
+    bench_check_clients small "$SMALL_CLIENTS" "haul haul-b aria2c curl"
+    if [[ " $SMALL_CLIENTS " == *" haul-b "* ]]; then
+        [[ -x "${HAUL_B_BIN:-}" ]] || die "small: client haul-b needs HAUL_B_BIN, an executable haul (got '${HAUL_B_BIN:-}')"
+    fi
     ((SMALL_JOBS >= 1 && SMALL_JOBS <= 256)) || die "small: SMALL_JOBS must be 1-256, not $SMALL_JOBS"
     ((SMALL_KIB >= 1)) || die "small: SMALL_KIB must be at least 1, not $SMALL_KIB"
     if [[ " $SMALL_CLIENTS " == *" aria2c "* ]]; then
@@ -93,6 +98,10 @@ small_command() {
                 CMD=("$HAUL_BIN" -q -j "$SMALL_JOBS" $SMALL_HAUL_ARGS -i "$SMALL_LIST" -d "$SMALL_DIR")
             fi
             ;;
+        haul-b)
+            # shellcheck disable=SC2206 # as for haul
+            CMD=("$HAUL_B_BIN" -q -j "$SMALL_JOBS" $SMALL_HAUL_ARGS -i "$SMALL_LIST" -d "$SMALL_DIR")
+            ;;
         aria2c)
             # SMALL_JOBS downloads at once (one connection each), no renaming, no progress, no
             # summary; control files are removed as each download completes.
@@ -128,4 +137,7 @@ small_finish() {
 # Lines for the summary's header.
 small_describe() {
     echo "small: $SMALL_COUNT files of $SMALL_KIB KiB from /small/, $SMALL_JOBS at once: haul -j $SMALL_JOBS${SMALL_HAUL_ARGS:+ $SMALL_HAUL_ARGS} -i LIST -d DIR, aria2c -j$SMALL_JOBS -i LIST -d DIR, curl --parallel --parallel-max $SMALL_JOBS --remote-name-all"
+    if [[ " $SMALL_CLIENTS " == *" haul-b "* ]]; then
+        echo "small: haul-b is $HAUL_B_BIN (the same options)"
+    fi
 }
