@@ -50,9 +50,7 @@ struct FileCommit: Sendable {
     }
 
     /// Commits `commits` together: each file's data is synced (when `data` says `unsynced`),
-    /// then the files of each folder are renamed under its entries lock, taken
-    /// once (creators wait meanwhile; one thread renaming a batch would otherwise queue behind
-    /// them at every file), and the folder is synced once for all of them. On failure a partial
+    /// then the files of each folder are renamed, and the folder is synced once for all of them. On failure a partial
     /// file is kept when it can be resumed or when a file of its name appeared (`diskFull`,
     /// `destinationExists`), else removed; a file renamed before its folder's sync failed keeps
     /// its new name.
@@ -74,10 +72,8 @@ struct FileCommit: Sendable {
         let byFolder = Dictionary(grouping: commits.indices.filter { failures[$0] == nil }) { commits[$0].folder.identity }
         for indices in byFolder.values {
             let folder = commits[indices[0]].folder
-            folder.shared.changingEntries {
-                for index in indices {
-                    do throws(DownloadError) { results[index] = try commits[index].rename() } catch { failures[index] = error }
-                }
+            for index in indices {
+                do throws(DownloadError) { results[index] = try commits[index].rename() } catch { failures[index] = error }
             }
             guard indices.contains(where: { results[$0] != nil }) else { continue }
             do throws(DownloadError) {

@@ -108,7 +108,8 @@ final class DestinationFolder: Sendable {
 
     /// Removes the regular file or symlink `name` (never follows it). Missing is fine.
     func remove(_ name: String) throws(DownloadError) {
-        let (rc, code) = shared.changingEntries { (unlinkat(descriptor, name, 0), errno) }
+        let rc = unlinkat(descriptor, name, 0)
+        let code = errno
         if rc != 0 && code != ENOENT {
             throw DownloadError(.fileSystem, "cannot remove '\(path)/\(name)': \(errnoText(code))")
         }
@@ -117,11 +118,6 @@ final class DestinationFolder: Sendable {
     /// Renames `from` to `to` inside the folder, atomically. With `replace == false` an existing
     /// `to` is never replaced (`destinationExists`).
     func rename(_ from: String, to: String, replace: Bool) throws(DownloadError) {
-        try shared.changingEntries { () throws(DownloadError) in try renameChangingEntries(from, to: to, replace: replace) }
-    }
-
-    /// ``rename(_:to:replace:)`` for a caller inside ``FolderSync/changingEntries(_:)`` already.
-    func renameChangingEntries(_ from: String, to: String, replace: Bool) throws(DownloadError) {
         let rc = replace ? renameat(descriptor, from, descriptor, to) : haul_rename_noreplace(descriptor, from, descriptor, to)
         let code = errno
         guard rc == 0 else {

@@ -69,9 +69,8 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     static func createEmpty(_ name: String, in folder: DestinationFolder) throws(DownloadError) -> PartialFile {
         // Try the common case first (nothing there): one openat, no lookups before it.
         for _ in 0..<5 {
-            let (fd, code) = folder.shared.changingEntries {
-                (openat(folder.descriptor, name, O_RDWR | O_CREAT | O_EXCL | haul_o_nofollow() | haul_o_cloexec(), 0o600), errno)
-            }
+            let fd = openat(folder.descriptor, name, O_RDWR | O_CREAT | O_EXCL | haul_o_nofollow() | haul_o_cloexec(), 0o600)
+            let code = errno
             if fd >= 0 {
                 if let file = try lock(fd, name, in: folder) { return file }
                 continue
@@ -190,13 +189,12 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     }
 
     /// Gives the finished file its final name atomically (still open and locked). The folder's
-    /// sync (``DestinationFolder/sync()``) then makes the new name durable. Call it inside the
-    /// folder's ``FolderSync/changingEntries(_:)``.
+    /// sync (``DestinationFolder/sync()``) then makes the new name durable.
     ///
     /// - Parameter replace: whether an existing `finalName` may be replaced.
     /// - Throws: `destinationExists` (when `replace` is false and the name appeared), `fileSystem`.
     func publish(as finalName: String, replace: Bool) throws(DownloadError) {
-        try folder.renameChangingEntries(name, to: finalName, replace: replace)
+        try folder.rename(name, to: finalName, replace: replace)
     }
 
     /// Closes (releasing the lock) and removes the file (its bytes cannot be trusted).
