@@ -50,10 +50,10 @@ struct FileCommit: Sendable {
     }
 
     /// Commits `commits` together: each file's data is synced (when `data` says `unsynced`),
-    /// then the files of each folder are renamed, and the folder is synced once for all of them. On failure a partial
-    /// file is kept when it can be resumed or when a file of its name appeared (`diskFull`,
-    /// `destinationExists`), else removed; a file renamed before its folder's sync failed keeps
-    /// its new name.
+    /// then the files of each folder are renamed, and the folder is synced once for all of them.
+    /// On failure a partial file is kept when it can be resumed or when a file of its name
+    /// appeared (`diskFull`, `destinationExists`), else removed; a file renamed before its
+    /// folder's sync failed keeps its new name.
     ///
     /// - Returns: one result for each commit, in order.
     static func run(_ commits: [FileCommit], data: [DataState]) -> [Result<DownloadResult, DownloadError>] {
