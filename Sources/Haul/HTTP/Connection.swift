@@ -207,10 +207,9 @@ final class Connection {
     func rebind(to signal: CancellationSignal) {
         if let token {
             cancellation.unregister(token)
-        } else if !detached {
+        } else if cancellation !== Self.detachedSignal {
             return   // cancelled already, and shut down
         }
-        detached = false
         cancellation = signal
         self.token = signal.register(socket: socket.descriptor)
         if self.token == nil { shutdown(socket.descriptor, Int32(SHUT_RDWR)) }   // already cancelled
@@ -224,11 +223,9 @@ final class Connection {
         cancellation.unregister(token)
         self.token = nil
         cancellation = Self.detachedSignal
-        detached = true
     }
-    /// Whether ``detach()`` left the signal (a `nil` token otherwise means cancelled).
-    private var detached = false
-    /// The signal of a detached connection: never cancelled, and nothing registers with it.
+    /// The signal of a detached connection: never cancelled, and nothing registers with it (a
+    /// `nil` token with any other signal means cancelled).
     private static let detachedSignal = CancellationSignal()
 
     /// Whether nothing has arrived on the connection and the peer has not closed it: an idle
