@@ -2,14 +2,16 @@ import Synchronization
 
 /// Receive buffers reused from one transfer to the next: a 1 MiB buffer allocated and freed per
 /// download is an `mmap`, page faults and a `munmap` each (measured on 1,000 files of 64 KiB:
-/// a twentieth of the CPU samples). Up to ``maximumIdle`` idle buffers are kept; they are freed
-/// when a thread of ``ThreadPool`` retires after its idle time, so an idle process holds none
-/// for long.
+/// a twentieth of the CPU samples). Every buffer given back is kept idle, up to ``maximumIdle``:
+/// a buffer is only made when none is idle, so the idle ones are never more than were out at
+/// once, and keeping them never raises the peak memory (room for 8 with 16 transfers at once
+/// still mapped and unmapped a buffer for every eleventh file). Idle buffers are freed when a
+/// thread of ``ThreadPool`` retires after its idle time, so an idle process holds none for long.
 final class ReceiveBuffers: Sendable {
     static let shared = ReceiveBuffers()
 
-    /// The most idle buffers kept.
-    let maximumIdle = 8
+    /// The most idle buffers kept (one per transfer of `-j 64`).
+    let maximumIdle = 64
     private let idle = SharedStateLock<[Buffer]>([])
 
     /// An address that may cross threads: each buffer is used by one transfer at a time.

@@ -55,6 +55,17 @@ struct ThreadReuseTests {
         fresh.deallocate()
     }
 
+    @Test("16 buffers out at once are all kept idle and handed out again")
+    func sixteenBuffersAreKept() {
+        let pool = ReceiveBuffers()
+        let first = (0..<16).map { _ in pool.take(size: 64 * 1024) }
+        for buffer in first { pool.give(buffer) }
+        let second = (0..<16).map { _ in pool.take(size: 64 * 1024) }
+        #expect(Set(second.map(\.baseAddress)) == Set(first.map(\.baseAddress)))
+        for buffer in second { pool.give(buffer) }
+        pool.trim()
+    }
+
     @Test("a signal before the descriptor exists leaves it readable; drain empties it")
     func wakeupIsLazy() {
         let wakeup = WakeupDescriptor()
