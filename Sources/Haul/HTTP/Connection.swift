@@ -119,9 +119,12 @@ final class Connection {
     /// Whether a socket timeout of `current` may stand for `wanted`: the same, or longer by at
     /// most 1/64 of it. A head's timeout is what is left to its deadline, a little less at every
     /// request on a kept-alive connection; setting it anew each time was one system call per file.
+    /// Compared in microseconds, what the socket keeps (`Duration`'s 128-bit division showed in
+    /// the profile of 1,000 small files).
     static func timeout(_ current: Duration?, standsFor wanted: Duration) -> Bool {
-        guard let current, current >= wanted else { return false }
-        return current - wanted <= wanted / 64
+        guard let current else { return false }
+        let have = current.microseconds, want = wanted.microseconds
+        return have >= want && have - want <= want / 64
     }
 
     /// Writes every byte, or throws.

@@ -102,10 +102,8 @@ final class ConnectionPool: Sendable {
 
 extension ResponseHead {
     /// Whether the connection that carried this response may carry another request: HTTP/1.1
-    /// without `Connection: close` (HTTP/1.0 keep-alive is not used).
+    /// without `close` in any `Connection` field (HTTP/1.0 keep-alive is not used).
     var allowsReuse: Bool {
-        guard minorVersion >= 1 else { return false }
-        guard let connection = headers["Connection"] else { return true }
-        return !connection.split(separator: ",").contains { $0.trimmingOWS().lowercased() == "close" }
+        minorVersion >= 1 && !headers.list("Connection", contains: "close")
     }
 }

@@ -22,6 +22,35 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
     }
 
     /// Appends a field.
+    /// Whether any field `name`, read as a comma-separated list (RFC 9110 §5.6.1), holds `token`
+    /// (ASCII case ignored, optional whitespace around elements). Allocates nothing.
+    func list(_ name: String, contains token: String) -> Bool {
+        for field in fields where field.name.asciiCaseInsensitiveEquals(name) {
+            let value = field.value.utf8
+            var start = value.startIndex
+            while true {
+                let end = value[start...].firstIndex(of: UInt8(ascii: ",")) ?? value.endIndex
+                if Self.element(value[start..<end], is: token) { return true }
+                guard end < value.endIndex else { break }
+                start = value.index(after: end)
+            }
+        }
+        return false
+    }
+
+    private static func element(_ bytes: Substring.UTF8View, is token: String) -> Bool {
+        var element = bytes
+        while let first = element.first, first == 0x20 || first == 0x09 { element = element.dropFirst() }
+        while let last = element.last, last == 0x20 || last == 0x09 { element = element.dropLast() }
+        return element.count == token.utf8.count
+            && zip(element, token.utf8).allSatisfy { asciiLowercased($0) == asciiLowercased($1) }
+    }
+
+    /// Makes room for `count` fields in all, so that adding them allocates once.
+    mutating func reserveCapacity(_ count: Int) {
+        fields.reserveCapacity(count)
+    }
+
     public mutating func add(name: String, value: String) {
         fields.append((name, value))
     }
@@ -51,11 +80,25 @@ extension String {
     package func asciiCaseInsensitiveEquals(_ other: String) -> Bool {
         let a = utf8, b = other.utf8
         guard a.count == b.count else { return false }
-        for (x, y) in zip(a, b) where x != y {
-            let lx = (x >= 65 && x <= 90) ? x + 32 : x
-            let ly = (y >= 65 && y <= 90) ? y + 32 : y
-            if lx != ly { return false }
+        // Native strings compare their stored bytes (a `zip` of the two views showed in profiles).
+        if let same = a.withContiguousStorageIfAvailable({ x in
+            b.withContiguousStorageIfAvailable { y in Self.asciiCaseInsensitiveEquals(x, y) }
+        }), let same {
+            return same
+        }
+        for (x, y) in zip(a, b) where asciiLowercased(x) != asciiLowercased(y) { return false }
+        return true
+    }
+
+    private static func asciiCaseInsensitiveEquals(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        for index in 0..<a.count where a[index] != b[index] && asciiLowercased(a[index]) != asciiLowercased(b[index]) {
+            return false
         }
         return true
     }
+}
+
+/// `byte` with an ASCII capital letter made small.
+private func asciiLowercased(_ byte: UInt8) -> UInt8 {
+    (byte >= 65 && byte <= 90) ? byte + 32 : byte
 }

@@ -71,6 +71,7 @@ package struct RequestHead: Sendable {
         }
 
         var headers = HTTPHeaders()
+        headers.reserveCapacity(7 + kept.count)
         headers.add(name: "Host", value: url.hostHeader)
         headers.add(name: "User-Agent", value: userValue("User-Agent") ?? userAgent)
         headers.add(name: "Accept", value: userValue("Accept") ?? "*/*")
@@ -93,7 +94,10 @@ package struct RequestHead: Sendable {
     func serialized() -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256)
-        bytes.append(contentsOf: "\(method.rawValue) \(target) HTTP/1.1\r\n".utf8)
+        bytes.append(contentsOf: method.rawValue.utf8)
+        bytes.append(UInt8(ascii: " "))
+        bytes.append(contentsOf: target.utf8)
+        bytes.append(contentsOf: " HTTP/1.1\r\n".utf8)
         for field in headers {
             bytes.append(contentsOf: field.name.utf8)
             bytes.append(contentsOf: ": ".utf8)

@@ -1,11 +1,15 @@
 // Status line, header fields and framing rules of the response parser.
 
 extension ResponseParser {
+    /// What every status line starts with.
+    static let versionPrefix = Array("HTTP/1.".utf8)
+    /// What a reply that is HTTP starts with.
+    static let protocolPrefix = Array("HTTP/".utf8)
+
     /// `HTTP/1.0` or `HTTP/1.1`, SP, three digits, and an optional SP and reason phrase.
     func parseStatusLine(_ line: [UInt8]) throws(DownloadError) -> (minorVersion: Int, status: Int, reason: String) {
         try checkLooksLikeHTTP(line)
-        let prefix = Array("HTTP/1.".utf8)
-        guard line.count >= 12, line.starts(with: prefix), line[7] == UInt8(ascii: "0") || line[7] == UInt8(ascii: "1"),
+        guard line.count >= 12, line.starts(with: Self.versionPrefix), line[7] == UInt8(ascii: "0") || line[7] == UInt8(ascii: "1"),
               line[8] == UInt8(ascii: " "), line[9...11].allSatisfy(isDigit), line[9] != UInt8(ascii: "0"),
               line.count == 12 || line[12] == UInt8(ascii: " ")
         else {
@@ -21,7 +25,7 @@ extension ResponseParser {
 
     /// Fails fast when the first bytes of a reply cannot start an HTTP/1.x status line.
     func checkLooksLikeHTTP(_ bytes: [UInt8]) throws(DownloadError) {
-        let prefix = Array("HTTP/".utf8)
+        let prefix = Self.protocolPrefix
         let count = min(bytes.count, prefix.count)
         guard bytes[..<count].elementsEqual(prefix[..<count]) else {
             throw DownloadError(.malformedResponse, "the server's reply is not HTTP (it starts with '\(Self.printable(bytes))')")
@@ -84,8 +88,15 @@ extension ResponseParser {
     ///
     /// - Throws: `.invalidContentLength` otherwise.
     static func contentLength(in headers: HTTPHeaders) throws(DownloadError) -> Int64? {
+        var only: String?, count = 0
+        for field in headers.fields where field.name.asciiCaseInsensitiveEquals("Content-Length") {
+            only = field.value
+            count += 1
+        }
+        if count == 0 { return nil }
+        // The usual case: one value of digits only, too short to overflow.
+        if count == 1, let only, (1...18).contains(only.utf8.count), only.utf8.allSatisfy(isDigit) { return Int64(only) }
         let values = headers.values(for: "Content-Length")
-        if values.isEmpty { return nil }
         var result: Int64?
         for element in values.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: false) }) {
             let text = element.trimmingOWS()

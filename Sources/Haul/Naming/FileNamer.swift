@@ -41,7 +41,9 @@ enum FileNamer: Sendable {
     /// - Returns: the decoded segment, possibly empty.
     static func lastPathSegment(of path: String) -> String {
         let withoutQuery = path.utf8.prefix { $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
-        let segment = withoutQuery.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).last ?? []
+        let start = withoutQuery.lastIndex(of: UInt8(ascii: "/")).map(withoutQuery.index(after:)) ?? withoutQuery.startIndex
+        let segment = withoutQuery[start...]
+        if !segment.contains(UInt8(ascii: "%")) { return String(Substring(segment)) }   // nothing to decode
         var bytes: [UInt8] = []
         bytes.reserveCapacity(segment.count)
         var index = segment.startIndex

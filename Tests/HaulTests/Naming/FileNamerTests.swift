@@ -95,6 +95,11 @@ import Testing
         ("/a%2Fb", "a/b"),
         ("/x?y/z", "x"),
         ("/x#frag/z", "x"),
+        ("plain", "plain"),
+        ("/dir/%", "%"),
+        ("/dir/a%4", "a%4"),
+        ("/dir/file.bin?name=%41", "file.bin"),
+        ("/dir/é-ü.bin", "é-ü.bin"),
     ])
     func lastPathSegment(path: String, expected: String) {
         #expect(FileNamer.lastPathSegment(of: path) == expected)
