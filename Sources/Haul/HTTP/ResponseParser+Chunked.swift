@@ -43,7 +43,7 @@ extension ResponseParser {
                     state = .done
                     return .end
                 }
-                _ = try parseField(line)  // validated, then ignored
+                _ = try line.withBytes { bytes throws(DownloadError) in try parseField(bytes) }  // validated, then ignored
             default:
                 return .needMore  // not reached: only chunked states are routed here
             }

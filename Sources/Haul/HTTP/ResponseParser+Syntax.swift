@@ -7,7 +7,7 @@ extension ResponseParser {
     static let protocolPrefix = Array("HTTP/".utf8)
 
     /// `HTTP/1.0` or `HTTP/1.1`, SP, three digits, and an optional SP and reason phrase.
-    func parseStatusLine(_ line: [UInt8]) throws(DownloadError) -> (minorVersion: Int, status: Int, reason: String) {
+    func parseStatusLine(_ line: UnsafeRawBufferPointer) throws(DownloadError) -> (minorVersion: Int, status: Int, reason: String) {
         try checkLooksLikeHTTP(line)
         guard line.count >= 12, line.starts(with: Self.versionPrefix), line[7] == UInt8(ascii: "0") || line[7] == UInt8(ascii: "1"),
               line[8] == UInt8(ascii: " "), line[9...11].allSatisfy(isDigit), line[9] != UInt8(ascii: "0"),
@@ -24,30 +24,30 @@ extension ResponseParser {
     }
 
     /// Fails fast when the first bytes of a reply cannot start an HTTP/1.x status line.
-    func checkLooksLikeHTTP(_ bytes: [UInt8]) throws(DownloadError) {
+    func checkLooksLikeHTTP(_ bytes: some Collection<UInt8>) throws(DownloadError) {
         let prefix = Self.protocolPrefix
         let count = min(bytes.count, prefix.count)
-        guard bytes[..<count].elementsEqual(prefix[..<count]) else {
+        guard bytes.prefix(count).elementsEqual(prefix[..<count]) else {
             throw DownloadError(.malformedResponse, "the server's reply is not HTTP (it starts with '\(Self.printable(bytes))')")
         }
     }
 
     /// `name: OWS value OWS`; the name a token, no whitespace before the colon, no obs-fold.
-    func parseField(_ line: [UInt8]) throws(DownloadError) -> (name: String, value: String) {
+    func parseField(_ line: UnsafeRawBufferPointer) throws(DownloadError) -> (name: String, value: String) {
         if line.first == 0x20 || line.first == 0x09 {
             throw DownloadError(.malformedResponse, "a response header line starts with whitespace (obsolete line folding)")
         }
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0, line[..<colon].allSatisfy(isTokenByte) else {
             throw DownloadError(.malformedResponse, "malformed response header line '\(Self.printable(line))'")
         }
-        var value = line[(colon + 1)...]
-        while let first = value.first, first == 0x20 || first == 0x09 { value.removeFirst() }
-        while let last = value.last, last == 0x20 || last == 0x09 { value.removeLast() }
-        return (String(decoding: line[..<colon], as: UTF8.self), Self.decodeFieldText(value))
+        var start = colon + 1, end = line.count
+        while start < end, line[start] == 0x20 || line[start] == 0x09 { start += 1 }
+        while end > start, line[end - 1] == 0x20 || line[end - 1] == 0x09 { end -= 1 }
+        return (String(decoding: line[..<colon], as: UTF8.self), Self.decodeFieldText(line[start..<end]))
     }
 
     /// UTF-8 when valid, else ISO-8859-1 (each byte one character).
-    static func decodeFieldText(_ bytes: ArraySlice<UInt8>) -> String {
+    static func decodeFieldText(_ bytes: some Collection<UInt8>) -> String {
         if let text = String(validating: bytes, as: UTF8.self) { return text }
         var scalars = String.UnicodeScalarView()
         scalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
@@ -55,7 +55,7 @@ extension ResponseParser {
     }
 
     /// At most 40 bytes, printable ASCII kept, anything else as `?`.
-    static func printable(_ bytes: [UInt8]) -> String {
+    static func printable(_ bytes: some Collection<UInt8>) -> String {
         let shown = bytes.prefix(40).map { $0 >= 0x20 && $0 < 0x7F ? $0 : UInt8(ascii: "?") }
         return String(decoding: shown, as: UTF8.self) + (bytes.count > 40 ? "..." : "")
     }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// How many response-head bytes and lines may still be received.
 ///
 /// One budget is shared by interim (1xx) responses, the final response, its chunked trailers
@@ -161,39 +167,76 @@ package struct ResponseParser: Sendable {
     private mutating func parseHead(_ input: UnsafeRawBufferPointer, _ offset: inout Int) throws(DownloadError) -> Event {
         while offset < input.count {
             receivedHeadByte = true
+            // A line wholly in `input` (the usual case) is read where it is; one that started in
+            // an earlier buffer, or whose end is not here yet, is gathered in `line`.
+            if line.isEmpty, let whole = try wholeLine(input, &offset) {
+                if let event = try headLine(whole) { return event }
+                continue
+            }
             guard try readBudgetedLine(input, &offset) else {
                 if statusLine == nil { try checkLooksLikeHTTP(line) }
                 return .needMore
             }
-            defer { line.removeAll(keepingCapacity: true) }
-            guard statusLine != nil else {
-                statusLine = try parseStatusLine(line)
-                continue
-            }
-            if !line.isEmpty {
-                fields.append(try parseField(line))
-                continue
-            }
-            // The empty line: the head is complete.
-            let (minorVersion, status, reason) = statusLine!
-            let head = ResponseHead(minorVersion: minorVersion, status: status, reason: reason, headers: HTTPHeaders(fields))
-            statusLine = nil
-            fields = []
-            if status == 101 {
-                throw DownloadError(.malformedResponse, "the server answered 101 Switching Protocols, which Haul does not use")
-            }
-            if status < 200 { continue }  // interim response (100, 103...): skip it
-            let framing = try Self.framing(of: head, method: method)
-            self.framing = framing
-            switch framing {
-            case .none: state = .done
-            case .length(let length): state = .body(remaining: length)
-            case .chunked: state = .chunkSize
-            case .untilClose: state = .untilClose
-            }
-            return .head(head)
+            let gathered = line
+            line.removeAll(keepingCapacity: true)
+            let event = try gathered.withBytes { bytes throws(DownloadError) in try headLine(bytes) }
+            if let event { return event }
         }
         return .needMore
+    }
+
+    /// Takes one complete line of the head (status line, field or the empty line); the head's
+    /// event when the line completes it.
+    private mutating func headLine(_ line: UnsafeRawBufferPointer) throws(DownloadError) -> Event? {
+        guard statusLine != nil else {
+            statusLine = try parseStatusLine(line)
+            return nil
+        }
+        if !line.isEmpty {
+            fields.append(try parseField(line))
+            return nil
+        }
+        // The empty line: the head is complete.
+        let (minorVersion, status, reason) = statusLine!
+        let head = ResponseHead(minorVersion: minorVersion, status: status, reason: reason, headers: HTTPHeaders(fields))
+        statusLine = nil
+        fields = []
+        if status == 101 {
+            throw DownloadError(.malformedResponse, "the server answered 101 Switching Protocols, which Haul does not use")
+        }
+        if status < 200 { return nil }  // interim response (100, 103...): skip it
+        let framing = try Self.framing(of: head, method: method)
+        self.framing = framing
+        switch framing {
+        case .none: state = .done
+        case .length(let length): state = .body(remaining: length)
+        case .chunked: state = .chunkSize
+        case .untilClose: state = .untilClose
+        }
+        return .head(head)
+    }
+
+    /// The next line of `input` without its line ending, read in place, when it ends within
+    /// `input` and the budget; `nil` (nothing consumed) otherwise. Checks as ``readBudgetedLine(_:_:)``.
+    private mutating func wholeLine(_ input: UnsafeRawBufferPointer, _ offset: inout Int) throws(DownloadError) -> UnsafeRawBufferPointer? {
+        let limit = min(input.count, offset + budget.bytes)
+        guard limit > offset, let base = input.baseAddress,
+              let found = memchr(base + offset, 0x0A, limit - offset) else { return nil }
+        let lineFeed = base.distance(to: UnsafeRawPointer(found))
+        budget.bytes -= lineFeed + 1 - offset
+        guard budget.lines > 0 else { throw tooLarge() }
+        budget.lines -= 1
+        var end = lineFeed
+        if end > offset && input[end - 1] == 0x0D { end -= 1 }
+        let bytes = UnsafeRawBufferPointer(rebasing: input[offset..<end])
+        offset = lineFeed + 1
+        if let start = bytes.baseAddress, memchr(start, 0x0D, bytes.count) != nil {
+            throw DownloadError(.malformedResponse, "a response header line contains a bare CR")
+        }
+        if let start = bytes.baseAddress, memchr(start, 0, bytes.count) != nil {
+            throw DownloadError(.malformedResponse, "a response header line contains a NUL byte")
+        }
+        return bytes
     }
 
     /// Reads up to the next LF into `line` (CRLF or LF stripped), charging the header budget.
@@ -225,5 +268,14 @@ package struct ResponseParser: Sendable {
 
     private func tooLarge() -> DownloadError {
         DownloadError(.headersTooLarge, "the response headers are too large (over the header byte or line limit)")
+    }
+}
+
+extension [UInt8] {
+    /// `withUnsafeBytes` for a body that throws only `DownloadError`.
+    func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws(DownloadError) -> Result) throws(DownloadError) -> Result {
+        var outcome: Swift.Result<Result, DownloadError>?
+        withUnsafeBytes { bytes in outcome = Swift.Result { () throws(DownloadError) in try body(bytes) } }
+        return try outcome!.get()
     }
 }
