@@ -41,8 +41,7 @@ package enum ResumeDecision: Equatable {
             case (200, _): if case .length(let n)? = framing { totalLength = n }
             default: totalLength = nil
             }
-            let accept = head.headers["Accept-Ranges"]?.lowercased() ?? ""
-            acceptsRanges = status == 206 || accept.split(separator: ",").contains { String($0).trimmingOWS() == "bytes" }
+            acceptsRanges = status == 206 || head.headers.list("Accept-Ranges", contains: "bytes")
         }
     }
 

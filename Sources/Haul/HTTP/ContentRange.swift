@@ -13,11 +13,13 @@ package enum ContentRange: Equatable, Sendable {
     /// - Parameter value: the field value.
     /// - Returns: the range, or `nil` when the value is not valid.
     package static func parse(_ value: String) -> ContentRange? {
-        let text = value.trimmingOWS()
-        guard text.utf8.count > 6, text.utf8.prefix(5).map({ $0 | 0x20 }).elementsEqual("bytes".utf8),
-              text.utf8.dropFirst(5).first == UInt8(ascii: " ")
+        var text = Substring(value).utf8
+        while let first = text.first, first == 0x20 || first == 0x09 { text = text.dropFirst() }
+        while let last = text.last, last == 0x20 || last == 0x09 { text = text.dropLast() }
+        guard text.count > 6, text.prefix(5).lazy.map({ $0 | 0x20 }).elementsEqual("bytes".utf8),
+              text.dropFirst(5).first == UInt8(ascii: " ")
         else { return nil }
-        let rest = text.utf8.dropFirst(6)
+        let rest = text.dropFirst(6)
         guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { return nil }
         let rangePart = rest[..<slash]
         let completePart = rest[rest.index(after: slash)...]
