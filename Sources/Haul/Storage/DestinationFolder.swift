@@ -11,7 +11,7 @@ final class DestinationFolder: Sendable {
     let path: String
     let descriptor: Int32
     /// The folder's device and inode: the same folder reached through two paths has one identity.
-    let identity: String
+    let identity: FolderIdentity
     /// The device of the file system the folder is on.
     let device: UInt64
     /// The type of that file system (Linux `statfs.f_type`; 0 when unknown).
@@ -30,8 +30,7 @@ final class DestinationFolder: Sendable {
     static func openOrReuse(path: String) throws(DownloadError) -> DestinationFolder {
         var info = stat()
         if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
-            let identity = "\(info.st_dev):\(info.st_ino)"
-            if let open = openFolders.withLock({ $0[path]?.folder }), open.identity == identity,
+            if let open = openFolders.withLock({ $0[path]?.folder }), open.identity == FolderIdentity(info),
                access(path, W_OK | X_OK) == 0 {   // else opened again, for the error
                 return open
             }
@@ -65,7 +64,7 @@ final class DestinationFolder: Sendable {
         }
         var info = stat()
         _ = fstat(fd, &info)
-        identity = "\(info.st_dev):\(info.st_ino)"
+        identity = FolderIdentity(info)
         device = UInt64(info.st_dev)
         fileSystemType = UInt(haul_file_system_type(fd))
         shared = FolderSync.shared(for: identity)
@@ -136,5 +135,20 @@ final class DestinationFolder: Sendable {
         if code != 0 && code != EINVAL {
             throw DownloadError(.fileSystem, "cannot sync the folder '\(path)': \(errnoText(code))")
         }
+    }
+}
+
+/// A folder's device and inode.
+struct FolderIdentity: Hashable, Sendable {
+    let device: UInt64
+    let inode: UInt64
+
+    init(_ info: stat) {
+        self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
     }
 }

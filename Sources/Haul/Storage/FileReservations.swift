@@ -9,7 +9,13 @@ final class FileReservations: Sendable {
     /// The process-wide registry.
     static let shared = FileReservations()
 
-    private let paths = SharedStateLock<Set<String>>([])
+    private let paths = SharedStateLock<Set<Key>>([])
+
+    /// A name in a folder (a key made without joining two strings, which allocated).
+    private struct Key: Hashable, Sendable {
+        let folder: FolderIdentity
+        let name: String
+    }
 
     /// Reserves `name` in `folder`; `false` when a running download holds it already.
     func reserve(_ name: String, in folder: DestinationFolder) -> Bool {
@@ -29,7 +35,7 @@ final class FileReservations: Sendable {
         _ = paths.withLock { $0.remove(key) }
     }
 
-    private static func key(_ name: String, _ folder: DestinationFolder) -> String {
-        folder.identity + "/" + name
+    private static func key(_ name: String, _ folder: DestinationFolder) -> Key {
+        Key(folder: folder.identity, name: name)
     }
 }

@@ -13,10 +13,10 @@ import Darwin
 /// of the folder: a lock of this process around them, first added when 16 threads spun on the
 /// kernel's, later measured 4% slower in wall time, once renames came in batches.)
 final class FolderSync: @unchecked Sendable {   // all state is under `monitor`
-    private static let registry = SharedStateLock<[String: FolderSync]>([:])
+    private static let registry = SharedStateLock<[FolderIdentity: FolderSync]>([:])
 
     /// The one instance for the folder of this identity (device and inode).
-    static func shared(for identity: String) -> FolderSync {
+    static func shared(for identity: FolderIdentity) -> FolderSync {
         registry.withLock { registry in
             if let existing = registry[identity] { return existing }
             let made = FolderSync()

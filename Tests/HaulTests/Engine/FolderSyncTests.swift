@@ -81,7 +81,8 @@ struct FolderSyncTests {
         let fd = open("/tmp", O_RDONLY)
         defer { close(fd) }
         #expect(FolderSync(sync: { fsync($0) == 0 ? 0 : errno }).sync(descriptor: fd) == 0)
-        #expect(FolderSync.shared(for: "test:1") === FolderSync.shared(for: "test:1"))
-        #expect(FolderSync.shared(for: "test:1") !== FolderSync.shared(for: "test:2"))
+        let one = FolderIdentity(device: 1, inode: 1), other = FolderIdentity(device: 1, inode: 2)
+        #expect(FolderSync.shared(for: one) === FolderSync.shared(for: one))
+        #expect(FolderSync.shared(for: one) !== FolderSync.shared(for: other))
     }
 }

@@ -21,6 +21,20 @@ struct DestinationFolderTests {
         }
     }
 
+    /// The target remembers the last folder URL's path: each URL must still get its own folder.
+    @Test("targets in two folders, one after the other, each open their own")
+    func targetsAlternateBetweenFolders() throws {
+        try withTemporaryDirectory { dir in
+            let a = dir.appendingPathComponent("a b"), b = dir.appendingPathComponent("b%20c")
+            for url in [a, b, a, b] {
+                let target = try DownloadTarget(destination: .directory(url))
+                #expect(target.folder.path == url.path)
+                #expect(FileManager.default.fileExists(atPath: url.path))
+            }
+            #expect(listFiles(dir).sorted() == ["a b", "b%20c"])
+        }
+    }
+
     /// A descriptor kept across a replacement would write into the old folder, out of sight.
     @Test("a folder replaced at its path is opened afresh, and files land in the new one")
     func replacedFolder() throws {
