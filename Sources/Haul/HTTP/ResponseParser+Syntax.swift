@@ -20,7 +20,7 @@ extension ResponseParser {
             throw DownloadError(.malformedResponse, "the status line contains a control character")
         }
         let status = line[9...11].reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
-        return (Int(line[7] - UInt8(ascii: "0")), status, Self.decodeFieldText(reasonBytes))
+        return (Int(line[7] - UInt8(ascii: "0")), status, Self.decodeFieldText(UnsafeRawBufferPointer(rebasing: reasonBytes)))
     }
 
     /// Fails fast when the first bytes of a reply cannot start an HTTP/1.x status line.
@@ -43,11 +43,13 @@ extension ResponseParser {
         var start = colon + 1, end = line.count
         while start < end, line[start] == 0x20 || line[start] == 0x09 { start += 1 }
         while end > start, line[end - 1] == 0x20 || line[end - 1] == 0x09 { end -= 1 }
-        return (String(decoding: line[..<colon], as: UTF8.self), Self.decodeFieldText(line[start..<end]))
+        let name = UnsafeRawBufferPointer(rebasing: line[..<colon]).assumingMemoryBound(to: UInt8.self)
+        return (String(decoding: name, as: UTF8.self), Self.decodeFieldText(UnsafeRawBufferPointer(rebasing: line[start..<end])))
     }
 
     /// UTF-8 when valid, else ISO-8859-1 (each byte one character).
-    static func decodeFieldText(_ bytes: some Collection<UInt8>) -> String {
+    static func decodeFieldText(_ bytes: UnsafeRawBufferPointer) -> String {
+        let bytes = bytes.assumingMemoryBound(to: UInt8.self)   // contiguous: the fast validation
         if let text = String(validating: bytes, as: UTF8.self) { return text }
         var scalars = String.UnicodeScalarView()
         scalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
