@@ -37,7 +37,7 @@
 #     RATELIMIT_HAUL_ARGS=""                                                       (ratelimit)
 #   CHECKSUM_CLIENTS="haul haul+sum haul-x1 haul-x1+sum haul-x1-link haul-x1-link+sum openssl"
 #   CHECKSUM_LINK_RATE=400M                                  (checksum; SIZE_MIB as single)
-#   HAUL_BIN=PATH          haul binary to use (default: `swift build -c release`, then its haul)
+#   HAUL_BIN=PATH          haul binary to use (default: the one Scripts/build-release.sh builds)
 #   HAUL_STANDIN=curl      time curl in haul's row (to debug this script)
 #   BENCH_TIMEOUT=600      seconds one run may take before it is killed and counted as failed
 #   RESULTS_DIR=DIR        where the raw TSV and the summary go (default: a new temp dir, kept)

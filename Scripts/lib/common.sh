@@ -83,9 +83,10 @@ require_command() {
 #   HAUL_STANDIN=curl        use a curl-based stand-in that mimics the few haul options the
 #                            scripts use (-o, -d, -q, --cacert, --on-conflict=rename); for
 #                            debugging the scripts before haul can download
-#   neither                  build with `swift build -c $HAUL_BUILD_CONFIG --product haul` (and
-#                            haul-urlsession, which `haul --engine=urlsession` runs; release by
-#                            default) and use the binary it makes
+#   neither                  build haul and use the binary made: by default as it is installed
+#                            (Scripts/build-release.sh: release, on Linux with the Swift runtime
+#                            linked in); with HAUL_BUILD_CONFIG=debug, `swift build --product haul`
+#                            (and haul-urlsession, which `haul --engine=urlsession` runs)
 
 # Sets HAUL_BIN (building haul if needed) unless the curl stand-in was asked for.
 resolve_haul() {
@@ -95,10 +96,15 @@ resolve_haul() {
     fi
     if [[ -z "${HAUL_BIN:-}" ]]; then
         local config=${HAUL_BUILD_CONFIG:-release}
-        log "building haul: swift build -c $config --product haul (and haul-urlsession)"
-        (cd "$HAUL_REPO_ROOT" && swift build -c "$config" --product haul >&2 \
-            && swift build -c "$config" --product haul-urlsession >&2)
-        HAUL_BIN="$(cd "$HAUL_REPO_ROOT" && swift build -c "$config" --show-bin-path)/haul"
+        if [[ $config == release ]]; then
+            log "building haul: Scripts/build-release.sh"
+            HAUL_BIN=$("$HAUL_REPO_ROOT/Scripts/build-release.sh")
+        else
+            log "building haul: swift build -c $config --product haul (and haul-urlsession)"
+            (cd "$HAUL_REPO_ROOT" && swift build -c "$config" --product haul >&2 \
+                && swift build -c "$config" --product haul-urlsession >&2)
+            HAUL_BIN="$(cd "$HAUL_REPO_ROOT" && swift build -c "$config" --show-bin-path)/haul"
+        fi
     fi
     [[ -x "$HAUL_BIN" ]] || die "haul binary not found or not executable: $HAUL_BIN"
     export HAUL_BIN
