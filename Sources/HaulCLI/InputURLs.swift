@@ -71,6 +71,6 @@ enum InputURLs {
         if StorageURL.schemes.contains(scheme) { return url }
         // Whatever the library would refuse once the download starts (a host such as `host!` or
         // `[zz::1]`, a malformed %-escape) is refused here, before any download does network I/O.
-        return try DownloadRequest.validatedURL(text)
+        return try DownloadRequest.validatedURL(text, parsed: url)
     }
 }

@@ -1,7 +1,9 @@
+import HaulTestSupport
 import Testing
 @testable import Haul
 
 /// Header names match without regard to ASCII case, and only ASCII case.
+@Suite(.exclusive, .serialized)
 struct HTTPHeadersTests {
     @Test func namesMatchWhateverTheirASCIICase() {
         let headers = HTTPHeaders([("Content-Length", "5"), ("content-type", "text/plain"), ("X-Ä", "1"),

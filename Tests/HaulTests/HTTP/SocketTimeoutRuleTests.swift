@@ -1,8 +1,10 @@
+import HaulTestSupport
 import Testing
 @testable import Haul
 
 /// A connection keeps its socket timeout when the new one is the same or a little shorter (what
 /// is left of a head's deadline, request after request), and sets it otherwise.
+@Suite(.exclusive, .serialized)
 struct SocketTimeoutRuleTests {
     @Test func aTimeoutALittleLongerStandsForTheWantedOne() {
         #expect(Connection.timeout(.seconds(30), standsFor: .seconds(30)))
