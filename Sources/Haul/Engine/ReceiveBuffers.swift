@@ -3,10 +3,11 @@ import Synchronization
 /// Receive buffers reused from one transfer to the next: a 1 MiB buffer allocated and freed per
 /// download is an `mmap`, page faults and a `munmap` each (measured on 1,000 files of 64 KiB:
 /// a twentieth of the CPU samples). Every buffer given back is kept idle, up to ``maximumIdle``:
-/// a buffer is only made when none is idle, so the idle ones are never more than were out at
-/// once, and keeping them never raises the peak memory (room for 8 with 16 transfers at once
-/// still mapped and unmapped a buffer for every eleventh file). Idle buffers are freed when a
-/// thread of ``ThreadPool`` retires after its idle time, so an idle process holds none for long.
+/// a buffer is only made when none of its size is idle, and then an idle buffer of another size
+/// (a downloader with another buffer size) is freed, so the idle ones are never more than were
+/// out at once and keeping them never raises the peak memory (room for 8 with 16 transfers at
+/// once still mapped and unmapped a buffer for every eleventh file). Idle buffers are freed when
+/// a thread of ``ThreadPool`` retires after its idle time, so an idle process holds none for long.
 final class ReceiveBuffers: Sendable {
     static let shared = ReceiveBuffers()
 
@@ -21,10 +22,11 @@ final class ReceiveBuffers: Sendable {
 
     /// A buffer of `size` bytes (page aligned), reused when one is idle.
     func take(size: Int) -> UnsafeMutableRawBufferPointer {
-        let reused = idle.withLock { idle -> Buffer? in
-            guard let index = idle.lastIndex(where: { $0.memory.count == size }) else { return nil }
-            return idle.remove(at: index)
+        let (reused, unused) = idle.withLock { idle -> (Buffer?, Buffer?) in
+            if let index = idle.lastIndex(where: { $0.memory.count == size }) { return (idle.remove(at: index), nil) }
+            return (nil, idle.popLast())   // of another size: a new buffer takes its place
         }
+        unused?.memory.deallocate()
         return reused?.memory ?? UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 4096)
     }
 
@@ -37,6 +39,9 @@ final class ReceiveBuffers: Sendable {
         }
         if !kept { buffer.deallocate() }
     }
+
+    /// How many buffers are idle now.
+    var idleCount: Int { idle.withLock(\.count) }
 
     /// Frees every idle buffer.
     func trim() {

@@ -13,9 +13,7 @@ package enum ContentRange: Equatable, Sendable {
     /// - Parameter value: the field value.
     /// - Returns: the range, or `nil` when the value is not valid.
     package static func parse(_ value: String) -> ContentRange? {
-        var text = Substring(value).utf8
-        while let first = text.first, first == 0x20 || first == 0x09 { text = text.dropFirst() }
-        while let last = text.last, last == 0x20 || last == 0x09 { text = text.dropLast() }
+        let text = Substring(value).utf8.trimmingOWS()
         guard text.count > 6, text.prefix(5).lazy.map({ $0 | 0x20 }).elementsEqual("bytes".utf8),
               text.dropFirst(5).first == UInt8(ascii: " ")
         else { return nil }

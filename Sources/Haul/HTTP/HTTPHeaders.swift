@@ -21,7 +21,6 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
         fields.filter { $0.name.asciiCaseInsensitiveEquals(name) }.map(\.value)
     }
 
-    /// Appends a field.
     /// Whether any field `name`, read as a comma-separated list (RFC 9110 §5.6.1), holds `token`
     /// (ASCII case ignored, optional whitespace around elements). Allocates nothing.
     func list(_ name: String, contains token: String) -> Bool {
@@ -38,10 +37,9 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
         return false
     }
 
+    /// Whether one list element, once trimmed, is `token` (ASCII case ignored).
     private static func element(_ bytes: Substring.UTF8View, is token: String) -> Bool {
-        var element = bytes
-        while let first = element.first, first == 0x20 || first == 0x09 { element = element.dropFirst() }
-        while let last = element.last, last == 0x20 || last == 0x09 { element = element.dropLast() }
+        let element = bytes.trimmingOWS()
         return element.count == token.utf8.count
             && zip(element, token.utf8).allSatisfy { asciiLowercased($0) == asciiLowercased($1) }
     }
@@ -51,6 +49,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
         fields.reserveCapacity(count)
     }
 
+    /// Appends a field.
     public mutating func add(name: String, value: String) {
         fields.append((name, value))
     }

@@ -406,7 +406,14 @@ extension DownloadRequest {
 
     /// ``validatedURL(_:)`` for a caller that has `URL(string: text)` already (a command line
     /// checking 1,000 URLs parsed each of them twice).
+    ///
+    /// - Parameters:
+    ///   - text: the URL as typed.
+    ///   - url: `URL(string: text)`, of this very `text`.
+    /// - Returns: the URL.
+    /// - Throws: as ``validatedURL(_:)``.
     package static func validatedURL(_ text: String, parsed url: URL?) throws(DownloadError) -> URL {
+        assert(url == URL(string: text), "parsed must be URL(string: text)")
         do {
             _ = try HTTPURL.parse(text)
         } catch where error.code == .invalidURL && hasInternationalHost(text) && url != nil {

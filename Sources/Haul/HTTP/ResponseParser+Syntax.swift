@@ -43,14 +43,16 @@ extension ResponseParser {
         var start = colon + 1, end = line.count
         while start < end, line[start] == 0x20 || line[start] == 0x09 { start += 1 }
         while end > start, line[end - 1] == 0x20 || line[end - 1] == 0x09 { end -= 1 }
-        let name = UnsafeRawBufferPointer(rebasing: line[..<colon]).assumingMemoryBound(to: UInt8.self)
-        return (String(decoding: name, as: UTF8.self), Self.decodeFieldText(UnsafeRawBufferPointer(rebasing: line[start..<end])))
+        let name = UnsafeRawBufferPointer(rebasing: line[..<colon]).withMemoryRebound(to: UInt8.self) {
+            String(decoding: $0, as: UTF8.self)
+        }
+        return (name, Self.decodeFieldText(UnsafeRawBufferPointer(rebasing: line[start..<end])))
     }
 
     /// UTF-8 when valid, else ISO-8859-1 (each byte one character).
     static func decodeFieldText(_ bytes: UnsafeRawBufferPointer) -> String {
-        let bytes = bytes.assumingMemoryBound(to: UInt8.self)   // contiguous: the fast validation
-        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        // Validated as contiguous bytes: the generic collection path showed in profiles.
+        if let text = bytes.withMemoryRebound(to: UInt8.self, { String(validating: $0, as: UTF8.self) }) { return text }
         var scalars = String.UnicodeScalarView()
         scalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
         return String(scalars)

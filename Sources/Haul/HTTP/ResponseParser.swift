@@ -177,9 +177,11 @@ package struct ResponseParser: Sendable {
                 if statusLine == nil { try checkLooksLikeHTTP(line) }
                 return .needMore
             }
-            let gathered = line
-            line.removeAll(keepingCapacity: true)
+            var gathered: [UInt8] = []
+            swap(&gathered, &line)   // moved out, not copied: its storage comes back below
             let event = try gathered.withBytes { bytes throws(DownloadError) in try headLine(bytes) }
+            gathered.removeAll(keepingCapacity: true)
+            line = gathered
             if let event { return event }
         }
         return .needMore
@@ -268,14 +270,5 @@ package struct ResponseParser: Sendable {
 
     private func tooLarge() -> DownloadError {
         DownloadError(.headersTooLarge, "the response headers are too large (over the header byte or line limit)")
-    }
-}
-
-extension [UInt8] {
-    /// `withUnsafeBytes` for a body that throws only `DownloadError`.
-    func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws(DownloadError) -> Result) throws(DownloadError) -> Result {
-        var outcome: Swift.Result<Result, DownloadError>?
-        withUnsafeBytes { bytes in outcome = Swift.Result { () throws(DownloadError) in try body(bytes) } }
-        return try outcome!.get()
     }
 }

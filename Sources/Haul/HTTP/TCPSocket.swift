@@ -130,14 +130,14 @@ extension Duration {
     /// Whole milliseconds, rounded up, never negative.
     package var milliseconds: Int64 {
         let (seconds, attoseconds) = components
-        if seconds < 0 { return 0 }
+        if seconds < 0 || attoseconds < 0 { return 0 }
         return seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
     }
 
     /// Whole microseconds, never negative.
     var microseconds: Int64 {
         let (seconds, attoseconds) = components
-        if seconds < 0 { return 0 }
+        if seconds < 0 || attoseconds < 0 { return 0 }   // components truncate: -0.5 s is (0, -5e17)
         return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
     }
 

@@ -13,7 +13,7 @@ final class DestinationFolder: Sendable {
     /// The folder's device and inode: the same folder reached through two paths has one identity.
     let identity: FolderIdentity
     /// The device of the file system the folder is on.
-    let device: UInt64
+    var device: UInt64 { identity.device }
     /// The type of that file system (Linux `statfs.f_type`; 0 when unknown).
     let fileSystemType: UInt
     /// Shared by every download of this process into this folder.
@@ -65,7 +65,6 @@ final class DestinationFolder: Sendable {
         var info = stat()
         _ = fstat(fd, &info)
         identity = FolderIdentity(info)
-        device = UInt64(info.st_dev)
         fileSystemType = UInt(haul_file_system_type(fd))
         shared = FolderSync.shared(for: identity)
         descriptor = fd
@@ -135,20 +134,5 @@ final class DestinationFolder: Sendable {
         if code != 0 && code != EINVAL {
             throw DownloadError(.fileSystem, "cannot sync the folder '\(path)': \(errnoText(code))")
         }
-    }
-}
-
-/// A folder's device and inode.
-struct FolderIdentity: Hashable, Sendable {
-    let device: UInt64
-    let inode: UInt64
-
-    init(_ info: stat) {
-        self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
-    }
-
-    init(device: UInt64, inode: UInt64) {
-        self.device = device
-        self.inode = inode
     }
 }

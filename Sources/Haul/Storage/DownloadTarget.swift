@@ -51,6 +51,7 @@ struct DownloadTarget {
         return path
     }
 
+    /// The last folder URL ``path(of:)`` was asked about, and its path.
     private static let lastFolder = Mutex<(url: URL, path: String)?>(nil)
 
     /// The file URL of `name` in the folder (made without a look at the disk: the plain

@@ -162,6 +162,9 @@ import Testing
         #expect(!facts.acceptsRanges)
         #expect(Self.facts(200, [("Accept-Ranges", "none")], length: 1).acceptsRanges == false)
         #expect(Self.facts(200, [("Accept-Ranges", "Bytes")], length: 1).acceptsRanges)
+        #expect(Self.facts(200, [("Accept-Ranges", "none"), ("Accept-Ranges", "bytes")], length: 1).acceptsRanges,
+                "a second field counts too")
+        #expect(Self.facts(200, [("Accept-Ranges", "none, BYTES")], length: 1).acceptsRanges)
     }
 
     // MARK: 416

@@ -55,14 +55,31 @@ struct ThreadReuseTests {
         fresh.deallocate()
     }
 
-    @Test("16 buffers out at once are all kept idle and handed out again")
-    func sixteenBuffersAreKept() {
+    @Test("every buffer given back is kept idle, up to 64, and handed out again")
+    func buffersOutAtOnceAreKept() {
         let pool = ReceiveBuffers()
         let first = (0..<16).map { _ in pool.take(size: 64 * 1024) }
         for buffer in first { pool.give(buffer) }
+        #expect(pool.idleCount == 16)
         let second = (0..<16).map { _ in pool.take(size: 64 * 1024) }
+        #expect(pool.idleCount == 0)
         #expect(Set(second.map(\.baseAddress)) == Set(first.map(\.baseAddress)))
-        for buffer in second { pool.give(buffer) }
+        let more = second + (0..<49).map { _ in pool.take(size: 64 * 1024) }
+        for buffer in more { pool.give(buffer) }
+        #expect(pool.idleCount == pool.maximumIdle, "65 given back, 64 kept")
+        pool.trim()
+        #expect(pool.idleCount == 0)
+    }
+
+    @Test("a buffer of another size is freed when one of a new size is made")
+    func anotherSizeMakesRoom() {
+        let pool = ReceiveBuffers()
+        let small = (0..<2).map { _ in pool.take(size: 64 * 1024) }
+        for buffer in small { pool.give(buffer) }
+        let large = pool.take(size: 128 * 1024)
+        #expect(large.count == 128 * 1024)
+        #expect(pool.idleCount == 1, "one idle 64 KiB buffer freed for the 128 KiB one")
+        pool.give(large)
         pool.trim()
     }
 

@@ -17,12 +17,13 @@ struct HTTPHeadersTests {
         #expect(headers["X-Ä"] == "1")
     }
 
-    @Test func longAndBridgedNamesCompareTheSame() {
+    /// (Linux strings are all native: the comparison of stored bytes runs, not the fallback for
+    /// foreign strings that Darwin may bridge.)
+    @Test func longNamesCompareTheSame() {
         let long = "X-A-Rather-Long-Header-Name-Beyond-Fifteen-Bytes"
         #expect(long.asciiCaseInsensitiveEquals(long.uppercased()))
         #expect(!long.asciiCaseInsensitiveEquals(String(long.uppercased().map { $0 == "B" ? "C" : $0 })))
-        let shared = Substring(long + "!").dropLast()   // a String made from a slice of another
-        #expect(String(shared).asciiCaseInsensitiveEquals(long.lowercased()))
+        #expect(String(Substring(long + "!").dropLast()).asciiCaseInsensitiveEquals(long.lowercased()))
         #expect(!"@".asciiCaseInsensitiveEquals("`"), "0x40 and 0x60 are not a case pair")
         #expect(!"[".asciiCaseInsensitiveEquals("{"))
     }
@@ -34,7 +35,7 @@ struct HTTPHeadersTests {
         #expect(headers.list("Connection", contains: "keep-alive"))
         #expect(!headers.list("Connection", contains: "clos"))
         #expect(!headers.list("Connection", contains: "keep"))
-        #expect(!headers.list("Connection", contains: "Via"))
+        #expect(!HTTPHeaders([("Via", "close")]).list("Connection", contains: "close"), "other fields do not count")
         #expect(!HTTPHeaders([("Connection", ",, ,")]).list("Connection", contains: "close"))
         #expect(HTTPHeaders([("Connection", ",,close,")]).list("Connection", contains: "close"))
         #expect(!HTTPHeaders([("Connection", "closed, x-close")]).list("Connection", contains: "close"))
