@@ -10,8 +10,9 @@ import Foundation
 /// It runs on the download's thread, or, for a small file, on the ``BatchCommitter``'s thread,
 /// which makes many finished files durable with one sync while the download's thread moves on
 /// to the next download. It owns the name's reservation from its creation and releases it when
-/// it ends, on whichever thread.
-struct FileCommit: Sendable {
+/// it ends, on whichever thread. A class: it is handed from thread to thread and kept in the
+/// batch's lists, and copying its dozen fields each time showed in the profile of small files.
+final class FileCommit: Sendable {
     let partial: PartialFile
     /// The name (the file is `name.part` until the rename).
     let name: String
@@ -31,6 +32,22 @@ struct FileCommit: Sendable {
     let target: DownloadTarget
 
     var folder: DestinationFolder { target.folder }
+
+    /// The commit of `partial` under `name`, as the properties say.
+    init(partial: PartialFile, name: String, fileURL: URL, ownsName: Bool, byteCount: Int64, head: ResponseHead,
+         replaceAllowed: Bool, renameOnConflict: Bool, recordMayExist: Bool, sha256: String?, target: DownloadTarget) {
+        self.partial = partial
+        self.name = name
+        self.fileURL = fileURL
+        self.ownsName = ownsName
+        self.byteCount = byteCount
+        self.head = head
+        self.replaceAllowed = replaceAllowed
+        self.renameOnConflict = renameOnConflict
+        self.recordMayExist = recordMayExist
+        self.sha256 = sha256
+        self.target = target
+    }
 
     /// Syncs the data, renames, syncs the folder and releases the reservations.
     ///
