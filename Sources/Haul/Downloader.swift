@@ -23,7 +23,7 @@ public final class Downloader: Sendable {
     private struct Registry {
         var byKey: [String: Download] = [:]
         var active = 0
-        var queue: [Download] = []
+        var queue = FIFOQueue<Download>()
     }
     private let registry = SharedStateLock(Registry())
     private let resources: DownloaderResources
@@ -101,7 +101,7 @@ public final class Downloader: Sendable {
                 registry.active -= 1
                 return nil
             }
-            return registry.queue.removeFirst()
+            return registry.queue.popFirst()
         }
     }
 

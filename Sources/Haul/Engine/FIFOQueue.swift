@@ -1,0 +1,46 @@
+/// A first-in, first-out list whose ``popFirst()`` takes constant time.
+///
+/// `Array.removeFirst()` moves every element after the first: with 1,000 downloads queued, each
+/// one that started moved the rest, under the lock every ending download takes. Taken elements
+/// are let go at once (their slot is emptied); the storage is compacted when the taken part is
+/// at least half of it.
+struct FIFOQueue<Element> {
+    private var slots: [Element?] = []
+    /// The index of the first element not taken yet.
+    private var head = 0
+
+    /// Whether nothing is waiting.
+    var isEmpty: Bool { head == slots.count }
+
+    /// How many elements are waiting.
+    var count: Int { slots.count - head }
+
+    /// Adds `element` at the end.
+    mutating func append(_ element: Element) {
+        slots.append(element)
+    }
+
+    /// Takes the first element, or `nil` when empty.
+    mutating func popFirst() -> Element? {
+        guard head < slots.count else { return nil }
+        let first = slots[head]
+        slots[head] = nil
+        head += 1
+        if head == slots.count {
+            slots.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 64 && head * 2 >= slots.count {
+            slots.removeFirst(head)
+            head = 0
+        }
+        return first
+    }
+
+    /// Removes every waiting element that `shouldRemove` picks, keeping the others in order.
+    mutating func removeAll(where shouldRemove: (Element) -> Bool) {
+        slots = slots[head...].compactMap { $0 }.filter { !shouldRemove($0) }
+        head = 0
+    }
+}
+
+extension FIFOQueue: Sendable where Element: Sendable {}
