@@ -37,9 +37,22 @@ struct FIFOQueue<Element> {
     }
 
     /// Removes every waiting element that `shouldRemove` picks, keeping the others in order.
+    ///
+    /// In place, with no allocation: every ending download asks this of the queue (it may have
+    /// been cancelled while queued), so a copy of the queue each time cost more than the rest
+    /// of the downloads' bookkeeping.
     mutating func removeAll(where shouldRemove: (Element) -> Bool) {
-        slots = slots[head...].compactMap { $0 }.filter { !shouldRemove($0) }
-        head = 0
+        var kept = head
+        for index in head..<slots.count {
+            if let element = slots[index], shouldRemove(element) { continue }
+            if kept != index { slots[kept] = slots[index] }
+            kept += 1
+        }
+        slots.removeLast(slots.count - kept)
+        if head == slots.count {
+            slots.removeAll(keepingCapacity: true)
+            head = 0
+        }
     }
 }
 

@@ -25,6 +25,33 @@ struct FIFOQueueTests {
         #expect(queue.isEmpty)
     }
 
+    @Test func removalsMixedWithAppendsAndTakesMatchAnArray() {
+        var queue = FIFOQueue<Int>()
+        var model: [Int] = [], next = 0
+        for round in 0..<3_000 {
+            switch round % 5 {
+            case 0, 1, 2:
+                queue.append(next)
+                model.append(next)
+                next += 1
+            case 3:
+                #expect(queue.popFirst() == (model.isEmpty ? nil : model.removeFirst()))
+            default:
+                let unlucky = round % 7
+                queue.removeAll { $0 % 7 == unlucky }
+                model.removeAll { $0 % 7 == unlucky }
+            }
+            #expect(queue.count == model.count)
+        }
+        queue.removeAll { _ in false }
+        var rest: [Int] = []
+        while let element = queue.popFirst() { rest.append(element) }
+        #expect(rest == model)
+        queue.append(1)
+        queue.removeAll { _ in true }
+        #expect(queue.isEmpty)
+    }
+
     @Test func removingKeepsTheOthersInOrder() {
         var queue = FIFOQueue<Int>()
         for element in 0..<200 { queue.append(element) }
