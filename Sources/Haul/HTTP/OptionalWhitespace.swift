@@ -8,3 +8,10 @@ extension Substring.UTF8View {
         return bytes
     }
 }
+
+extension StringProtocol {
+    /// Without leading and trailing spaces and tabs (see ``Substring/UTF8View/trimmingOWS()``).
+    func trimmingOWS() -> String {
+        String(Substring(Substring(self).utf8.trimmingOWS()))
+    }
+}

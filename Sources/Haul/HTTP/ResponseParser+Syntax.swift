@@ -115,13 +115,3 @@ extension ResponseParser {
         return result
     }
 }
-
-extension StringProtocol {
-    /// Without leading and trailing spaces and tabs.
-    func trimmingOWS() -> String {
-        var slice = Substring(self)
-        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
-        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
-        return String(slice)
-    }
-}
