@@ -258,7 +258,6 @@ struct DownloadAttempt {
         let total = record?.totalLength ?? facts.totalLength
         let validator = record.flatMap { $0.etag ?? $0.lastModified } ?? facts.strongETag ?? facts.lastModified
         let resumable = total != nil && facts.acceptsRanges && validator != nil
-        if let total { try partial.ensureSpace(for: total) }
 
         // The redacted texts, made once (each is a parse of the URL's query).
         let shownURL = url.description
@@ -276,6 +275,9 @@ struct DownloadAttempt {
         } else {
             wholeBodyHere = false
         }
+        // A full disk is reported before the transfer; a body already here has no transfer left
+        // to spare, and its one write reports a full disk just the same (`diskFull`).
+        if let total, !wholeBodyHere { try partial.ensureSpace(for: total) }
         var newRecord: ResumeRecord?
         if resumable, !wholeBodyHere, let total {
             let shownFinalURL = exchange.finalURL == url ? shownURL : exchange.finalURL.description

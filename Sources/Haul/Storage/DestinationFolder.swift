@@ -22,16 +22,16 @@ final class DestinationFolder: Sendable {
     /// The folder at `path`, opened, created (and its parents) when missing, checked writable.
     ///
     /// A folder that a running download of this process has open already, still at `path` (the
-    /// same device and inode) and still writable, is shared instead of opened again: with many
-    /// small downloads into one folder, opening and checking it cost five system calls per
-    /// download; sharing costs two.
+    /// same device and inode), is shared instead of opened again: with many small downloads into
+    /// one folder, opening and checking it cost five system calls per download; sharing costs
+    /// one. Its write permission was checked when it was opened; one taken away since is
+    /// reported when the download creates its file (`fileSystem` too, after the request).
     ///
     /// - Throws: `fileSystem` when it cannot be created, opened or written.
     static func openOrReuse(path: String) throws(DownloadError) -> DestinationFolder {
         var info = stat()
         if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
-            if let open = openFolders.withLock({ $0[path]?.folder }), open.identity == FolderIdentity(info),
-               access(path, W_OK | X_OK) == 0 {   // else opened again, for the error
+            if let open = openFolders.withLock({ $0[path]?.folder }), open.identity == FolderIdentity(info) {
                 return open
             }
         }
