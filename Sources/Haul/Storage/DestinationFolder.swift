@@ -14,6 +14,10 @@ final class DestinationFolder: Sendable {
     let identity: FolderIdentity
     /// The device of the file system the folder is on.
     var device: UInt64 { identity.device }
+    /// The folder's mode, owner and group when it was opened and checked writable: a folder that
+    /// still has them is still writable for this process (short of an ACL change or a read-only
+    /// remount, which the create of the download's file reports).
+    private let permissions: Permissions
     /// The type of that file system (Linux `statfs.f_type`; 0 when unknown).
     let fileSystemType: UInt
     /// Shared by every download of this process into this folder.
@@ -21,17 +25,19 @@ final class DestinationFolder: Sendable {
 
     /// The folder at `path`, opened, created (and its parents) when missing, checked writable.
     ///
-    /// A folder that a running download of this process has open already, still at `path` (the
-    /// same device and inode), is shared instead of opened again: with many small downloads into
-    /// one folder, opening and checking it cost five system calls per download; sharing costs
-    /// one. Its write permission was checked when it was opened; one taken away since is
-    /// reported when the download creates its file (`fileSystem` too, after the request).
+    /// A folder that a running download of this process has open already, still at `path` with
+    /// the same device and inode, mode, owner and group, is shared instead of opened again: with
+    /// many small downloads into one folder, opening and checking it cost five system calls per
+    /// download; sharing costs one (`stat`). A folder whose mode, owner or group changed is
+    /// opened and checked again, so a `chmod` that takes the write permission away fails the
+    /// next download before any network I/O, as it would a first one.
     ///
     /// - Throws: `fileSystem` when it cannot be created, opened or written.
     static func openOrReuse(path: String) throws(DownloadError) -> DestinationFolder {
         var info = stat()
         if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
-            if let open = openFolders.withLock({ $0[path]?.folder }), open.identity == FolderIdentity(info) {
+            if let open = openFolders.withLock({ $0[path]?.folder }), open.identity == FolderIdentity(info),
+               open.permissions == Permissions(info) {
                 return open
             }
         }
@@ -44,6 +50,19 @@ final class DestinationFolder: Sendable {
     }
 
     private struct WeakFolder { weak var folder: DestinationFolder? }
+
+    /// What decides whether this process may write into a folder, as `stat` tells it.
+    private struct Permissions: Equatable {
+        let mode: mode_t
+        let owner: uid_t
+        let group: gid_t
+
+        init(_ info: stat) {
+            mode = info.st_mode
+            owner = info.st_uid
+            group = info.st_gid
+        }
+    }
     /// The folders open now, by path; an entry goes when its last download lets go of it.
     private static let openFolders = SharedStateLock<[String: WeakFolder]>([:])
 
@@ -65,6 +84,7 @@ final class DestinationFolder: Sendable {
         var info = stat()
         _ = fstat(fd, &info)
         identity = FolderIdentity(info)
+        permissions = Permissions(info)
         fileSystemType = UInt(haul_file_system_type(fd))
         shared = FolderSync.shared(for: identity)
         descriptor = fd

@@ -96,6 +96,25 @@ struct HostileLocalTests {
         }
     }
 
+    /// A body that comes whole with its head is written at once, without the free-space check
+    /// before it (its one write reports a full disk the same way); one that does not is checked
+    /// first. Either way: `diskFull`, exit 3, no retry, the partial kept.
+    @Test("a small file on a disk without room for it: exit 3, no retry, partial kept",
+          .enabled(if: ScratchMount.isAvailable, "\(ScratchMount.unavailableReason)"))
+    func diskFullForASmallBody() async throws {
+        let server = try HaulServer()
+        try await ScratchMount.with(size: "1m") { dir in
+            // About 48 KiB left on the 1 MiB disk; the file is 64 KiB.
+            try Data(repeating: 7, count: 1_000_000).write(to: dir.appendingPathComponent("filler"))
+            let error = await expectFailure(hostileDownloader(retries: 5), DownloadRequest(url: url(server, "/bytes/65536/x.bin")),
+                                            to: .directory(dir))
+            #expect(error?.code == .diskFull, "\(error?.description ?? "finished")")
+            #expect(error?.code.exitStatus == 3)
+            #expect(server.requests.count == 1)
+            #expect(listFiles(dir).sorted() == ["filler", "x.bin.part"])
+        }
+    }
+
     @Test("a symlink planted as the partial, the record or its temporary is never followed",
           arguments: [".part", ".resume", ".rtmp"])
     func plantedSymlinkIsNotFollowed(suffix: String) async throws {

@@ -35,6 +35,22 @@ struct DestinationFolderTests {
         }
     }
 
+    /// A folder whose permissions changed is checked again (a write permission taken away then
+    /// fails the next download before its request, as it fails a first one).
+    @Test("a folder whose mode changed is opened and checked again; one unchanged is still shared")
+    func changedModeIsCheckedAgain() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir.appendingPathComponent("out").path
+            let first = try DestinationFolder.openOrReuse(path: path)
+            #expect(try DestinationFolder.openOrReuse(path: path) === first)
+            #expect(chmod(path, 0o700) == 0)
+            let second = try DestinationFolder.openOrReuse(path: path)
+            #expect(second !== first)
+            #expect(second.identity == first.identity)
+            #expect(try DestinationFolder.openOrReuse(path: path) === second)
+        }
+    }
+
     /// A descriptor kept across a replacement would write into the old folder, out of sight.
     @Test("a folder replaced at its path is opened afresh, and files land in the new one")
     func replacedFolder() throws {
