@@ -144,6 +144,28 @@ extension ResumeRecord {
         return record
     }
 
+    /// What ``decode(_:)`` would reject in the completed ranges or the block hashes of this
+    /// record, checked on the values instead of their text; `nil` when they are fine. (Their
+    /// encodings are plain numbers: only the values can be wrong.)
+    func progressProblem() -> String? {
+        var end: Int64 = -1
+        for range in completed.ranges {
+            guard range.lowerBound >= 0, !range.isEmpty, range.upperBound <= totalLength else {
+                return "a completed range lies outside the file"
+            }
+            guard range.lowerBound > end else { return "the completed ranges are not sorted and separate" }
+            end = range.upperBound
+        }
+        var previousEnd: Int64 = 0
+        for hash in blockHashes {
+            let first = hash.range.lowerBound, last = hash.range.upperBound - 1
+            guard first >= 0, first <= last, last < totalLength, first / BlockHash.blockSize == last / BlockHash.blockSize,
+                  first >= previousEnd else { return "a block hash is malformed" }
+            previousEnd = hash.range.upperBound
+        }
+        return nil
+    }
+
     /// `1-5,9-9` (inclusive ends) into a set, checking order, separation and bounds.
     private static func ranges(_ text: String, length: Int64) throws(ResumeRecordError) -> ByteRangeSet {
         guard !text.isEmpty else { return ByteRangeSet() }

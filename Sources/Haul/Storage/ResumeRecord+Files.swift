@@ -86,12 +86,22 @@ extension ResumeRecord {
     /// - Parameters:
     ///   - name: the final file name `NAME` (not `NAME.part`).
     ///   - folder: the destination folder.
+    ///   - fieldsChecked: whether a record of this download with the same fields except the
+    ///     completed ranges and the block hashes was saved before (the checkpoints of one
+    ///     transfer): then only those two are checked, in memory (``progressProblem``), instead
+    ///     of reading the whole record back. Reading it back at every checkpoint (a decode, a
+    ///     second encode, two SHA-256) took 7% of the CPU of a 500 MiB download over 8 capped
+    ///     connections.
     /// - Throws: `diskFull` (ENOSPC, EDQUOT), `fileSystem` otherwise; `internalError` when the
     ///   record is inconsistent (ranges beyond the length, a malformed key), which would make a
     ///   file that no later run could read.
-    func save(for name: String, in folder: DestinationFolder) throws(DownloadError) {
+    func save(for name: String, in folder: DestinationFolder, fieldsChecked: Bool = false) throws(DownloadError) {
         let bytes = encoded()
-        if case .failure(let error) = Self.decode(bytes) {
+        if fieldsChecked {
+            if let problem = progressProblem() {
+                throw DownloadError(.internalError, "the resume record for '\(folder.path)/\(name)' is inconsistent: \(problem)")
+            }
+        } else if case .failure(let error) = Self.decode(bytes) {
             throw DownloadError(.internalError, "the resume record for '\(folder.path)/\(name)' is inconsistent: it \(error)")
         }
         let temporary = name + Self.temporarySuffix

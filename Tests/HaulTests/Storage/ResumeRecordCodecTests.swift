@@ -253,6 +253,44 @@ func checksummed(_ body: String) -> [UInt8] {
         #expect(try ResumeRecord.resourceKey(for: HTTPURL.parse("http://[::1]:8080/x")) == SHA256.hex(Array("http://[::1]:8080/x".utf8)))
     }
 
+    /// A checkpoint after the first one checks only the completed ranges and block hashes, on
+    /// their values (`progressProblem`): it must refuse exactly what reading the record back
+    /// would refuse. Random ranges and pieces, some out of the file, crossing a 4 MiB block,
+    /// overlapping or out of order.
+    @Test("the checkpoint's in-memory check agrees with reading the record back", arguments: 0..<20)
+    func progressCheckAgreesWithDecode(seed: Int) {
+        var random = SplitMix64(seed: UInt64(seed))
+        let block = BlockHash.blockSize
+        var outcomes = (kept: 0, refused: 0)
+        for _ in 0..<200 {
+            let length = Int64.random(in: 1...(3 * block), using: &random)
+            var ranges: [Range<Int64>] = []
+            for _ in 0..<Int.random(in: 0...4, using: &random) {
+                let start = Int64.random(in: 0...(length + 8), using: &random)
+                ranges.append(start..<(start + Int64.random(in: 1...block, using: &random)))
+            }
+            var hashes: [BlockHash] = []
+            var at: Int64 = 0
+            for _ in 0..<Int.random(in: 0...5, using: &random) {
+                let start = Bool.random(using: &random) ? at : Int64.random(in: 0...length, using: &random)
+                let size = Bool.random(using: &random) ? Int64.random(in: 1...4096, using: &random) : Int64.random(in: 1...block, using: &random)
+                hashes.append(BlockHash(range: start..<(start + size), crc32c: UInt32.random(in: 0...UInt32.max, using: &random)))
+                at = start + size + Int64.random(in: 0...2, using: &random)
+            }
+            var record = ResumeRecordSamples.full
+            record = ResumeRecord(redactedURL: record.redactedURL, redactedFinalURL: record.redactedFinalURL,
+                                  resourceKey: record.resourceKey, etag: record.etag, lastModified: record.lastModified,
+                                  totalLength: length, completed: ByteRangeSet(ranges), expectedChecksum: record.expectedChecksum,
+                                  serverDigest: record.serverDigest, blockHashes: hashes)
+            let readBack: Bool
+            if case .success = ResumeRecord.decode(record.encoded()) { readBack = true } else { readBack = false }
+            if readBack { outcomes.kept += 1 } else { outcomes.refused += 1 }
+            #expect((record.progressProblem() == nil) == readBack,
+                    "length \(length), completed \(record.completed.ranges), hashes \(hashes.map(\.range)): \(record.progressProblem() ?? "no problem")")
+        }
+        #expect(outcomes.kept > 0 && outcomes.refused > 0, "only one outcome was tried: \(outcomes)")
+    }
+
     @Test func factoryRedactsAndDropsWeakETags() throws {
         let url = try HTTPURL.parse("https://bob:secret@example.com/files/big.iso?X-Amz-Signature=abc")
         let record = ResumeRecord(url: url, finalURL: url, etagHeader: "W/\"v1\"", lastModified: "d", totalLength: 10)
