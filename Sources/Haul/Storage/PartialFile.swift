@@ -1,4 +1,3 @@
-import Synchronization
 import CHaulSys
 #if canImport(Glibc)
 import Glibc
@@ -149,12 +148,12 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(DownloadError) {
         var done = 0
         while done < bytes.count {
-            let n = writeLock.withLock { _ in
-                pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            let (n, code) = writeLock.withLock { _ in
+                let n = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+                return (n, n < 0 ? errno : 0)
             }
             if n > 0 { done += n; continue }
-            if n < 0 && errno == EINTR { continue }
-            let code = errno
+            if n < 0 && code == EINTR { continue }
             if code == ENOSPC || code == EDQUOT {
                 throw DownloadError(.diskFull, "the disk is full while writing '\(folder.path)/\(name)'")
             }

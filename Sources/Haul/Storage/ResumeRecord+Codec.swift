@@ -158,8 +158,9 @@ extension ResumeRecord {
         }
         var previousEnd: Int64 = 0
         for hash in blockHashes {
+            guard !hash.range.isEmpty else { return "a block hash is malformed" }
             let first = hash.range.lowerBound, last = hash.range.upperBound - 1
-            guard first >= 0, first <= last, last < totalLength, first / BlockHash.blockSize == last / BlockHash.blockSize,
+            guard first >= 0, last < totalLength, first / BlockHash.blockSize == last / BlockHash.blockSize,
                   first >= previousEnd else { return "a block hash is malformed" }
             previousEnd = hash.range.upperBound
         }

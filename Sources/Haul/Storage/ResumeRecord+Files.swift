@@ -20,9 +20,11 @@ extension ResumeRecord {
         case invalid(String)
     }
 
-    /// Records larger than this are not read (a real one is a few hundred bytes; even
-    /// thousands of ranges stay far below it).
-    static let maximumFileSize = 4 << 20
+    /// Records larger than this are not read. A record holds a block hash (about 37 bytes) for
+    /// every 4 MiB or less of completed bytes: 4 MiB of record was reached near 440 GiB of
+    /// file (less with several connections), and a larger download could write a record no
+    /// run could read. 64 MiB covers files of several TiB and still bounds a hostile one.
+    static let maximumFileSize = 64 << 20
 
     /// Reads `NAME.resume` from `folder`.
     ///

@@ -4,7 +4,7 @@
 /// ``totalLength``) and which of its bytes are durably on disk (``completed``). It is written
 /// only after the bytes it claims were fsynced, so a record never claims bytes that are not
 /// there. The file is small, line-based UTF-8 text, closed by a SHA-256 of everything above
-/// it (see ``encoded()`` and ``decode(_:)``); ``load(for:in:)``, ``save(for:in:)`` and
+/// it (see ``encoded()`` and ``decode(_:)``); ``load(for:in:)``, ``save(for:in:fieldsChecked:)`` and
 /// ``remove(for:in:)`` handle the file itself.
 struct ResumeRecord: Sendable, Equatable {
     /// The version written in the first line; a record of any other version is not read.

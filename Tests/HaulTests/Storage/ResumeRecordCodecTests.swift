@@ -277,11 +277,7 @@ func checksummed(_ body: String) -> [UInt8] {
                 hashes.append(BlockHash(range: start..<(start + size), crc32c: UInt32.random(in: 0...UInt32.max, using: &random)))
                 at = start + size + Int64.random(in: 0...2, using: &random)
             }
-            var record = ResumeRecordSamples.full
-            record = ResumeRecord(redactedURL: record.redactedURL, redactedFinalURL: record.redactedFinalURL,
-                                  resourceKey: record.resourceKey, etag: record.etag, lastModified: record.lastModified,
-                                  totalLength: length, completed: ByteRangeSet(ranges), expectedChecksum: record.expectedChecksum,
-                                  serverDigest: record.serverDigest, blockHashes: hashes)
+            let record = Self.sample(length: length, completed: ranges, hashes: hashes)
             let readBack: Bool
             if case .success = ResumeRecord.decode(record.encoded()) { readBack = true } else { readBack = false }
             if readBack { outcomes.kept += 1 } else { outcomes.refused += 1 }
@@ -289,6 +285,67 @@ func checksummed(_ body: String) -> [UInt8] {
                     "length \(length), completed \(record.completed.ranges), hashes \(hashes.map(\.range)): \(record.progressProblem() ?? "no problem")")
         }
         #expect(outcomes.kept > 0 && outcomes.refused > 0, "only one outcome was tried: \(outcomes)")
+    }
+
+    /// The full sample with other progress: a length, completed ranges and block hashes.
+    static func sample(length: Int64, completed: [Range<Int64>], hashes: [BlockHash]) -> ResumeRecord {
+        let full = ResumeRecordSamples.full
+        return ResumeRecord(redactedURL: full.redactedURL, redactedFinalURL: full.redactedFinalURL,
+                            resourceKey: full.resourceKey, etag: full.etag, lastModified: full.lastModified,
+                            totalLength: length, completed: ByteRangeSet(completed), expectedChecksum: full.expectedChecksum,
+                            serverDigest: full.serverDigest, blockHashes: hashes)
+    }
+
+    /// The edges the random records reach only by chance, each held to what decoding says.
+    static let progressEdges: [(length: Int64, completed: [Range<Int64>], hashes: [Range<Int64>])] = {
+        let block = BlockHash.blockSize
+        return [
+            (0, [], []),
+            (0, [0..<1], []),
+            (100, [0..<100], []),
+            (100, [0..<101], []),
+            (100, [0..<10, 20..<30], [0..<10, 20..<30]),
+            (100, [], [0..<100]),
+            (100, [], [0..<101]),
+            (100, [], [50..<50]),
+            (100, [], [-1..<10]),
+            (3 * block, [], [0..<block]),
+            (3 * block, [], [0..<(block + 1)]),
+            (3 * block, [], [(block - 1)..<(block + 1)]),
+            (3 * block, [], [0..<10, 10..<20]),
+            (3 * block, [], [0..<10, 9..<20]),
+            (3 * block, [], [20..<30, 0..<10]),
+            (Int64.max, [(Int64.max - 1)..<Int64.max], [(Int64.max - 1)..<Int64.max]),
+        ]
+    }()
+
+    @Test("the checkpoint's in-memory check agrees with reading the record back at the edges",
+          arguments: progressEdges.indices)
+    func progressCheckEdges(index: Int) {
+        let edge = Self.progressEdges[index]
+        let record = Self.sample(length: edge.length, completed: edge.completed,
+                                 hashes: edge.hashes.map { BlockHash(range: $0, crc32c: 1) })
+        let readBack: Bool
+        if case .success = ResumeRecord.decode(record.encoded()) { readBack = true } else { readBack = false }
+        #expect((record.progressProblem() == nil) == readBack, "\(edge): \(record.progressProblem() ?? "no problem")")
+    }
+
+    /// A later checkpoint's record that breaks a rule is not written.
+    @Test func aLaterCheckpointWithBadProgressIsNotWritten() throws {
+        try withTemporaryDirectory { dir in
+            let folder = try DestinationFolder(path: dir.path)
+            let bad = Self.sample(length: 100, completed: [0..<50], hashes: [BlockHash(range: 90..<101, crc32c: 1)])
+            do throws(DownloadError) {
+                try bad.save(for: "f.bin", in: folder, fieldsChecked: true)
+                Issue.record("a record with a block hash past its length was written")
+            } catch {
+                #expect(error.code == .internalError)
+            }
+            #expect(listFiles(dir).isEmpty)
+            let good = Self.sample(length: 100, completed: [0..<50], hashes: [BlockHash(range: 0..<50, crc32c: 1)])
+            try good.save(for: "f.bin", in: folder, fieldsChecked: true)
+            #expect(listFiles(dir) == ["f.bin.resume"])
+        }
     }
 
     @Test func factoryRedactsAndDropsWeakETags() throws {

@@ -41,6 +41,40 @@ import Darwin
         }
     }
 
+    /// A 512 GiB download written in 4 MiB pieces keeps 131,072 block hashes: its record (about
+    /// 5 MiB) must load again, where the old 4 MiB limit refused it.
+    @Test func theRecordOfAHugeFileLoadsAgain() throws {
+        try withTemporaryDirectory { dir in
+            let folder = try DestinationFolder(path: dir.path)
+            let block = BlockHash.blockSize
+            let pieces = 131_072
+            let length = Int64(pieces) * block
+            let full = ResumeRecordSamples.full
+            let record = ResumeRecord(redactedURL: full.redactedURL, redactedFinalURL: full.redactedFinalURL,
+                                      resourceKey: full.resourceKey, etag: full.etag, lastModified: nil,
+                                      totalLength: length, completed: ByteRangeSet([0..<length]), expectedChecksum: nil,
+                                      blockHashes: (0..<Int64(pieces)).map { BlockHash(range: ($0 * block)..<(($0 + 1) * block), crc32c: UInt32(truncatingIfNeeded: $0)) })
+            try record.save(for: "huge.bin", in: folder)
+            let size = try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("huge.bin.resume").path)[.size] as? Int
+            #expect((size ?? 0) > 4 << 20)
+            #expect(ResumeRecord.load(for: "huge.bin", in: folder) == .valid(record))
+        }
+    }
+
+    @Test func aRecordLargerThanTheLimitIsNotRead() throws {
+        try withTemporaryDirectory { dir in
+            let folder = try DestinationFolder(path: dir.path)
+            let url = dir.appendingPathComponent("f.resume")
+            #expect(FileManager.default.createFile(atPath: url.path, contents: nil))
+            #expect(truncate(url.path, off_t(ResumeRecord.maximumFileSize + 1)) == 0)
+            guard case .invalid(let reason) = ResumeRecord.load(for: "f", in: folder) else {
+                Issue.record("a record over the limit was read")
+                return
+            }
+            #expect(reason.contains("too large"))
+        }
+    }
+
     @Test func missingRecordIsMissing() throws {
         try withTemporaryDirectory { dir in
             let folder = try DestinationFolder(path: dir.path)
