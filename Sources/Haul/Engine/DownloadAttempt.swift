@@ -301,17 +301,15 @@ struct DownloadAttempt {
 
         if let total, let template = newRecord {
             let folder = self.folder
-            let saved = SharedStateLock(false)   // a record of this transfer went through the full check
             let setup = SegmentedTransfer.Setup(
                 url: url, userHeaders: job.request.headers, configuration: configuration, tls: tls, partial: partial,
                 progress: progress, total: total, ifRange: validator, limiter: job.resources.limiter,
                 hostSlots: job.resources.hostSlots, pool: job.resources.pool,
-                checkpoint: { (completed, pieces) throws(DownloadError) in
+                checkpoint: { (completed, pieces, savedBefore) throws(DownloadError) in
                     var record = template
                     record.completed = ByteRangeSet(completed)
                     record.blockHashes = pieces
-                    try record.save(for: name, in: folder, fieldsChecked: saved.withLock { $0 })
-                    saved.withLock { $0 = true }
+                    try record.save(for: name, in: folder, fieldsChecked: savedBefore)
                 }, source: source, hasher: hasher, blocks: blocks)
             let transfer = SegmentedTransfer(setup: setup, completed: template.completed.ranges,
                                              connections: configuration.connectionsPerDownload)

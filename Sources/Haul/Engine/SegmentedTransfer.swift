@@ -31,8 +31,10 @@ final class SegmentedTransfer: Sendable {
         var limiter: RateLimiter?
         var hostSlots: HostSlots?
         var pool: ConnectionPool?
-        /// Makes the given complete ranges durable in the resume record (after the data was synced).
-        var checkpoint: @Sendable ([Range<Int64>], [BlockHash]) throws(DownloadError) -> Void
+        /// Makes the given complete ranges durable in the resume record (after the data was synced);
+        /// the flag says whether this transfer saved a record before (see
+        /// ``ResumeRecord/save(for:in:fieldsChecked:)``).
+        var checkpoint: @Sendable ([Range<Int64>], [BlockHash], _ savedBefore: Bool) throws(DownloadError) -> Void
         /// Opens the ranged requests (signing each afresh when the download has a signer).
         var source: SignedSource
         /// Hashes the bytes as they are written, when the download is verified.
@@ -199,7 +201,7 @@ final class SegmentedTransfer: Sendable {
         if savedRanges.withLock({ $0 == completed }) { return }
         do throws(DownloadError) {
             try setup.partial.syncData()
-            try setup.checkpoint(completed, pieces)
+            try setup.checkpoint(completed, pieces, recordSaved.withLock { $0 })
             recordSaved.withLock { $0 = true }
             savedRanges.withLock { $0 = completed }
         } catch {
