@@ -87,6 +87,16 @@ int haul_check_written(int fd) {
 #endif
 }
 
+int haul_open_direct(int dirfd, const char *name) {
+#ifdef __linux__
+    return openat(dirfd, name, O_WRONLY | O_DIRECT | O_NOFOLLOW | O_CLOEXEC);
+#else
+    (void)dirfd; (void)name;
+    errno = ENOTSUP;
+    return -1;
+#endif
+}
+
 unsigned long haul_file_system_type(int fd) {
 #ifdef __linux__
     struct statfs info;

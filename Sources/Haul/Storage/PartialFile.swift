@@ -17,24 +17,39 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     let folder: DestinationFolder
     let name: String
     private(set) var descriptor: Int32
+    /// The file's device and inode, to recognise it when it is opened again by name for a
+    /// direct write (``writeBypassingCache(_:at:)``).
+    private let device: UInt64, inode: UInt64
     /// One writer at a time. The kernel serialises buffered writes to one file on its inode lock
     /// anyway, but there the waiting writers spin (measured with 4 connections on loopback: a
     /// quarter of all CPU samples); here they sleep. An adaptive pthread mutex (`SharedStateLock`),
     /// not `Mutex`: that one's priority-inheritance futex hands the lock to a sleeping writer,
     /// and 8 capped connections spent 3.7% of their CPU samples in its slow paths.
     private let writeLock = SharedStateLock(())
+    /// The descriptor for direct writes (``directDescriptor()``): not tried yet, -1 for none.
+    private let direct = SharedStateLock<Int32>(directNotTried)
 
     /// The suffix of partial files.
     static let suffix = ".part"
 
-    private init(folder: DestinationFolder, name: String, descriptor: Int32) {
+    private init(folder: DestinationFolder, name: String, descriptor: Int32, device: UInt64, inode: UInt64) {
         self.folder = folder
         self.name = name
         self.descriptor = descriptor
+        self.device = device
+        self.inode = inode
     }
 
     deinit {
         if descriptor >= 0 { close(descriptor) }
+        closeDirect()
+    }
+
+    private func closeDirect() {
+        direct.withLock { state in
+            if state >= 0 { close(state) }
+            state = -1
+        }
     }
 
     /// Opens and locks an existing partial file; `nil` when there is none.
@@ -106,7 +121,7 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
             close(fd)
             return nil
         }
-        return PartialFile(folder: folder, name: name, descriptor: fd)
+        return PartialFile(folder: folder, name: name, descriptor: fd, device: UInt64(opened.st_dev), inode: UInt64(opened.st_ino))
     }
 
     /// The file's current length.
@@ -161,6 +176,98 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
         }
     }
 
+    /// The alignment of a direct write's file offset, length and memory: whole 4 KiB blocks suit
+    /// devices of 512- and 4096-byte sectors alike.
+    static let directAlignment = 4096
+
+    /// Whether direct writes go to files on a file system of this type (Linux `statfs.f_type`):
+    /// ext4 and XFS, whose `O_DIRECT` writes reach the device and whose `syncfs`/`fsync` then
+    /// make them durable (see ``BatchCommitter``). Elsewhere the page cache is used.
+    static func takesDirectWrites(fileSystemType: UInt) -> Bool {
+        fileSystemType == 0xEF53 || fileSystemType == 0x5846_5342
+    }
+
+    /// Writes `bytes` at `offset` as ``write(_:at:)`` does, but the whole 4 KiB blocks of it with
+    /// `O_DIRECT`, past the page cache, where the file system takes such writes; the rest (a last
+    /// partial block) goes through the page cache. For a body held whole in memory that is made
+    /// durable before it is named (a small file): copying it into fresh page-cache pages and
+    /// writing those back cost more CPU time than the device's own transfer (1,000 files of
+    /// 64 KiB by 16 threads on this machine: 145–175 ms of CPU with the page cache, 53–61 ms
+    /// direct, and the batch's sync 60 ms against 1 ms of wall time). A file system or device
+    /// that refuses the direct write gets the bytes through the page cache instead.
+    ///
+    /// - Returns: whether the page cache was bypassed for any of the bytes.
+    /// - Throws: `diskFull` or `fileSystem`, as ``write(_:at:)``.
+    @discardableResult
+    func writeBypassingCache(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(DownloadError) -> Bool {
+        let alignment = Self.directAlignment
+        let blocks = bytes.count / alignment * alignment
+        guard blocks > 0, offset % Int64(alignment) == 0, directDescriptor() != nil else {
+            try write(bytes, at: offset)
+            return false
+        }
+        // Direct I/O reads the memory in place: it must be aligned too (a body follows its head).
+        var done: Int
+        if Int(bitPattern: bytes.baseAddress!) % alignment == 0 {
+            done = try writeDirect(UnsafeRawBufferPointer(rebasing: bytes[0..<blocks]), at: offset)
+        } else {
+            let staging = UnsafeMutableRawBufferPointer.allocate(byteCount: blocks, alignment: alignment)
+            defer { staging.deallocate() }
+            staging.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[0..<blocks]))
+            done = try writeDirect(UnsafeRawBufferPointer(staging), at: offset)
+        }
+        try write(UnsafeRawBufferPointer(rebasing: bytes[done...]), at: offset + Int64(done))
+        return done > 0
+    }
+
+    /// Writes whole 4 KiB blocks from 4 KiB-aligned memory at a 4 KiB-aligned offset with
+    /// `O_DIRECT`, as far as the file system takes them.
+    ///
+    /// - Returns: how many bytes were written (from the start; the caller writes the rest with
+    ///   ``write(_:at:)``): all of them, or fewer when direct writes are not available here or
+    ///   the device refuses them.
+    /// - Throws: `diskFull`.
+    func writeDirect(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(DownloadError) -> Int {
+        let alignment = Self.directAlignment
+        guard let direct = directDescriptor(), bytes.count % alignment == 0, offset % Int64(alignment) == 0,
+              Int(bitPattern: bytes.baseAddress) % alignment == 0 else { return 0 }
+        var done = 0
+        while done < bytes.count {
+            let n = pwrite(direct, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            let code = n < 0 ? errno : 0
+            if n > 0 && n % alignment == 0 { done += n; continue }
+            if n > 0 { return done + n }   // not whole blocks: the rest goes through the page cache
+            if code == EINTR { continue }
+            if code == ENOSPC || code == EDQUOT {
+                throw DownloadError(.diskFull, "the disk is full while writing '\(folder.path)/\(name)'")
+            }
+            return done   // refused (EINVAL: an alignment the device does not take): the page cache takes the rest
+        }
+        return done
+    }
+
+    /// The descriptor for direct writes: this file opened again by name with `O_DIRECT`, once,
+    /// when the file system takes direct writes and the name still names this file (checked by
+    /// identity); `nil` otherwise.
+    func directDescriptor() -> Int32? {
+        direct.withLock { state -> Int32? in
+            if state == Self.directNotTried {
+                state = -1
+                if Self.takesDirectWrites(fileSystemType: folder.fileSystemType) {
+                    let fd = haul_open_direct(folder.descriptor, name)
+                    var info = stat()
+                    if fd >= 0, fstat(fd, &info) == 0, UInt64(info.st_dev) == device, UInt64(info.st_ino) == inode {
+                        state = fd
+                    } else if fd >= 0 {
+                        close(fd)
+                    }
+                }
+            }
+            return state >= 0 ? state : nil
+        }
+    }
+    private static let directNotTried: Int32 = -2
+
     /// Makes every byte written so far durable (before a resume record may claim them).
     func syncData() throws(DownloadError) {
         if fdatasync(descriptor) != 0 {
@@ -206,6 +313,7 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
 
     /// Closes the file (releasing the lock) and leaves it on disk.
     func closeKeeping() {
+        closeDirect()
         if descriptor >= 0 {
             close(descriptor)
             descriptor = -1
