@@ -301,6 +301,12 @@ struct DownloadAttempt {
 
         if let total, let template = newRecord {
             let folder = self.folder
+            // Whole blocks go past the page cache (see SegmentedTransfer) unless a rate limit or a
+            // checksum follower reads the bytes as they arrive. Such a file gets its blocks reserved
+            // first: direct writes into a file that grows took 2.0 s for 2 GiB, into reserved
+            // blocks 1.5 s. (With the page cache, writes into reserved blocks cost more CPU time.)
+            let writesDirect = job.resources.limiter == nil && hasher == nil && partial.directDescriptor() != nil
+            if writesDirect { try partial.reserve(length: total) }
             let setup = SegmentedTransfer.Setup(
                 url: url, userHeaders: job.request.headers, configuration: configuration, tls: tls, partial: partial,
                 progress: progress, total: total, ifRange: validator, limiter: job.resources.limiter,
@@ -310,7 +316,7 @@ struct DownloadAttempt {
                     record.completed = ByteRangeSet(completed)
                     record.blockHashes = pieces
                     try record.save(for: name, in: folder, fieldsChecked: savedBefore)
-                }, source: source, hasher: hasher, blocks: blocks)
+                }, source: source, hasher: hasher, blocks: blocks, writesDirect: writesDirect)
             let transfer = SegmentedTransfer(setup: setup, completed: template.completed.ranges,
                                              connections: configuration.connectionsPerDownload)
             started(connections: transfer.plannedConnections)

@@ -41,6 +41,9 @@ final class SegmentedTransfer: Sendable {
         var hasher: StreamHasher?
         /// The checksums of the completed pieces, extended as bytes are written.
         var blocks = BlockHashes()
+        /// Whether connections gather their bytes into whole blocks written past the page cache
+        /// (``DirectStaging``); only without a rate limit or a checksum follower.
+        var writesDirect = false
     }
 
     private let setup: Setup
@@ -288,52 +291,97 @@ final class SegmentedTransfer: Sendable {
         var piece: BlockHash?          // the run of bytes this connection is writing, within one block
         var finishedPieces: [BlockHash] = []
         let abort = self.abort
-        let ended = try exchange.readBody(stallTimeout: setup.configuration.stallTimeout) { (slice) throws(DownloadError) -> Bool in
-            let usable = Int(min(Int64(slice.count), end - position))
-            if usable > 0 {
+        // Bytes written at `at` (in order): their checksums, progress, the plan, a checkpoint.
+        func account(_ bytes: UnsafeRawBufferPointer, at start: Int64) throws(DownloadError) {
+            var done = 0
+            while done < bytes.count {
+                let at = start + Int64(done)
+                let blockEnd = (at / BlockHash.blockSize + 1) * BlockHash.blockSize
+                let count = Int(min(Int64(bytes.count - done), blockEnd - at))
+                if let current = piece, current.range.upperBound != at || at % BlockHash.blockSize == 0 {
+                    finishedPieces.append(current)
+                    piece = nil
+                }
+                var current = piece ?? BlockHash(range: at..<at, crc32c: 0)
+                current.crc32c = BlockHashes.crc(current.crc32c, UnsafeRawBufferPointer(rebasing: bytes[done..<(done + count)]))
+                current.range = current.range.lowerBound..<(at + Int64(count))
+                piece = current
+                done += count
+            }
+            let written = start + Int64(bytes.count)
+            progress.add(bytes.count)
+            let grown = piece
+            end = planner.withLock { planner in
+                // Another connection may have taken over the end of this range while these bytes
+                // were being written (it writes the same bytes again): a piece reaching past this
+                // connection's new end is not published, so pieces never overlap; those bytes go
+                // without a checksum (a resume fetches them again).
+                let limit = planner.end(of: worker)
+                for finished in finishedPieces where finished.range.upperBound <= limit { blocks.publish(finished) }
+                if let grown, grown.range.upperBound <= limit { blocks.publish(grown) }
+                planner.advance(worker: worker, to: written)
+                return planner.end(of: worker)
+            }
+            finishedPieces.removeAll(keepingCapacity: true)
+            try checkpointIfDue()
+        }
+        // Without a rate limit or a checksum follower (which read the bytes as they arrive), the
+        // bytes are gathered into whole blocks and written past the page cache where the file
+        // system takes that: copying 2 GiB into fresh page-cache pages was half of the transfer's
+        // CPU time on this machine, and the checkpoints' syncs then wrote those pages back.
+        let block = PartialFile.directAlignment
+        let stagingBuffer = setup.writesDirect
+            ? ReceiveBuffers.shared.take(size: max(block, (setup.configuration.bufferSize + block - 1) / block * block)) : nil
+        defer { if let stagingBuffer { ReceiveBuffers.shared.give(stagingBuffer) } }
+        var staging = stagingBuffer.map { DirectStaging(buffer: $0) }
+        let flushInterval = setup.configuration.resumeRecordInterval
+        var lastFlush = ContinuousClock.now
+        let ended: Bool
+        do throws(DownloadError) {
+            ended = try exchange.readBody(stallTimeout: setup.configuration.stallTimeout) { (slice) throws(DownloadError) -> Bool in
+                let usable = Int(min(Int64(slice.count), end - position))
+                guard usable > 0 else { return position < end }
+                let bytes = UnsafeRawBufferPointer(rebasing: slice[0..<usable])
+                if staging != nil {
+                    var taken = 0
+                    while taken < usable {
+                        taken += staging!.append(UnsafeRawBufferPointer(rebasing: bytes[taken...]), at: position + Int64(taken))
+                        if staging!.isFull { try staging!.flush(to: file, all: false, wrote: account) }
+                    }
+                    position += Int64(usable)
+                    if position >= end {
+                        try staging!.flush(to: file, all: true, wrote: account)
+                    } else if !staging!.isEmpty {
+                        // On a slow link the bytes are written at least every record interval (all
+                        // but a last partial block), so a checkpoint can claim them.
+                        let now = ContinuousClock.now
+                        if now - lastFlush >= flushInterval {
+                            try staging!.flush(to: file, all: false, wrote: account)
+                            lastFlush = now
+                        }
+                    }
+                    return position < end
+                }
                 // No writeback hints here: the coordinator's fdatasync every record interval already
                 // streams the data out, and a hint can block this reader when the disk queue is
                 // full (measured on the capped server: 8 connections lost 0.25 s in 2.9 s).
-                try file.write(UnsafeRawBufferPointer(rebasing: slice[0..<usable]), at: position)
-                hasher?.offer(UnsafeRawBufferPointer(rebasing: slice[0..<usable]), at: position)
-                // Each block's pieces get their CRC from the bytes in hand (cut at block boundaries).
-                var done = 0
-                while done < usable {
-                    let at = position + Int64(done)
-                    let blockEnd = (at / BlockHash.blockSize + 1) * BlockHash.blockSize
-                    let count = Int(min(Int64(usable - done), blockEnd - at))
-                    if let current = piece, current.range.upperBound != at || at % BlockHash.blockSize == 0 {
-                        finishedPieces.append(current)
-                        piece = nil
-                    }
-                    var current = piece ?? BlockHash(range: at..<at, crc32c: 0)
-                    current.crc32c = BlockHashes.crc(current.crc32c, UnsafeRawBufferPointer(rebasing: slice[done..<(done + count)]))
-                    current.range = current.range.lowerBound..<(at + Int64(count))
-                    piece = current
-                    done += count
-                }
+                try file.write(bytes, at: position)
+                hasher?.offer(bytes, at: position)
+                try account(bytes, at: position)
                 position += Int64(usable)
-                progress.add(usable)
-                let grown = piece
-                end = planner.withLock { planner in
-                    // Another connection may have taken over the end of this range while this slice
-                    // was being written (it writes the same bytes again): a piece reaching past this
-                    // connection's new end is not published, so pieces never overlap; the bytes of
-                    // that one slice go without a checksum (a resume fetches them again).
-                    let limit = planner.end(of: worker)
-                    for finished in finishedPieces where finished.range.upperBound <= limit { blocks.publish(finished) }
-                    if let grown, grown.range.upperBound <= limit { blocks.publish(grown) }
-                    planner.advance(worker: worker, to: position)
-                    return planner.end(of: worker)
-                }
-                finishedPieces.removeAll(keepingCapacity: true)
                 if let limiter, !limiter.consume(usable, sleep: { abort.sleep(for: .milliseconds(Int64($0 * 1000))) }) {
                     throw DownloadError(.cancelled, "cancelled")
                 }
-                try checkpointIfDue()
+                return position < end
             }
-            return position < end
+        } catch {
+            // The bytes that arrived before the failure are good: they are written and count.
+            if staging != nil, error.code != .diskFull, error.code != .fileSystem {
+                try? staging!.flush(to: file, all: true, wrote: account)
+            }
+            throw error
         }
+        if staging != nil { try staging!.flush(to: file, all: true, wrote: account) }
         if ended && position < end {
             // The response ended before this worker's end: the server sent less than it announced.
             throw DownloadError(.truncatedBody, "the connection ended at byte \(position), before \(end)")

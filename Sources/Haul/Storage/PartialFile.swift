@@ -157,6 +157,17 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
         }
     }
 
+    /// Reserves the file's blocks up to `length` (`posix_fallocate`), for direct writes: a full disk
+    /// is reported here, before the transfer. A file system that cannot reserve is left as it is.
+    ///
+    /// - Throws: `diskFull`.
+    func reserve(length: Int64) throws(DownloadError) {
+        let code = posix_fallocate(descriptor, 0, off_t(length))
+        if code == ENOSPC || code == EDQUOT {
+            throw DownloadError(.diskFull, "not enough disk space for '\(folder.path)/\(name)': \(length) bytes needed")
+        }
+    }
+
     /// Writes `bytes` at `offset`, retrying short writes. Safe to call from several threads.
     ///
     /// - Throws: `diskFull` (ENOSPC, EDQUOT) or `fileSystem`; never retryable.

@@ -1,0 +1,89 @@
+/// One connection's bytes gathered into whole 4 KiB blocks, so that a large transfer can write
+/// them past the page cache (``PartialFile/writeDirect(_:at:)``).
+///
+/// A buffer index and the file offset it holds are equal modulo the block size, so a block of
+/// the file is a block of memory: the bytes before the first block boundary, and at the end the
+/// bytes after the last one, go through the page cache. Bytes count as written only once
+/// ``flush(to:all:wrote:)`` wrote them (it calls `wrote` for each run, in order).
+struct DirectStaging {
+    private let buffer: UnsafeMutableRawBufferPointer   // page-aligned, a whole number of blocks
+    /// The file offset of `buffer[0]` (a block boundary).
+    private var base: Int64 = 0
+    /// The staged bytes are `buffer[low..<high]`.
+    private var low = 0
+    private var high = 0
+
+    private static let block = PartialFile.directAlignment
+
+    /// - Parameter buffer: page-aligned memory of a whole number of blocks, owned by the caller.
+    init(buffer: UnsafeMutableRawBufferPointer) {
+        precondition(buffer.count >= Self.block && buffer.count % Self.block == 0
+                     && Int(bitPattern: buffer.baseAddress) % Self.block == 0)
+        self.buffer = buffer
+    }
+
+    /// The file offset just past the staged bytes (where the next bytes must go).
+    var end: Int64 { base + Int64(high) }
+    var isEmpty: Bool { low == high }
+    var isFull: Bool { high == buffer.count }
+
+    /// Stages as many of `bytes` (to be written at `offset`) as fit, and returns how many.
+    /// `offset` must be ``end`` unless nothing is staged.
+    mutating func append(_ bytes: UnsafeRawBufferPointer, at offset: Int64) -> Int {
+        if isEmpty {
+            base = offset - offset % Int64(Self.block)
+            low = Int(offset - base)
+            high = low
+        }
+        precondition(offset == end, "staged bytes must be contiguous")
+        let count = min(bytes.count, buffer.count - high)
+        UnsafeMutableRawBufferPointer(rebasing: buffer[high..<(high + count)])
+            .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[0..<count]))
+        high += count
+        return count
+    }
+
+    /// Writes the staged whole blocks direct (the bytes before the first of them through the
+    /// page cache); with `all`, the bytes after the last one through the page cache too, else
+    /// they stay staged.
+    mutating func flush(to file: PartialFile, all: Bool,
+                        wrote: (UnsafeRawBufferPointer, Int64) throws(DownloadError) -> Void) throws(DownloadError) {
+        let block = Self.block
+        let firstBoundary = min(high, (low + block - 1) / block * block)
+        if firstBoundary > low {
+            try writeThroughCache(low..<firstBoundary, to: file, wrote: wrote)
+        }
+        let lastBoundary = max(low, high / block * block)
+        if lastBoundary > low {
+            let blocks = UnsafeRawBufferPointer(rebasing: buffer[low..<lastBoundary])
+            let done = try file.writeDirect(blocks, at: base + Int64(low))
+            if done < blocks.count {   // refused: the page cache takes the rest
+                try file.write(UnsafeRawBufferPointer(rebasing: blocks[done...]), at: base + Int64(low + done))
+            }
+            try wrote(blocks, base + Int64(low))
+            low = lastBoundary
+        }
+        if all, high > low {
+            try writeThroughCache(low..<high, to: file, wrote: wrote)
+        }
+        if low > 0 {   // keep the rest (less than a block) at the start of the buffer
+            let kept = high - low
+            let start = low / block * block
+            if kept > 0 {
+                UnsafeMutableRawBufferPointer(rebasing: buffer[(low - start)..<(high - start)])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[low..<high]))
+            }
+            base += Int64(start)
+            low -= start
+            high -= start
+        }
+    }
+
+    private mutating func writeThroughCache(_ range: Range<Int>, to file: PartialFile,
+                                            wrote: (UnsafeRawBufferPointer, Int64) throws(DownloadError) -> Void) throws(DownloadError) {
+        let bytes = UnsafeRawBufferPointer(rebasing: buffer[range])
+        try file.write(bytes, at: base + Int64(range.lowerBound))
+        try wrote(bytes, base + Int64(range.lowerBound))
+        low = range.upperBound
+    }
+}
