@@ -305,7 +305,9 @@ struct DownloadAttempt {
             // checksum follower reads the bytes as they arrive. Such a file gets its blocks reserved
             // first: direct writes into a file that grows took 2.0 s for 2 GiB, into reserved
             // blocks 1.5 s. (With the page cache, writes into reserved blocks cost more CPU time.)
-            let writesDirect = job.resources.limiter == nil && hasher == nil && partial.directDescriptor() != nil
+            // Files the BatchCommitter may take (16 MiB or less) keep the page cache: their sync is shared.
+            let writesDirect = total > BatchCommitter.largestFile && job.resources.limiter == nil && hasher == nil
+                && partial.directDescriptor() != nil
             if writesDirect { try partial.reserve(length: total) }
             let setup = SegmentedTransfer.Setup(
                 url: url, userHeaders: job.request.headers, configuration: configuration, tls: tls, partial: partial,
