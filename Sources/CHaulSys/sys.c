@@ -97,6 +97,18 @@ int haul_open_direct(int dirfd, const char *name) {
 #endif
 }
 
+int haul_reserve(int fd, int64_t length) {
+#ifdef __linux__
+    while (fallocate(fd, 0, 0, (off_t)length) != 0) {
+        if (errno != EINTR) return errno;
+    }
+    return 0;
+#else
+    (void)fd; (void)length;
+    return ENOTSUP;
+#endif
+}
+
 unsigned long haul_file_system_type(int fd) {
 #ifdef __linux__
     struct statfs info;

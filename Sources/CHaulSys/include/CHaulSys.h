@@ -35,6 +35,11 @@ int haul_check_written(int fd);
 /// Elsewhere -1 with errno ENOTSUP.
 int haul_open_direct(int dirfd, const char *name);
 
+/// Linux: reserves the blocks of [0, length) with fallocate(2) (mode 0: the file grows to
+/// `length` if shorter); 0, or the errno (EOPNOTSUPP where the file system cannot reserve:
+/// no byte-by-byte fallback as posix_fallocate has). Elsewhere ENOTSUP.
+int haul_reserve(int fd, int64_t length);
+
 /// Linux: the f_type of fstatfs(fd) (the file system's magic number), or 0 when unknown.
 /// Elsewhere 0.
 unsigned long haul_file_system_type(int fd);

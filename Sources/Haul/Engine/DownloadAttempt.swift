@@ -305,9 +305,10 @@ struct DownloadAttempt {
             // checksum follower reads the bytes as they arrive. Such a file gets its blocks reserved
             // first: direct writes into a file that grows took 2.0 s for 2 GiB, into reserved
             // blocks 1.5 s. (With the page cache, writes into reserved blocks cost more CPU time.)
-            // Files the BatchCommitter may take (16 MiB or less) keep the page cache: their sync is shared.
+            // Files the BatchCommitter may take (16 MiB or less) keep the page cache: their sync is
+            // shared. Segments of 64 KiB at least, so every take-over point is a whole block.
             let writesDirect = total > BatchCommitter.largestFile && job.resources.limiter == nil && hasher == nil
-                && partial.directDescriptor() != nil
+                && configuration.minimumSegmentSize >= 64 << 10 && partial.directDescriptor() != nil
             if writesDirect { try partial.reserve(length: total) }
             let setup = SegmentedTransfer.Setup(
                 url: url, userHeaders: job.request.headers, configuration: configuration, tls: tls, partial: partial,
@@ -350,7 +351,12 @@ struct DownloadAttempt {
         // writeback started here, file by file, cost more system time than the batch's one sync).
         var tracker = WritebackTracker()
         try exchange.readBody(stallTimeout: configuration.stallTimeout) { (slice) throws(DownloadError) -> Bool in
-            if bypassingCache { try partial.writeBypassingCache(slice, at: written) } else { try partial.write(slice, at: written) }
+            if bypassingCache {
+                // The body is aligned in the receive buffer's free space (no allocation per file).
+                try partial.writeBypassingCache(slice, at: written) { exchange.spareSpace($0, alignment: PartialFile.directAlignment) }
+            } else {
+                try partial.write(slice, at: written)
+            }
             hasher?.offer(slice, at: written)
             tracker.wrote(slice.count, at: written, to: partial)
             written += Int64(slice.count)

@@ -74,6 +74,8 @@ final class SegmentedTransfer: Sendable {
     var plannedConnections: Int { max(1, initialSegments.count) }
 
     init(setup: Setup, completed: [Range<Int64>], connections: Int) {
+        // Staged bytes reach neither a rate limit nor a checksum follower (see transfer).
+        precondition(!setup.writesDirect || (setup.hasher == nil && setup.limiter == nil))
         self.setup = setup
         // Steals may take tails down to 256 KiB: a finishing connection then helps until the end
         // (splitting the file itself still needs minimumSegmentSize per piece).
@@ -346,17 +348,17 @@ final class SegmentedTransfer: Sendable {
                     var taken = 0
                     while taken < usable {
                         taken += staging!.append(UnsafeRawBufferPointer(rebasing: bytes[taken...]), at: position + Int64(taken))
-                        if staging!.isFull { try staging!.flush(to: file, all: false, wrote: account) }
+                        if staging!.isFull { try staging!.flush(to: file, all: false, limit: { end }, wrote: account) }
                     }
                     position += Int64(usable)
                     if position >= end {
-                        try staging!.flush(to: file, all: true, wrote: account)
+                        try staging!.flush(to: file, all: true, limit: { end }, wrote: account)
                     } else if !staging!.isEmpty {
                         // On a slow link the bytes are written at least every record interval (all
                         // but a last partial block), so a checkpoint can claim them.
                         let now = ContinuousClock.now
                         if now - lastFlush >= flushInterval {
-                            try staging!.flush(to: file, all: false, wrote: account)
+                            try staging!.flush(to: file, all: false, limit: { end }, wrote: account)
                             lastFlush = now
                         }
                     }
@@ -377,11 +379,11 @@ final class SegmentedTransfer: Sendable {
         } catch {
             // The bytes that arrived before the failure are good: they are written and count.
             if staging != nil, error.code != .diskFull, error.code != .fileSystem {
-                try? staging!.flush(to: file, all: true, wrote: account)
+                try? staging!.flush(to: file, all: true, limit: { end }, wrote: account)
             }
             throw error
         }
-        if staging != nil { try staging!.flush(to: file, all: true, wrote: account) }
+        if staging != nil { try staging!.flush(to: file, all: true, limit: { end }, wrote: account) }
         if ended && position < end {
             // The response ended before this worker's end: the server sent less than it announced.
             throw DownloadError(.truncatedBody, "the connection ended at byte \(position), before \(end)")

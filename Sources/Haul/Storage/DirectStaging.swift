@@ -45,13 +45,24 @@ struct DirectStaging {
 
     /// Writes the staged whole blocks direct (the bytes before the first of them through the
     /// page cache); with `all`, the bytes after the last one through the page cache too, else
-    /// they stay staged.
-    mutating func flush(to file: PartialFile, all: Bool,
+    /// they stay staged. Nothing at or past `limit()` (the connection's end, asked before each
+    /// write: it shrinks when another connection takes over the rest) is written: those bytes
+    /// are dropped, and the connection that took them over writes them.
+    ///
+    /// Why the limit matters: a block is written either whole and direct, or in parts through
+    /// the page cache, never both at once. A part written through the cache reads the rest of
+    /// its block from the disk first, and written back later it would put back what it read
+    /// over a direct write made meanwhile. Connections meet at their ends, so one that wrote
+    /// past its end could write direct a block the next one writes a part of. (Take-over points
+    /// are whole blocks, see ``SegmentPlanner``, for the write already under way when one is made.)
+    mutating func flush(to file: PartialFile, all: Bool, limit: () -> Int64,
                         wrote: (UnsafeRawBufferPointer, Int64) throws(DownloadError) -> Void) throws(DownloadError) {
         let block = Self.block
+        clip(to: limit())
         let firstBoundary = min(high, (low + block - 1) / block * block)
         if firstBoundary > low {
             try writeThroughCache(low..<firstBoundary, to: file, wrote: wrote)
+            clip(to: limit())
         }
         let lastBoundary = max(low, high / block * block)
         if lastBoundary > low {
@@ -60,8 +71,10 @@ struct DirectStaging {
             if done < blocks.count {   // refused: the page cache takes the rest
                 try file.write(UnsafeRawBufferPointer(rebasing: blocks[done...]), at: base + Int64(low + done))
             }
-            try wrote(blocks, base + Int64(low))
-            low = lastBoundary
+            let at = base + Int64(low)
+            low = lastBoundary   // before `wrote`, which may throw: the bytes are written either way
+            try wrote(blocks, at)
+            clip(to: limit())
         }
         if all, high > low {
             try writeThroughCache(low..<high, to: file, wrote: wrote)
@@ -79,11 +92,17 @@ struct DirectStaging {
         }
     }
 
+    /// Drops the staged bytes at or past the file offset `limit`.
+    private mutating func clip(to limit: Int64) {
+        let index = limit - base
+        if index < Int64(high) { high = max(low, Int(max(0, index))) }
+    }
+
     private mutating func writeThroughCache(_ range: Range<Int>, to file: PartialFile,
                                             wrote: (UnsafeRawBufferPointer, Int64) throws(DownloadError) -> Void) throws(DownloadError) {
         let bytes = UnsafeRawBufferPointer(rebasing: buffer[range])
         try file.write(bytes, at: base + Int64(range.lowerBound))
+        low = range.upperBound   // before `wrote`, which may throw: the bytes are written either way
         try wrote(bytes, base + Int64(range.lowerBound))
-        low = range.upperBound
     }
 }

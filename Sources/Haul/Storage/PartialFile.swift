@@ -1,4 +1,5 @@
 import CHaulSys
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -28,6 +29,9 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     private let writeLock = SharedStateLock(())
     /// The descriptor for direct writes (``directDescriptor()``): not tried yet, -1 for none.
     private let direct = SharedStateLock<Int32>(directNotTried)
+    /// Set once a direct descriptor was opened: from then on writes through the page cache and
+    /// direct writes are kept apart (``DirectWriteGate``).
+    private let directGate = Mutex<DirectWriteGate?>(nil)
 
     /// The suffix of partial files.
     static let suffix = ".part"
@@ -157,13 +161,16 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
         }
     }
 
-    /// Reserves the file's blocks up to `length` (`posix_fallocate`), for direct writes: a full disk
-    /// is reported here, before the transfer. A file system that cannot reserve is left as it is.
+    /// Reserves the file's blocks up to `length` (`fallocate`), for direct writes: a full disk
+    /// is reported here, before the transfer, and the file keeps its former length. A file
+    /// system that cannot reserve (ext2/3-format files, for one) is left as it is.
     ///
     /// - Throws: `diskFull`.
     func reserve(length: Int64) throws(DownloadError) {
-        let code = posix_fallocate(descriptor, 0, off_t(length))
+        let before = self.length
+        let code = haul_reserve(descriptor, length)
         if code == ENOSPC || code == EDQUOT {
+            _ = ftruncate(descriptor, off_t(before))   // what was reserved before the disk filled is given back
             throw DownloadError(.diskFull, "not enough disk space for '\(folder.path)/\(name)': \(length) bytes needed")
         }
     }
@@ -174,9 +181,13 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(DownloadError) {
         var done = 0
         while done < bytes.count {
+            let gate = directGate.withLock { $0 }
             let (n, code) = writeLock.withLock { _ in
-                let n = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-                return (n, n < 0 ? errno : 0)
+                let write = { () -> (Int, Int32) in
+                    let n = pwrite(self.descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+                    return (n, n < 0 ? errno : 0)
+                }
+                return gate.map { $0.cached(write) } ?? write()
             }
             if n > 0 { done += n; continue }
             if n < 0 && code == EINTR { continue }
@@ -209,8 +220,10 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     ///
     /// - Returns: whether the page cache was bypassed for any of the bytes.
     /// - Throws: `diskFull` or `fileSystem`, as ``write(_:at:)``.
+    /// - Parameter scratch: aligned memory to copy unaligned bytes into (else one is allocated).
     @discardableResult
-    func writeBypassingCache(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(DownloadError) -> Bool {
+    func writeBypassingCache(_ bytes: UnsafeRawBufferPointer, at offset: Int64,
+                             scratch: (Int) -> UnsafeMutableRawBufferPointer? = { _ in nil }) throws(DownloadError) -> Bool {
         let alignment = Self.directAlignment
         let blocks = bytes.count / alignment * alignment
         guard blocks > 0, offset % Int64(alignment) == 0, directDescriptor() != nil else {
@@ -221,6 +234,9 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
         var done: Int
         if Int(bitPattern: bytes.baseAddress!) % alignment == 0 {
             done = try writeDirect(UnsafeRawBufferPointer(rebasing: bytes[0..<blocks]), at: offset)
+        } else if let spare = scratch(blocks), spare.count == blocks, Int(bitPattern: spare.baseAddress) % alignment == 0 {
+            spare.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[0..<blocks]))
+            done = try writeDirect(UnsafeRawBufferPointer(spare), at: offset)
         } else {
             let staging = UnsafeMutableRawBufferPointer.allocate(byteCount: blocks, alignment: alignment)
             defer { staging.deallocate() }
@@ -228,6 +244,7 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
             done = try writeDirect(UnsafeRawBufferPointer(staging), at: offset)
         }
         try write(UnsafeRawBufferPointer(rebasing: bytes[done...]), at: offset + Int64(done))
+        closeDirect()   // a body in hand is written once: the file waits for its commit with one descriptor
         return done > 0
     }
 
@@ -240,12 +257,14 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     /// - Throws: `diskFull`.
     func writeDirect(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(DownloadError) -> Int {
         let alignment = Self.directAlignment
-        guard let direct = directDescriptor(), bytes.count % alignment == 0, offset % Int64(alignment) == 0,
-              Int(bitPattern: bytes.baseAddress) % alignment == 0 else { return 0 }
+        guard let direct = directDescriptor(), let gate = directGate.withLock({ $0 }), bytes.count % alignment == 0,
+              offset % Int64(alignment) == 0, Int(bitPattern: bytes.baseAddress) % alignment == 0 else { return 0 }
         var done = 0
         while done < bytes.count {
-            let n = pwrite(direct, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-            let code = n < 0 ? errno : 0
+            let (n, code) = gate.direct { () -> (Int, Int32) in
+                let n = pwrite(direct, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+                return (n, n < 0 ? errno : 0)
+            }
             if n > 0 && n % alignment == 0 { done += n; continue }
             if n > 0 { return done + n }   // not whole blocks: the rest goes through the page cache
             if code == EINTR { continue }
@@ -269,6 +288,7 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
                     var info = stat()
                     if fd >= 0, fstat(fd, &info) == 0, UInt64(info.st_dev) == device, UInt64(info.st_ino) == inode {
                         state = fd
+                        directGate.withLock { $0 = DirectWriteGate() }
                     } else if fd >= 0 {
                         close(fd)
                     }

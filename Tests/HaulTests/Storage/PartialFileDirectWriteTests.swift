@@ -39,6 +39,31 @@ struct PartialFileDirectWriteTests {
         }
     }
 
+    /// Unaligned bytes are copied into the aligned space the caller offers (a receive buffer's
+    /// free space), which is what reaches the file.
+    @Test func unalignedBytesGoThroughTheOfferedSpace() throws {
+        try withTemporaryDirectory { dir in
+            let folder = try DownloadTarget(destination: .directory(dir)).folder
+            let partial = try PartialFile.createEmpty("o.bin.part", in: folder)
+            let content = Self.bytes(65_536 + 77, seed: 4)
+            let source = UnsafeMutableRawBufferPointer.allocate(byteCount: content.count + 1, alignment: 4096)
+            let spare = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 4096)
+            defer { source.deallocate(); spare.deallocate() }
+            let slice = UnsafeMutableRawBufferPointer(rebasing: source[1...])
+            content.withUnsafeBytes { slice.copyMemory(from: $0) }
+            var offered: [Int] = []
+            let bypassed = try partial.writeBypassingCache(UnsafeRawBufferPointer(slice), at: 0) { count in
+                offered.append(count)
+                return UnsafeMutableRawBufferPointer(rebasing: spare[0..<count])
+            }
+            partial.closeKeeping()
+            let direct = PartialFile.takesDirectWrites(fileSystemType: folder.fileSystemType)
+            #expect(bypassed == direct)
+            #expect(offered == (direct ? [65_536] : []))
+            #expect(try Data(contentsOf: dir.appendingPathComponent("o.bin.part")) == Data(content))
+        }
+    }
+
     /// An offset inside a block cannot be written direct: the page cache takes it, the bytes
     /// before it stay as they were.
     @Test func anUnalignedOffsetGoesThroughThePageCache() throws {
