@@ -329,8 +329,7 @@ struct DownloadAttempt {
             return total
         }
         started(connections: 1)
-        let written = try stream(exchange, into: partial, total: total, progress: progress, hasher: hasher,
-                                 bypassingCache: wholeBodyHere)
+        let written = try stream(exchange, into: partial, total: total, progress: progress, hasher: hasher)
         handedOver = true
         exchange.finish(pool: job.resources.pool)
         return written
@@ -338,11 +337,8 @@ struct DownloadAttempt {
 
     /// One connection from byte 0 to the end: an unknown length, a server without ranges, or a
     /// body that arrived whole with its head.
-    ///
-    /// - Parameter bypassingCache: write past the page cache (``PartialFile/writeBypassingCache(_:at:)``):
-    ///   a body that came whole, in one slice, is durable sooner that way and for less CPU time.
     private func stream(_ exchange: HTTPExchange, into partial: PartialFile, total: Int64?,
-                        progress: ProgressReporter, hasher: StreamHasher?, bypassingCache: Bool) throws(DownloadError) -> Int64 {
+                        progress: ProgressReporter, hasher: StreamHasher?) throws(DownloadError) -> Int64 {
         let limiter = job.resources.limiter
         if let limiter { exchange.limitReads(to: limiter.readSize) }
         let signal = self.signal
@@ -351,12 +347,7 @@ struct DownloadAttempt {
         // writeback started here, file by file, cost more system time than the batch's one sync).
         var tracker = WritebackTracker()
         try exchange.readBody(stallTimeout: configuration.stallTimeout) { (slice) throws(DownloadError) -> Bool in
-            if bypassingCache {
-                // The body is aligned in the receive buffer's free space (no allocation per file).
-                try partial.writeBypassingCache(slice, at: written) { exchange.spareSpace($0, alignment: PartialFile.directAlignment) }
-            } else {
-                try partial.write(slice, at: written)
-            }
+            try partial.write(slice, at: written)
             hasher?.offer(slice, at: written)
             tracker.wrote(slice.count, at: written, to: partial)
             written += Int64(slice.count)

@@ -109,15 +109,6 @@ struct HTTPExchange {
         }
     }
 
-    /// Free, aligned space in the receive buffer after what was read (Haul's own client only; see
-    /// ``ResponseReader/spareSpace(_:alignment:)``).
-    func spareSpace(_ count: Int, alignment: Int) -> UnsafeMutableRawBufferPointer? {
-        switch backend {
-        case .native(let reader): reader.spareSpace(count, alignment: alignment)
-        case .alternate: nil
-        }
-    }
-
     /// The most bytes one read may ask for (a rate limit keeps reads small so its sleeps stay short).
     func limitReads(to size: Int) {
         switch backend {

@@ -32,16 +32,6 @@ final class ResponseReader {
         return remaining <= Int64(length - offset)
     }
 
-    /// Free space of the receive buffer after the bytes read so far, starting at a multiple of
-    /// `alignment`, when `count` bytes fit there (a place to align a body that came whole for a
-    /// direct write, without an allocation); `nil` otherwise.
-    func spareSpace(_ count: Int, alignment: Int) -> UnsafeMutableRawBufferPointer? {
-        let base = Int(bitPattern: buffer.baseAddress)
-        let start = (base + length + alignment - 1) / alignment * alignment - base
-        guard start + count <= buffer.count else { return nil }
-        return UnsafeMutableRawBufferPointer(rebasing: buffer[start..<(start + count)])
-    }
-
     /// Whether the whole response was read with the connection still open and nothing extra
     /// buffered, so the connection can carry another request.
     var isReusable: Bool { bodyEnded && !ended && offset == length }

@@ -18,8 +18,8 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     let folder: DestinationFolder
     let name: String
     private(set) var descriptor: Int32
-    /// The file's device and inode, to recognise it when it is opened again by name for a
-    /// direct write (``writeBypassingCache(_:at:)``).
+    /// The file's device and inode, to recognise it when it is opened again by name for direct
+    /// writes (``directDescriptor()``).
     private let device: UInt64, inode: UInt64
     /// One writer at a time. The kernel serialises buffered writes to one file on its inode lock
     /// anyway, but there the waiting writers spin (measured with 4 connections on loopback: a
@@ -207,45 +207,6 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     /// make them durable (see ``BatchCommitter``). Elsewhere the page cache is used.
     static func takesDirectWrites(fileSystemType: UInt) -> Bool {
         fileSystemType == 0xEF53 || fileSystemType == 0x5846_5342
-    }
-
-    /// Writes `bytes` at `offset` as ``write(_:at:)`` does, but the whole 4 KiB blocks of it with
-    /// `O_DIRECT`, past the page cache, where the file system takes such writes; the rest (a last
-    /// partial block) goes through the page cache. For a body held whole in memory that is made
-    /// durable before it is named (a small file): copying it into fresh page-cache pages and
-    /// writing those back cost more CPU time than the device's own transfer (1,000 files of
-    /// 64 KiB by 16 threads on this machine: 145–175 ms of CPU with the page cache, 53–61 ms
-    /// direct, and the batch's sync 60 ms against 1 ms of wall time). A file system or device
-    /// that refuses the direct write gets the bytes through the page cache instead.
-    ///
-    /// - Returns: whether the page cache was bypassed for any of the bytes.
-    /// - Throws: `diskFull` or `fileSystem`, as ``write(_:at:)``.
-    /// - Parameter scratch: aligned memory to copy unaligned bytes into (else one is allocated).
-    @discardableResult
-    func writeBypassingCache(_ bytes: UnsafeRawBufferPointer, at offset: Int64,
-                             scratch: (Int) -> UnsafeMutableRawBufferPointer? = { _ in nil }) throws(DownloadError) -> Bool {
-        let alignment = Self.directAlignment
-        let blocks = bytes.count / alignment * alignment
-        guard blocks > 0, offset % Int64(alignment) == 0, directDescriptor() != nil else {
-            try write(bytes, at: offset)
-            return false
-        }
-        // Direct I/O reads the memory in place: it must be aligned too (a body follows its head).
-        var done: Int
-        if Int(bitPattern: bytes.baseAddress!) % alignment == 0 {
-            done = try writeDirect(UnsafeRawBufferPointer(rebasing: bytes[0..<blocks]), at: offset)
-        } else if let spare = scratch(blocks), spare.count == blocks, Int(bitPattern: spare.baseAddress) % alignment == 0 {
-            spare.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[0..<blocks]))
-            done = try writeDirect(UnsafeRawBufferPointer(spare), at: offset)
-        } else {
-            let staging = UnsafeMutableRawBufferPointer.allocate(byteCount: blocks, alignment: alignment)
-            defer { staging.deallocate() }
-            staging.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[0..<blocks]))
-            done = try writeDirect(UnsafeRawBufferPointer(staging), at: offset)
-        }
-        try write(UnsafeRawBufferPointer(rebasing: bytes[done...]), at: offset + Int64(done))
-        closeDirect()   // a body in hand is written once: the file waits for its commit with one descriptor
-        return done > 0
     }
 
     /// Writes whole 4 KiB blocks from 4 KiB-aligned memory at a 4 KiB-aligned offset with

@@ -7,10 +7,10 @@ import Testing
 import Glibc
 #endif
 
-/// On ext4 and XFS a download's whole blocks are written past the page cache (`O_DIRECT`): a
-/// file larger than the batch committer takes, over several connections, and a small file whose
-/// body came whole with its head. What is left in the page cache afterwards tells which way the
-/// bytes went (`mincore`). Under a rate limit the bytes go through the page cache as before.
+/// On ext4 and XFS a segmented download of a file larger than the batch committer takes writes
+/// its whole blocks past the page cache (`O_DIRECT`). What is left in the page cache afterwards
+/// tells which way the bytes went (`mincore`). Under a rate limit the bytes go through the page
+/// cache as before.
 @Suite("Direct writes end to end", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct DirectWriteTests {
     /// How many of the file's pages are in the page cache, and how many it has.
@@ -54,20 +54,6 @@ struct DirectWriteTests {
                 #expect(pages > 5_000 && resident < pages / 50, "\(resident) of \(pages) pages in the page cache")
             }
             #expect(try contents(file) == resource.bytes(0..<size))
-        }
-    }
-
-    @Test func aSmallBodyThatCameWholeLeavesThePageCacheAlone() async throws {
-        let server = try HaulServer()
-        let body = expectedContent(64 << 10 + 100, seed: 5)   // 16 whole blocks and 100 bytes
-        WholeBodyTests.serveWhole(server, "/small.bin", body: body)
-        try await withTemporaryDirectory { (dir) async throws in
-            let result = try await testDownloader().file(from: url(server, "/small.bin"), to: .directory(dir))
-            if try Self.takesDirectWrites(dir) {
-                let (resident, pages) = try Self.residentPages(result.fileURL)
-                #expect(pages == 17 && resident <= 1, "\(resident) of \(pages) pages in the page cache")   // the last partial block
-            }
-            #expect(try contents(result.fileURL) == body)
         }
     }
 
