@@ -306,7 +306,8 @@ struct DownloadAttempt {
             // first: direct writes into a file that grows took 2.0 s for 2 GiB, into reserved
             // blocks 1.5 s. (With the page cache, writes into reserved blocks cost more CPU time.)
             // Files the BatchCommitter may take (16 MiB or less) keep the page cache: their sync is
-            // shared. Segments of 64 KiB at least, so every take-over point is a whole block.
+            // shared. Segments of 64 KiB at least: smaller ones would be mostly edges, which go
+            // through the page cache anyway.
             let writesDirect = total > BatchCommitter.largestFile && job.resources.limiter == nil && hasher == nil
                 && configuration.minimumSegmentSize >= 64 << 10 && partial.directDescriptor() != nil
             if writesDirect { try partial.reserve(length: total) }
