@@ -49,12 +49,11 @@ struct DirectStaging {
     /// write: it shrinks when another connection takes over the rest) is written: those bytes
     /// are dropped, and the connection that took them over writes them.
     ///
-    /// Why the limit matters: a block is written either whole and direct, or in parts through
-    /// the page cache, never both at once. A part written through the cache reads the rest of
-    /// its block from the disk first, and written back later it would put back what it read
-    /// over a direct write made meanwhile. Connections meet at their ends, so one that wrote
-    /// past its end could write direct a block the next one writes a part of. (Take-over points
-    /// are whole blocks, see ``SegmentPlanner``, for the write already under way when one is made.)
+    /// Why the limit: past its end a connection would write again what the connection that took
+    /// over writes, and could write direct a block that one writes a part of. A part written
+    /// through the cache reads the rest of its block from disk first; the file's
+    /// ``DirectWriteGate`` keeps such a write from meeting a direct write under way (a take-over
+    /// made while the old owner's direct write across the new end was under way).
     mutating func flush(to file: PartialFile, all: Bool, limit: () -> Int64,
                         wrote: (UnsafeRawBufferPointer, Int64) throws(DownloadError) -> Void) throws(DownloadError) {
         let block = Self.block
