@@ -338,6 +338,23 @@ final class SegmentedTransfer: Sendable {
         var staging = stagingBuffer.map { DirectStaging(buffer: $0) }
         let flushInterval = setup.configuration.resumeRecordInterval
         var lastFlush = ContinuousClock.now
+        // Stages bytes that arrived at `position`; writes a full buffer, everything at the
+        // segment's end, and on a slow link what it can at least every record interval (all but
+        // a last partial block), so a checkpoint can claim it.
+        func stage(_ bytes: UnsafeRawBufferPointer, into staging: inout DirectStaging) throws(DownloadError) {
+            var taken = 0
+            while taken < bytes.count {
+                taken += staging.append(UnsafeRawBufferPointer(rebasing: bytes[taken...]), at: position + Int64(taken))
+                if staging.isFull { try staging.flush(to: file, all: false, limit: { end }, wrote: account) }
+            }
+            position += Int64(bytes.count)
+            if position >= end {
+                try staging.flush(to: file, all: true, limit: { end }, wrote: account)
+            } else if !staging.isEmpty, ContinuousClock.now - lastFlush >= flushInterval {
+                try staging.flush(to: file, all: false, limit: { end }, wrote: account)
+                lastFlush = ContinuousClock.now
+            }
+        }
         let ended: Bool
         do throws(DownloadError) {
             ended = try exchange.readBody(stallTimeout: setup.configuration.stallTimeout) { (slice) throws(DownloadError) -> Bool in
@@ -345,23 +362,7 @@ final class SegmentedTransfer: Sendable {
                 guard usable > 0 else { return position < end }
                 let bytes = UnsafeRawBufferPointer(rebasing: slice[0..<usable])
                 if staging != nil {
-                    var taken = 0
-                    while taken < usable {
-                        taken += staging!.append(UnsafeRawBufferPointer(rebasing: bytes[taken...]), at: position + Int64(taken))
-                        if staging!.isFull { try staging!.flush(to: file, all: false, limit: { end }, wrote: account) }
-                    }
-                    position += Int64(usable)
-                    if position >= end {
-                        try staging!.flush(to: file, all: true, limit: { end }, wrote: account)
-                    } else if !staging!.isEmpty {
-                        // On a slow link the bytes are written at least every record interval (all
-                        // but a last partial block), so a checkpoint can claim them.
-                        let now = ContinuousClock.now
-                        if now - lastFlush >= flushInterval {
-                            try staging!.flush(to: file, all: false, limit: { end }, wrote: account)
-                            lastFlush = now
-                        }
-                    }
+                    try stage(bytes, into: &staging!)
                     return position < end
                 }
                 // No writeback hints here: the coordinator's fdatasync every record interval already

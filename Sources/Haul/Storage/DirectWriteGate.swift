@@ -32,10 +32,12 @@ final class DirectWriteGate: @unchecked Sendable {   // the rwlock is its own sy
         return body()
     }
 
-    /// Runs a write through the page cache (alone).
-    func cached<Result>(_ body: () -> Result) -> Result {
-        pthread_rwlock_wrlock(lock)
-        defer { pthread_rwlock_unlock(lock) }
+    /// Runs a write through the page cache: alone when the file has a gate (`nil`: it writes
+    /// nothing direct, so nothing to keep apart).
+    static func cached<Result>(_ gate: DirectWriteGate?, _ body: () -> Result) -> Result {
+        guard let gate else { return body() }
+        pthread_rwlock_wrlock(gate.lock)
+        defer { pthread_rwlock_unlock(gate.lock) }
         return body()
     }
 }

@@ -183,11 +183,10 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
         while done < bytes.count {
             let gate = directGate.withLock { $0 }
             let (n, code) = writeLock.withLock { _ in
-                let write = { () -> (Int, Int32) in
-                    let n = pwrite(self.descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+                DirectWriteGate.cached(gate) { () -> (Int, Int32) in
+                    let n = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
                     return (n, n < 0 ? errno : 0)
                 }
-                return gate.map { $0.cached(write) } ?? write()
             }
             if n > 0 { done += n; continue }
             if n < 0 && code == EINTR { continue }

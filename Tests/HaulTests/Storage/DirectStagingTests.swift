@@ -7,16 +7,22 @@ import Testing
 /// written in order, each exactly once, wherever the run starts and however the bytes arrive.
 @Suite("Direct staging", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct DirectStagingTests {
-    @Test(arguments: [0, 1, 4095, 4096, 10_000, 1_048_576 - 7])
-    func bytesInRandomSlicesLandInOrder(start: Int) throws {
+    /// Runs `body` with a partial file `name` in a temporary folder and a staging of 64 KiB.
+    func withStaging(_ name: String, _ body: (URL, PartialFile, inout DirectStaging) throws -> Void) throws {
         try withTemporaryDirectory { dir in
-            let folder = try DownloadTarget(destination: .directory(dir)).folder
-            let partial = try PartialFile.createEmpty("s.bin.part", in: folder)
-            let length = 300_000
-            let content = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11 &+ start) }
+            let partial = try PartialFile.createEmpty(name, in: try DownloadTarget(destination: .directory(dir)).folder)
             let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: PartialFile.directAlignment)
             defer { memory.deallocate() }
             var staging = DirectStaging(buffer: memory)
+            try body(dir, partial, &staging)
+        }
+    }
+
+    @Test(arguments: [0, 1, 4095, 4096, 10_000, 1_048_576 - 7])
+    func bytesInRandomSlicesLandInOrder(start: Int) throws {
+        try withStaging("s.bin.part") { dir, partial, staging in
+            let length = 300_000
+            let content = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11 &+ start) }
             var reported: [Range<Int64>] = []
             let wrote = { (bytes: UnsafeRawBufferPointer, at: Int64) throws(DownloadError) in
                 // What is reported written is what the file holds there.
@@ -55,12 +61,7 @@ struct DirectStagingTests {
     /// dropped: not written, not reported; those before it are, up to the byte.
     @Test(arguments: [4096 * 3, 4096 * 3 + 100, 5])
     func bytesPastTheLimitAreDropped(limit: Int) throws {
-        try withTemporaryDirectory { dir in
-            let folder = try DownloadTarget(destination: .directory(dir)).folder
-            let partial = try PartialFile.createEmpty("l.bin.part", in: folder)
-            let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: PartialFile.directAlignment)
-            defer { memory.deallocate() }
-            var staging = DirectStaging(buffer: memory)
+        try withStaging("l.bin.part") { dir, partial, staging in
             let content = (0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) }
             var reported: Int64 = 0
             content.withUnsafeBytes { #expect(staging.append($0, at: 0) == content.count) }
@@ -78,12 +79,7 @@ struct DirectStagingTests {
     /// block included), and a `wrote` that throws (a checkpoint that failed) does not make the
     /// next flush write or report the same bytes again.
     @Test func partialFlushesAndAThrowingReportNeverRepeatBytes() throws {
-        try withTemporaryDirectory { dir in
-            let folder = try DownloadTarget(destination: .directory(dir)).folder
-            let partial = try PartialFile.createEmpty("p.bin.part", in: folder)
-            let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: PartialFile.directAlignment)
-            defer { memory.deallocate() }
-            var staging = DirectStaging(buffer: memory)
+        try withStaging("p.bin.part") { dir, partial, staging in
             let content = (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ 3) }
             var reported: [Range<Int64>] = []
             var failOnce = false
