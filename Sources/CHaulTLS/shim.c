@@ -1,5 +1,6 @@
 #include "CHaulTLS.h"
 #include <limits.h>
+#include <pthread.h>
 #include <string.h>
 
 int haul_ssl_set_sni(SSL *ssl, const char *name) {
@@ -50,7 +51,6 @@ static const EVP_MD *haul_digest_legacy_md(int algorithm) {
 }
 
 #if OPENSSL_VERSION_NUMBER >= 0x30000000L
-#include <pthread.h>
 // OpenSSL 3 looks a legacy EVP_MD up in its provider store at every EVP_DigestInit_ex (locks,
 // a property query: measured at a few microseconds, more than hashing a short string). Each
 // algorithm is fetched once per process instead; the fetched objects live until exit.
@@ -108,6 +108,40 @@ int haul_digest_final(EVP_MD_CTX *context, unsigned char *out) {
 
 void haul_digest_free(EVP_MD_CTX *context) {
     EVP_MD_CTX_free(context);
+}
+
+// A context per thread for haul_digest_once: a new context for every short message (a resume
+// record's resource key, a finished-file mark) cost an allocation and two initialisations each,
+// and the contexts' first use, the provider's, is the slow part. Freed when the thread ends.
+static pthread_key_t haul_once_key;
+static pthread_once_t haul_once_key_made = PTHREAD_ONCE_INIT;
+
+static void haul_once_context_free(void *context) {
+    EVP_MD_CTX_free(context);
+}
+
+static void haul_once_key_make(void) {
+    (void)pthread_key_create(&haul_once_key, haul_once_context_free);
+}
+
+int haul_digest_once(int algorithm, const void *bytes, size_t length, unsigned char *out) {
+    const EVP_MD *md = haul_digest_md(algorithm);
+    if (!md) return 0;
+    pthread_once(&haul_once_key_made, haul_once_key_make);
+    EVP_MD_CTX *context = pthread_getspecific(haul_once_key);
+    if (!context) {
+        context = EVP_MD_CTX_new();
+        if (!context) return 0;
+        if (pthread_setspecific(haul_once_key, context) != 0) {
+            EVP_MD_CTX_free(context);
+            return 0;
+        }
+    }
+    unsigned int written = 0;
+    if (EVP_DigestInit_ex(context, md, NULL) != 1) return 0;
+    if (length > 0 && EVP_DigestUpdate(context, bytes, length) != 1) return 0;
+    if (EVP_DigestFinal_ex(context, out, &written) != 1) return 0;
+    return (int)written;
 }
 
 int haul_hmac(int algorithm, const void *key, size_t key_length,

@@ -61,6 +61,10 @@ int haul_digest_final(EVP_MD_CTX *context, unsigned char *out);
 /// Frees a context from haul_digest_new (NULL is ignored).
 void haul_digest_free(EVP_MD_CTX *context);
 
+/// The digest of length bytes in one call, written into out (at least haul_digest_size bytes),
+/// through a context each thread keeps for the purpose. Returns the digest length, 0 on failure.
+int haul_digest_once(int algorithm, const void *bytes, size_t length, unsigned char *out);
+
 /// One-shot HMAC (RFC 2104) of data under key with a HAUL_DIGEST_* algorithm. Writes the code
 /// into out (at least haul_digest_size bytes). Returns the code length, 0 on failure.
 int haul_hmac(int algorithm, const void *key, size_t key_length,

@@ -73,9 +73,11 @@ final class Digest {
     ///   - bytes: the whole message.
     /// - Returns: the raw digest.
     static func hash(_ algorithm: ChecksumAlgorithm, _ bytes: UnsafeRawBufferPointer) -> [UInt8] {
-        let digest = Digest(algorithm)
-        digest.update(bytes)
-        return digest.finalize()
+        [UInt8](unsafeUninitializedCapacity: Int(EVP_MAX_MD_SIZE)) { buffer, count in
+            let length = haul_digest_once(algorithm.shimIdentifier, bytes.baseAddress, bytes.count, buffer.baseAddress)
+            precondition(Int(length) == algorithm.byteCount, "OpenSSL could not compute a \(algorithm) digest")
+            count = Int(length)
+        }
     }
 
     /// The digest of `bytes` in one call.
@@ -85,8 +87,7 @@ final class Digest {
     ///   - bytes: the whole message.
     /// - Returns: the raw digest.
     static func hash(_ algorithm: ChecksumAlgorithm, _ bytes: some Collection<UInt8>) -> [UInt8] {
-        let digest = Digest(algorithm)
-        digest.update(bytes)
-        return digest.finalize()
+        let done = bytes.withContiguousStorageIfAvailable { hash(algorithm, UnsafeRawBufferPointer($0)) }
+        return done ?? Array(bytes).withUnsafeBytes { hash(algorithm, $0) }
     }
 }

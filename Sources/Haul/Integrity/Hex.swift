@@ -4,15 +4,21 @@ enum Hex {
     ///
     /// - Parameter bytes: any bytes (a digest).
     /// - Returns: the hex text.
-    static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.underestimatedCount * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
+    static func encode(_ bytes: some Collection<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { text in
+            var index = 0
+            for byte in bytes {
+                text[index] = digit(byte >> 4)
+                text[index + 1] = digit(byte & 0x0F)
+                index += 2
+            }
+            return index
         }
-        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// The lowercase digit for `value` (0...15).
+    private static func digit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
     /// The bytes spelled by `text`: an even number of hex digits in either case.

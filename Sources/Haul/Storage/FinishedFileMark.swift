@@ -52,13 +52,16 @@ struct FinishedFileMark: Equatable, Sendable {
         init?(resourceKey: String, length: Int64, etag: String?, lastModified: String?) {
             guard length >= 0, let validator = etag ?? lastModified else { return nil }
             // SHA-256 of "KEYLENGTH\netag ETAG" (or "KEYLENGTH\nlast-modified DATE"; the key is
-            // 64 hex digits, so where the length starts is known), fed in pieces.
-            let hasher = Digest(.sha256)
-            hasher.update(resourceKey.utf8)
-            hasher.update(String(length).utf8)   // a small string: no allocation
-            hasher.update((etag != nil ? "\netag " : "\nlast-modified ").utf8)
-            hasher.update(validator.utf8)
-            digest = hasher.finalize()
+            // 64 hex digits, so where the length starts is known).
+            let kind = etag != nil ? "\netag " : "\nlast-modified "
+            let count = String(length)   // a small string: no allocation
+            var message: [UInt8] = []
+            message.reserveCapacity(resourceKey.utf8.count + count.utf8.count + kind.utf8.count + validator.utf8.count)
+            message += resourceKey.utf8
+            message += count.utf8
+            message += kind.utf8
+            message += validator.utf8
+            digest = Digest.hash(.sha256, message)
             self.length = length
         }
     }

@@ -84,6 +84,35 @@ import Testing
         #expect(hasher.finalize() == Digest.hash(algorithm, Array("xyz".utf8)))
     }
 
+    /// One-shot digests share a context per thread: alternating algorithms on one thread, and
+    /// on several threads at once, each still gets the streaming digest of its own message.
+    @Test func oneShotDigestsAlternateAlgorithmsAndRunOnSeveralThreadsAtOnce() async {
+        let messages = (0..<64).map { index in (0..<(index * 37)).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ index) } }
+        func streamed(_ algorithm: ChecksumAlgorithm, _ message: [UInt8]) -> [UInt8] {
+            let hasher = Digest(algorithm)
+            hasher.update(message)
+            return hasher.finalize()
+        }
+        let expected = messages.map { message in ChecksumAlgorithm.allCases.map { streamed($0, message) } }
+        let mismatches = await withTaskGroup(of: Int.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    var wrong = 0
+                    for round in 0..<50 {
+                        let index = (worker * 7 + round) % messages.count
+                        for (which, algorithm) in ChecksumAlgorithm.allCases.enumerated()
+                        where Digest.hash(algorithm, messages[index]) != expected[index][which] {
+                            wrong += 1
+                        }
+                    }
+                    return wrong
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(mismatches == 0)
+    }
+
     @Test func sha256HexShortcutMatchesDigest() {
         #expect(SHA256.hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         #expect(SHA256.byteCount == 32)
