@@ -165,10 +165,12 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     /// is reported here, before the transfer, and the file keeps its former length. A file
     /// system that cannot reserve (ext2/3-format files, for one) is left as it is.
     ///
+    /// - Parameter allocate: reserves blocks for a descriptor up to a length, returning 0 or an
+    ///   `errno` (`fallocate`; tests make it fail).
     /// - Throws: `diskFull`.
-    func reserve(length: Int64) throws(DownloadError) {
+    func reserve(length: Int64, allocate: (Int32, Int64) -> Int32 = { haul_reserve($0, $1) }) throws(DownloadError) {
         let before = self.length
-        let code = haul_reserve(descriptor, length)
+        let code = allocate(descriptor, length)
         if code == ENOSPC || code == EDQUOT {
             _ = ftruncate(descriptor, off_t(before))   // what was reserved before the disk filled is given back
             throw DownloadError(.diskFull, "not enough disk space for '\(folder.path)/\(name)': \(length) bytes needed")

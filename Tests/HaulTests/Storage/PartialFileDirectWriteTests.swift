@@ -79,6 +79,46 @@ struct PartialFileDirectWriteTests {
         }
     }
 
+    /// A reservation that runs out of space (ENOSPC or EDQUOT) after it grew the file is reported
+    /// as `diskFull`, and the file is given back its former length with its bytes untouched.
+    @Test(arguments: [ENOSPC, EDQUOT])
+    func aReservationThatRunsOutOfSpaceGivesTheSpaceBack(code: Int32) throws {
+        try withTemporaryDirectory { dir in
+            let folder = try DownloadTarget(destination: .directory(dir)).folder
+            let partial = try PartialFile.createEmpty("f.bin.part", in: folder)
+            let content = Self.bytes(10_000, seed: 5)
+            try content.withUnsafeBytes { try partial.write($0, at: 0) }
+            var asked: Int64?
+            let error = #expect(throws: DownloadError.self) {
+                try partial.reserve(length: 1 << 30) { descriptor, length in
+                    asked = length
+                    _ = ftruncate(descriptor, off_t(length / 2))   // what fallocate reserved before the disk filled
+                    return code
+                }
+            }
+            #expect(error?.code == .diskFull)
+            #expect(asked == 1 << 30)
+            #expect(partial.length == 10_000)
+            partial.closeKeeping()
+            #expect(try Data(contentsOf: dir.appendingPathComponent("f.bin.part")) == Data(content))
+        }
+    }
+
+    /// Any other failure to reserve (a file system that cannot, EOPNOTSUPP) leaves the file as it
+    /// is and the download goes on: the writes report a full disk if it comes.
+    @Test func aFileSystemThatCannotReserveLeavesTheFileAsItIs() throws {
+        try withTemporaryDirectory { dir in
+            let folder = try DownloadTarget(destination: .directory(dir)).folder
+            let partial = try PartialFile.createEmpty("o.bin.part", in: folder)
+            let content = Self.bytes(5_000, seed: 6)
+            try content.withUnsafeBytes { try partial.write($0, at: 0) }
+            try partial.reserve(length: 1 << 20) { _, _ in EOPNOTSUPP }
+            #expect(partial.length == 5_000)
+            partial.closeKeeping()
+            #expect(try Data(contentsOf: dir.appendingPathComponent("o.bin.part")) == Data(content))
+        }
+    }
+
     @Test func onlyExt4AndXFSTakeDirectWrites() {
         #expect(PartialFile.takesDirectWrites(fileSystemType: 0xEF53))
         #expect(PartialFile.takesDirectWrites(fileSystemType: 0x5846_5342))
