@@ -50,14 +50,14 @@ def target(label, value, limit, below=True):
 def print_rows(stats, header, cells):
     """Prints the header, then one row per client: runs, wall s, then `cells(s, haul)`.
     Returns haul's stats (None when every haul run failed)."""
-    print(f"{'client':<8} {'runs':>5} {'wall s':>8} {header}")
+    print(f"{'client':<15} {'runs':>5} {'wall s':>8} {header}")
     haul = stats.get("haul") if stats.get("haul", {}).get("n") else None
     for client, s in stats.items():
         runs = f"{s['n']}/{s['total']}"
         if not s["n"]:
-            print(f"{client:<8} {runs:>5}   every run failed")
+            print(f"{client:<15} {runs:>5}   every run failed")
             continue
-        print(f"{client:<8} {runs:>5} {s['wall']:>8.3f} {cells(s, haul)}")
+        print(f"{client:<15} {runs:>5} {s['wall']:>8.3f} {cells(s, haul)}")
     return haul
 
 

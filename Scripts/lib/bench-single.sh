@@ -4,20 +4,22 @@
 # HTTPS, haul with its defaults (plus HAUL_ARGS) against curl and aria2c on one connection;
 # over plain HTTP also haul's URLSession transport (`haul-urlsession`: --engine=urlsession; not
 # over HTTPS: FoundationNetworking on Linux cannot trust the bench's private CA).
+# `curl+sync` is curl followed by `sync FILE` (an fsync of what it wrote): the time until curl's
+# bytes are on the disk, as haul's are when it exits. The targets compare haul with plain curl.
 # Every download is compared byte for byte with the source, then deleted.
 #
-# Knobs: SIZE_MIB=2048  PROTOCOLS="http https"  CLIENTS="haul curl aria2c"  HAUL_ARGS=""
+# Knobs: SIZE_MIB=2048  PROTOCOLS="http https"  CLIENTS="haul curl aria2c curl+sync"  HAUL_ARGS=""
 #        HTTP_EXTRA_CLIENTS="haul-urlsession"  (run over plain HTTP only)
 
 SIZE_MIB=${SIZE_MIB:-2048}
 PROTOCOLS=${PROTOCOLS:-http https}
-CLIENTS=${CLIENTS:-haul curl aria2c}
+CLIENTS=${CLIENTS:-haul curl aria2c curl+sync}
 HAUL_ARGS=${HAUL_ARGS:-}
 HTTP_EXTRA_CLIENTS=${HTTP_EXTRA_CLIENTS-haul-urlsession}
 
 # Checks the knobs and installs the clients (before the server starts).
 single_check() {
-    bench_check_clients single "$CLIENTS" "haul curl aria2c"
+    bench_check_clients single "$CLIENTS" "haul curl aria2c curl+sync"
     [[ -z "${HTTP_EXTRA_CLIENTS// /}" ]] || bench_check_clients single "$HTTP_EXTRA_CLIENTS" "haul-urlsession"
     local protocol
     for protocol in $PROTOCOLS; do
@@ -65,6 +67,11 @@ single_command() {
             CMD=(curl --silent --show-error --fail -o "$out")
             [[ $tls == 1 ]] && CMD+=(--cacert "$NGINX_CA")
             ;;
+        curl+sync)
+            # shellcheck disable=SC2016 # expanded by the inner shell
+            CMD=(sh -c 'out=$1; shift; curl "$@" -o "$out" && sync "$out"' curl+sync "$out" --silent --show-error --fail)
+            [[ $tls == 1 ]] && CMD+=(--cacert "$NGINX_CA")
+            ;;
         aria2c)
             # One connection, no renaming, no progress; space is reserved with fallocate (what
             # aria2's docs recommend on ext4/xfs/btrfs) rather than by writing zeros first.
@@ -89,5 +96,5 @@ single_after() {
 
 # Lines for the summary's header.
 single_describe() {
-    echo "single: $SIZE_MIB MiB over ${PROTOCOLS// /, }; haul ${HAUL_ARGS:-(defaults)}, curl, aria2c -x1 -s1 --file-allocation=falloc"
+    echo "single: $SIZE_MIB MiB over ${PROTOCOLS// /, }; haul ${HAUL_ARGS:-(defaults)}, curl, aria2c -x1 -s1 --file-allocation=falloc, curl+sync (curl, then sync FILE)"
 }

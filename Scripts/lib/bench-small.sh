@@ -5,10 +5,13 @@
 # once, listed in a URL file:
 #   haul -j16 -i LIST -d DIR, aria2c -j16 -i LIST -d DIR,
 #   curl --parallel --parallel-max 16 --remote-name-all --output-dir DIR -K CONFIG
+# `curl+sync` is the same curl followed by `sync -f DIR` (one sync of the file system): the time
+# until curl's files are on the disk, as haul's are when it exits. The target compares haul with
+# plain curl.
 # Each run writes into a fresh empty folder; afterwards it must hold exactly the source's file
 # names (nothing else: no .aria2 or .part files), each byte for byte equal to its source.
 #
-# Knobs: SMALL_COUNT=1000  SMALL_KIB=64  SMALL_JOBS=16  SMALL_CLIENTS="haul aria2c curl"
+# Knobs: SMALL_COUNT=1000  SMALL_KIB=64  SMALL_JOBS=16  SMALL_CLIENTS="haul aria2c curl curl+sync"
 #        SMALL_HAUL_ARGS=""  (extra haul options)
 #        HAUL_B_BIN=PATH     another haul build, run as client haul-b with the same options (an A/B
 #                            of two builds in one run: SMALL_CLIENTS="haul haul-b curl" RUNS=13)
@@ -16,12 +19,12 @@
 SMALL_COUNT=${SMALL_COUNT:-1000}
 SMALL_KIB=${SMALL_KIB:-64}
 SMALL_JOBS=${SMALL_JOBS:-16}
-SMALL_CLIENTS=${SMALL_CLIENTS:-haul aria2c curl}
+SMALL_CLIENTS=${SMALL_CLIENTS:-haul aria2c curl curl+sync}
 SMALL_HAUL_ARGS=${SMALL_HAUL_ARGS:-}
 
 # Checks the knobs and installs the clients (before the server starts).
 small_check() {
-    bench_check_clients small "$SMALL_CLIENTS" "haul haul-b aria2c curl"
+    bench_check_clients small "$SMALL_CLIENTS" "haul haul-b aria2c curl curl+sync"
     if [[ " $SMALL_CLIENTS " == *" haul-b "* ]]; then
         [[ -x "${HAUL_B_BIN:-}" ]] || die "small: client haul-b needs HAUL_B_BIN, an executable haul (got '${HAUL_B_BIN:-}')"
     fi
@@ -111,6 +114,11 @@ small_command() {
         curl)
             _small_curl
             ;;
+        curl+sync)
+            _small_curl
+            # shellcheck disable=SC2016 # expanded by the inner shell
+            CMD=(sh -c 'dir=$1; shift; "$@" && sync -f "$dir"' curl+sync "$SMALL_DIR" "${CMD[@]}")
+            ;;
     esac
 }
 
@@ -136,7 +144,7 @@ small_finish() {
 
 # Lines for the summary's header.
 small_describe() {
-    echo "small: $SMALL_COUNT files of $SMALL_KIB KiB from /small/, $SMALL_JOBS at once: haul -j $SMALL_JOBS${SMALL_HAUL_ARGS:+ $SMALL_HAUL_ARGS} -i LIST -d DIR, aria2c -j$SMALL_JOBS -i LIST -d DIR, curl --parallel --parallel-max $SMALL_JOBS --remote-name-all"
+    echo "small: $SMALL_COUNT files of $SMALL_KIB KiB from /small/, $SMALL_JOBS at once: haul -j $SMALL_JOBS${SMALL_HAUL_ARGS:+ $SMALL_HAUL_ARGS} -i LIST -d DIR, aria2c -j$SMALL_JOBS -i LIST -d DIR, curl --parallel --parallel-max $SMALL_JOBS --remote-name-all (curl+sync: then sync -f DIR)"
     if [[ " $SMALL_CLIENTS " == *" haul-b "* ]]; then
         echo "small: haul-b is $HAUL_B_BIN (the same options)"
     fi
