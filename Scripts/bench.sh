@@ -27,11 +27,11 @@
 # Environment (the parts' own knobs are listed in their files under lib/):
 #   PARTS="single capped small ratelimit checksum"   which parts to run, in this order
 #   WARMUP=1 RUNS=5        warm-up rounds (not counted) and measured rounds, per part and protocol
-#   SIZE_MIB=2048 PROTOCOLS="http https" CLIENTS="haul curl aria2c" HAUL_ARGS=""
+#   SIZE_MIB=2048 PROTOCOLS="http https" CLIENTS="haul curl aria2c curl+sync" HAUL_ARGS=""
 #     HTTP_EXTRA_CLIENTS="haul-urlsession"                                             (single)
 #   CAPPED_SIZE_MIB=500 CAPPED_CONNECTIONS=8 CAPPED_CLIENTS="haul aria2c axel"
 #     CAPPED_HAUL_ARGS="" NGINX_CAPPED_RATE=25m                                       (capped)
-#   SMALL_COUNT=1000 SMALL_KIB=64 SMALL_JOBS=16 SMALL_CLIENTS="haul aria2c curl"
+#   SMALL_COUNT=1000 SMALL_KIB=64 SMALL_JOBS=16 SMALL_CLIENTS="haul aria2c curl curl+sync"
 #     SMALL_HAUL_ARGS="" HAUL_B_BIN=PATH (client haul-b: another build, for an A/B)   (small)
 #   RATELIMIT_MIB_S=20 RATELIMIT_SECONDS=10 RATELIMIT_CLIENTS="haul curl aria2c"
 #     RATELIMIT_HAUL_ARGS=""                                                       (ratelimit)

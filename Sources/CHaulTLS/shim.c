@@ -110,10 +110,12 @@ void haul_digest_free(EVP_MD_CTX *context) {
     EVP_MD_CTX_free(context);
 }
 
-// A context per thread for haul_digest_once: a new context for every short message (a resume
-// record's resource key, a finished-file mark) cost an allocation and two initialisations each,
-// and the contexts' first use, the provider's, is the slow part. Freed when the thread ends.
+// A context per thread for haul_digest_once: a context made for each short message (a resume
+// record's resource key, a finished-file mark) cost an allocation, and OpenSSL 3 allocates the
+// digest's own state at a fresh context's first initialisation. Freed when the thread ends.
+// Where no thread key can be had, each call makes and frees its own context.
 static pthread_key_t haul_once_key;
+static int haul_once_key_ready;
 static pthread_once_t haul_once_key_made = PTHREAD_ONCE_INIT;
 
 static void haul_once_context_free(void *context) {
@@ -121,27 +123,35 @@ static void haul_once_context_free(void *context) {
 }
 
 static void haul_once_key_make(void) {
-    (void)pthread_key_create(&haul_once_key, haul_once_context_free);
+    haul_once_key_ready = pthread_key_create(&haul_once_key, haul_once_context_free) == 0;
+}
+
+static int haul_digest_with(EVP_MD_CTX *context, const EVP_MD *md, const void *bytes, size_t length,
+                            unsigned char *out) {
+    unsigned int written = 0;
+    if (EVP_DigestInit_ex(context, md, NULL) != 1
+        || (length > 0 && EVP_DigestUpdate(context, bytes, length) != 1)
+        || EVP_DigestFinal_ex(context, out, &written) != 1) {
+        EVP_MD_CTX_reset(context);
+        return 0;
+    }
+    return (int)written;
 }
 
 int haul_digest_once(int algorithm, const void *bytes, size_t length, unsigned char *out) {
     const EVP_MD *md = haul_digest_md(algorithm);
     if (!md) return 0;
     pthread_once(&haul_once_key_made, haul_once_key_make);
-    EVP_MD_CTX *context = pthread_getspecific(haul_once_key);
-    if (!context) {
-        context = EVP_MD_CTX_new();
-        if (!context) return 0;
-        if (pthread_setspecific(haul_once_key, context) != 0) {
-            EVP_MD_CTX_free(context);
-            return 0;
-        }
+    EVP_MD_CTX *context = haul_once_key_ready ? pthread_getspecific(haul_once_key) : NULL;
+    if (context) return haul_digest_with(context, md, bytes, length, out);
+    context = EVP_MD_CTX_new();
+    if (!context) return 0;
+    if (haul_once_key_ready && pthread_setspecific(haul_once_key, context) == 0) {
+        return haul_digest_with(context, md, bytes, length, out);
     }
-    unsigned int written = 0;
-    if (EVP_DigestInit_ex(context, md, NULL) != 1) return 0;
-    if (length > 0 && EVP_DigestUpdate(context, bytes, length) != 1) return 0;
-    if (EVP_DigestFinal_ex(context, out, &written) != 1) return 0;
-    return (int)written;
+    int written = haul_digest_with(context, md, bytes, length, out);
+    EVP_MD_CTX_free(context);
+    return written;
 }
 
 int haul_hmac(int algorithm, const void *key, size_t key_length,

@@ -62,7 +62,8 @@ int haul_digest_final(EVP_MD_CTX *context, unsigned char *out);
 void haul_digest_free(EVP_MD_CTX *context);
 
 /// The digest of length bytes in one call, written into out (at least haul_digest_size bytes),
-/// through a context each thread keeps for the purpose. Returns the digest length, 0 on failure.
+/// through a context each thread keeps for the purpose (safe on any number of threads at once).
+/// Returns the digest length, 0 on failure.
 int haul_digest_once(int algorithm, const void *bytes, size_t length, unsigned char *out);
 
 /// One-shot HMAC (RFC 2104) of data under key with a HAUL_DIGEST_* algorithm. Writes the code

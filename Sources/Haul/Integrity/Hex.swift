@@ -5,14 +5,17 @@ enum Hex {
     /// - Parameter bytes: any bytes (a digest).
     /// - Returns: the hex text.
     static func encode(_ bytes: some Collection<UInt8>) -> String {
+        let done = bytes.withContiguousStorageIfAvailable { encode($0) }
+        return done ?? Array(bytes).withUnsafeBufferPointer { encode($0) }
+    }
+
+    private static func encode(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         String(unsafeUninitializedCapacity: bytes.count * 2) { text in
-            var index = 0
-            for byte in bytes {
-                text[index] = digit(byte >> 4)
-                text[index + 1] = digit(byte & 0x0F)
-                index += 2
+            for (index, byte) in bytes.enumerated() {
+                text[2 * index] = digit(byte >> 4)
+                text[2 * index + 1] = digit(byte & 0x0F)
             }
-            return index
+            return bytes.count * 2
         }
     }
 

@@ -54,11 +54,11 @@ struct FinishedFileMark: Equatable, Sendable {
             // SHA-256 of "KEYLENGTH\netag ETAG" (or "KEYLENGTH\nlast-modified DATE"; the key is
             // 64 hex digits, so where the length starts is known).
             let kind = etag != nil ? "\netag " : "\nlast-modified "
-            let count = String(length)   // a small string: no allocation
+            let lengthText = String(length)
             var message: [UInt8] = []
-            message.reserveCapacity(resourceKey.utf8.count + count.utf8.count + kind.utf8.count + validator.utf8.count)
+            message.reserveCapacity(resourceKey.utf8.count + lengthText.utf8.count + kind.utf8.count + validator.utf8.count)
             message += resourceKey.utf8
-            message += count.utf8
+            message += lengthText.utf8
             message += kind.utf8
             message += validator.utf8
             digest = Digest.hash(.sha256, message)

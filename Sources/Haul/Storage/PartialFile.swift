@@ -168,7 +168,7 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     /// - Parameter allocate: reserves blocks for a descriptor up to a length, returning 0 or an
     ///   `errno` (`fallocate`; tests make it fail).
     /// - Throws: `diskFull`.
-    func reserve(length: Int64, allocate: (Int32, Int64) -> Int32 = { haul_reserve($0, $1) }) throws(DownloadError) {
+    func reserve(length: Int64, allocate: (Int32, Int64) -> Int32 = haul_reserve) throws(DownloadError) {
         let before = self.length
         let code = allocate(descriptor, length)
         if code == ENOSPC || code == EDQUOT {

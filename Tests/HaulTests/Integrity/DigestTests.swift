@@ -1,4 +1,6 @@
+import Foundation
 import HaulTestSupport
+import Synchronization
 import Testing
 @testable import Haul
 
@@ -85,8 +87,9 @@ import Testing
     }
 
     /// One-shot digests share a context per thread: alternating algorithms on one thread, and
-    /// on several threads at once, each still gets the streaming digest of its own message.
-    @Test func oneShotDigestsAlternateAlgorithmsAndRunOnSeveralThreadsAtOnce() async {
+    /// on eight threads started together, each still gets the streaming digest of its own
+    /// message; the threads then end, which frees their contexts.
+    @Test func oneShotDigestsAlternateAlgorithmsAndRunOnSeveralThreadsAtOnce() {
         let messages = (0..<64).map { index in (0..<(index * 37)).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ index) } }
         func streamed(_ algorithm: ChecksumAlgorithm, _ message: [UInt8]) -> [UInt8] {
             let hasher = Digest(algorithm)
@@ -94,23 +97,29 @@ import Testing
             return hasher.finalize()
         }
         let expected = messages.map { message in ChecksumAlgorithm.allCases.map { streamed($0, message) } }
-        let mismatches = await withTaskGroup(of: Int.self) { group in
-            for worker in 0..<8 {
-                group.addTask {
-                    var wrong = 0
-                    for round in 0..<50 {
-                        let index = (worker * 7 + round) % messages.count
-                        for (which, algorithm) in ChecksumAlgorithm.allCases.enumerated()
-                        where Digest.hash(algorithm, messages[index]) != expected[index][which] {
-                            wrong += 1
-                        }
+        let threads = 8
+        let ready = DispatchSemaphore(value: 0), start = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        let mismatches = Mutex(0)
+        for worker in 0..<threads {
+            Thread {
+                ready.signal()
+                start.wait()
+                var wrong = 0
+                for round in 0..<200 {
+                    let index = (worker * 7 + round) % messages.count
+                    for (which, algorithm) in ChecksumAlgorithm.allCases.enumerated()
+                    where Digest.hash(algorithm, messages[index]) != expected[index][which] {
+                        wrong += 1
                     }
-                    return wrong
                 }
-            }
-            return await group.reduce(0, +)
+                mismatches.withLock { $0 += wrong }
+                done.signal()
+            }.start()
         }
-        #expect(mismatches == 0)
+        for _ in 0..<threads { ready.wait() }
+        for _ in 0..<threads { start.signal() }
+        for _ in 0..<threads { done.wait() }
+        #expect(mismatches.withLock { $0 } == 0)
     }
 
     @Test func sha256HexShortcutMatchesDigest() {
@@ -121,6 +130,9 @@ import Testing
     @Test func hexRoundTripsAndRejectsNonHex() {
         let bytes: [UInt8] = [0x00, 0x0f, 0xa0, 0xff, 0x5c]
         #expect(Hex.encode(bytes) == "000fa0ff5c")
+        #expect(Hex.encode([UInt8]()) == "")
+        #expect(Hex.encode(bytes[1...3]) == "0fa0ff")
+        #expect(Hex.encode(bytes.lazy.map { $0 }) == "000fa0ff5c")   // not contiguous: copied first
         #expect(Hex.decode("000FA0fF5c") == bytes)
         #expect(Hex.decode("") == [])
         #expect(Hex.decode("abc") == nil)

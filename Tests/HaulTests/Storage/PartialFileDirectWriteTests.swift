@@ -104,8 +104,8 @@ struct PartialFileDirectWriteTests {
         }
     }
 
-    /// Any other failure to reserve (a file system that cannot, EOPNOTSUPP) leaves the file as it
-    /// is and the download goes on: the writes report a full disk if it comes.
+    /// Any other failure to reserve (a file system that cannot, EOPNOTSUPP) is not an error: the
+    /// download goes on with the file as it is (its writes report a full disk if one comes).
     @Test func aFileSystemThatCannotReserveLeavesTheFileAsItIs() throws {
         try withTemporaryDirectory { dir in
             let folder = try DownloadTarget(destination: .directory(dir)).folder
