@@ -130,14 +130,29 @@ def print_capped(stats):
     print(target("haul peak RSS MiB", haul["rss_max"], RSS_TARGET_MIB))
 
 
-def print_small(stats):
+def paired_wall_ratios(selected, client, other):
+    """client's wall time over other's, round by round (each round runs the clients back to back,
+    so a slow phase of the machine slows both); empty when they share no verified round."""
+    def by_round(name):
+        return {r["round"]: r for r in selected if r["client"] == name and r["verified"] == "1"}
+    mine, theirs = by_round(client), by_round(other)
+    return [float(mine[k]["wall_s"]) / float(theirs[k]["wall_s"]) for k in sorted(set(mine) & set(theirs), key=int)]
+
+
+def print_small(stats, selected):
     title = "SMALL  (many small files, several at once, into a fresh folder each run)"
     haul = print_ratios_table(title, stats, ("files/s", "files_per_s", ".0f"))
     if not haul:
         return
+    paired = paired_wall_ratios(selected, "haul", "curl")
+    if paired:
+        print(f"  paired by round, haul/curl wall: {statistics.median(paired):.2f} "
+              f"(rounds: {', '.join(f'{x:.2f}' for x in paired)})")
     print("targets (issue 3):")
     if stats.get("curl", {}).get("n"):
         print(target("haul wall / curl wall", haul["wall"] / stats["curl"]["wall"], 1.0))
+        if paired:
+            print(target("haul wall / curl wall, paired by round", statistics.median(paired), 1.0))
     print(target("haul peak RSS MiB", haul["rss_max"], RSS_TARGET_MIB))
 
 
@@ -193,7 +208,7 @@ for part in dict.fromkeys(r["part"] for r in rows):
         elif part == "capped":
             print_capped(stats)
         elif part == "small":
-            print_small(stats)
+            print_small(stats, [r for r in rows if r["part"] == part and r["protocol"] == variant])
         elif part == "ratelimit":
             print_ratelimit(stats)
         elif part == "checksum":
