@@ -74,6 +74,27 @@ struct EndToEndFailureTests {
         }
     }
 
+    /// A list on a host that refuses: the first download uses its retries, the others try once.
+    @Test func aListOnARefusingHostRetriesOnceForTheHostThenFailsFast() async throws {
+        let refusing = try RefusingPort()
+        try await withTemporaryDirectory { dir in
+            let urls = ["/a.bin", "/b.bin", "/c.bin"].map { refusing.url($0) }
+            let outcome = try await haul(["--retries=2", "--retry-wait=0.05", "--connect-timeout=2", "-j", "1", "-d", dir.path] + urls,
+                                         in: dir)
+            #expect(outcome.status == 4)
+            let refused = "connection to 127.0.0.1 port \(refusing.port) refused"
+            let lines = outcome.errorLines
+            #expect(lines.filter { $0.hasPrefix("haul: \(urls[0]): \(refused); retrying in ") }.count == 2, "\(lines)")
+            #expect(lines.contains("haul: \(urls[0]): \(refused)"), "\(lines)")
+            for url in urls.dropFirst() {
+                #expect(lines.filter { $0.hasPrefix("haul: \(url): ") }
+                        == ["haul: \(url): \(refused) (not retried: an earlier download from this host gave up after its retries)"],
+                        "\(lines)")
+            }
+            #expect(listFiles(dir) == [])
+        }
+    }
+
     @Test func aStalledBodyExitsFourAndKeepsThePartial() async throws {
         let server = try HaulServer()
         try await withTemporaryDirectory { dir in

@@ -29,7 +29,9 @@ import Testing
                   --limit-rate=RATE          overall cap in bytes/s shared by all downloads,
                                              suffixes K, M, G (1024-based)
                   --retries=N                attempts after a retryable failure; default 5;
-                                             0 = none
+                                             0 = none; once a download used them on a host
+                                             it could not connect to, the others of that
+                                             host try once
                   --retry-wait=SECONDS       first backoff delay; default 1; doubles,
                                              jittered, capped at 60
                   --connect-timeout=SECONDS  time allowed to connect; default 30

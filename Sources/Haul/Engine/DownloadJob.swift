@@ -42,12 +42,17 @@ package struct DownloadJob {
         var failures = 0
         var startFresh = request.startOver
         var restarts = 0
+        let origin = url.origin
+        let unreachable = resources.unreachable
         while true {
             let signal = control.signal
             do throws(DownloadError) {
                 let attempt = DownloadAttempt(job: self, source: source, target: target, tls: tls, buffer: buffer, signal: signal)
-                return try attempt.run(startFresh: startFresh)
+                let ending = try attempt.run(startFresh: startFresh)
+                unreachable.reached(origin)
+                return ending
             } catch {
+                if !UnreachableHosts.means(error) { unreachable.reached(origin) }
                 startFresh = false
                 if control.isCancelled { throw DownloadError(.cancelled, "cancelled; the partial file is kept") }
                 if control.isPaused {
@@ -69,6 +74,15 @@ package struct DownloadJob {
                 }
                 if signal.isCancelled { throw DownloadError(.cancelled, "cancelled; the partial file is kept") }
                 failures += 1
+                if UnreachableHosts.means(error) {
+                    if failures > configuration.retry.maximumRetries {
+                        unreachable.gaveUp(on: origin)
+                    } else if unreachable.contains(origin) {
+                        var given = error
+                        given.message += " (not retried: an earlier download from this host gave up after its retries)"
+                        throw given
+                    }
+                }
                 guard error.isRetryable, failures <= configuration.retry.maximumRetries else { throw error }
                 let delay = configuration.retry.delay(beforeRetry: failures, jitter: Double.random(in: 0...1),
                                                       retryAfter: error.retryAfter)
