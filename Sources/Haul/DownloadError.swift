@@ -129,6 +129,9 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible {
     public var underlying: (any Error & Sendable)?
     /// How long the server asked to wait before another attempt (`Retry-After`), when it did.
     var retryAfter: Duration?
+    /// The origin no TCP connection could be made to (refused, not resolved, timed out), when
+    /// that is the failure (see ``UnreachableHosts``).
+    var unreachableOrigin: HTTPURL.Origin?
 
     /// Creates an error.
     ///

@@ -101,6 +101,12 @@ extension Downloader {
 
 /// How retryable failures (network errors, 408, 429, 5xx) are retried: exponential backoff with
 /// jitter, capped. A `Retry-After` from the server lengthens a delay, up to the cap.
+///
+/// One failure is shared between the downloads of a ``Downloader``: once a download has failed to
+/// connect to a host (refused, not resolved, connect timeout) in more attempts in a row than
+/// ``maximumRetries``, the other downloads that fail to connect to that host (scheme, host and
+/// port) do not retry that failure, until a connection to it is made again. A list of files on a
+/// host that is down then fails in about one download's backoff instead of one backoff each.
 public struct RetryPolicy: Sendable, Equatable {
     /// Attempts after the first one. Default 5; 0 disables retrying.
     public var maximumRetries: Int = 5

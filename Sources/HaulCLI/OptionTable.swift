@@ -69,7 +69,7 @@ enum OptionTable {
                    "overall cap in bytes/s shared by all downloads, suffixes K, M, G (1024-based)"),
         OptionSpec(.retries, nil, "retries", "N",
                    "attempts after a retryable failure; default 5; 0 = none; once a download used them "
-                   + "on a host it could not connect to, the others of that host try once"),
+                   + "all failing to connect to a host, the others do not retry that failure"),
         OptionSpec(.retryWait, nil, "retry-wait", "SECONDS",
                    "first backoff delay; default 1; doubles, jittered, capped at 60"),
         OptionSpec(.connectTimeout, nil, "connect-timeout", "SECONDS",

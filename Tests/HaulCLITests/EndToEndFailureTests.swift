@@ -88,7 +88,7 @@ struct EndToEndFailureTests {
             #expect(lines.contains("haul: \(urls[0]): \(refused)"), "\(lines)")
             for url in urls.dropFirst() {
                 #expect(lines.filter { $0.hasPrefix("haul: \(url): ") }
-                        == ["haul: \(url): \(refused) (not retried: an earlier download from this host gave up after its retries)"],
+                        == ["haul: \(url): \(refused) (not retried: an earlier download gave up connecting to this host)"],
                         "\(lines)")
             }
             #expect(listFiles(dir) == [])

@@ -29,9 +29,9 @@ import Testing
                   --limit-rate=RATE          overall cap in bytes/s shared by all downloads,
                                              suffixes K, M, G (1024-based)
                   --retries=N                attempts after a retryable failure; default 5;
-                                             0 = none; once a download used them on a host
-                                             it could not connect to, the others of that
-                                             host try once
+                                             0 = none; once a download used them all failing
+                                             to connect to a host, the others do not retry
+                                             that failure
                   --retry-wait=SECONDS       first backoff delay; default 1; doubles,
                                              jittered, capped at 60
                   --connect-timeout=SECONDS  time allowed to connect; default 30

@@ -42,17 +42,15 @@ package struct DownloadJob {
         var failures = 0
         var startFresh = request.startOver
         var restarts = 0
-        let origin = url.origin
-        let unreachable = resources.unreachable
+        // Consecutive failures to connect to one origin: when they outlast the retries, the
+        // other downloads stop retrying that failure (see UnreachableHosts).
+        var unreachableStreak = (origin: HTTPURL.Origin?.none, count: 0)
         while true {
             let signal = control.signal
             do throws(DownloadError) {
                 let attempt = DownloadAttempt(job: self, source: source, target: target, tls: tls, buffer: buffer, signal: signal)
-                let ending = try attempt.run(startFresh: startFresh)
-                unreachable.reached(origin)
-                return ending
+                return try attempt.run(startFresh: startFresh)
             } catch {
-                if !UnreachableHosts.means(error) { unreachable.reached(origin) }
                 startFresh = false
                 if control.isCancelled { throw DownloadError(.cancelled, "cancelled; the partial file is kept") }
                 if control.isPaused {
@@ -74,14 +72,17 @@ package struct DownloadJob {
                 }
                 if signal.isCancelled { throw DownloadError(.cancelled, "cancelled; the partial file is kept") }
                 failures += 1
-                if UnreachableHosts.means(error) {
-                    if failures > configuration.retry.maximumRetries {
+                if let origin = error.unreachableOrigin, let unreachable = resources.pool?.unreachable {
+                    unreachableStreak = (origin, unreachableStreak.origin == origin ? unreachableStreak.count + 1 : 1)
+                    if unreachableStreak.count > configuration.retry.maximumRetries {
                         unreachable.gaveUp(on: origin)
-                    } else if unreachable.contains(origin) {
+                    } else if failures <= configuration.retry.maximumRetries, unreachable.contains(origin) {
                         var given = error
-                        given.message += " (not retried: an earlier download from this host gave up after its retries)"
+                        given.message += " (not retried: an earlier download gave up connecting to this host)"
                         throw given
                     }
+                } else {
+                    unreachableStreak = (nil, 0)
                 }
                 guard error.isRetryable, failures <= configuration.retry.maximumRetries else { throw error }
                 let delay = configuration.retry.delay(beforeRetry: failures, jitter: Double.random(in: 0...1),

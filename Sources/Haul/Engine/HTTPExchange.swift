@@ -65,6 +65,7 @@ struct HTTPExchange {
             } else {
                 connection = try Connection(to: current, tls: try tls.get(), connectTimeout: configuration.connectTimeout,
                                             cancellation: cancellation)
+                pool?.unreachable.reached(current.origin)
             }
             let request = try RequestHead.make(method: .get, url: current, userAgent: configuration.userAgent,
                                                userHeaders: policy.userHeaders, sendUserinfo: policy.sendsUserinfo,

@@ -30,7 +30,13 @@ final class Connection {
         let start = ContinuousClock.now
         self.cancellation = cancellation
         self.peer = url.isIPv6Literal ? "[\(url.host)]:\(url.port)" : "\(url.host):\(url.port)"
-        socket = try TCPSocket.connect(host: url.host, port: url.port, timeout: connectTimeout, cancellation: cancellation)
+        do throws(DownloadError) {
+            socket = try TCPSocket.connect(host: url.host, port: url.port, timeout: connectTimeout, cancellation: cancellation)
+        } catch {
+            var failure = error
+            if [.connectionRefused, .dnsFailure, .connectTimeout].contains(failure.code) { failure.unreachableOrigin = url.origin }
+            throw failure
+        }
         guard let token = cancellation.register(socket: socket.descriptor) else {
             closeDescriptor(socket.descriptor)
             closed = true   // deinit must not close it again

@@ -24,6 +24,8 @@ final class ConnectionPool: Sendable {
     /// The transport of another client (`URLSession`), made on first use: it keeps its own
     /// connections, so this pool only holds it for the downloader's lifetime.
     private let alternate = Mutex<(any AlternateTransport)?>(nil)
+    /// The origins the downloads sharing this pool gave up connecting to.
+    let unreachable = UnreachableHosts()
 
     private let idle = SharedStateLock<[HTTPURL.Origin: [Entry]]>([:])
 

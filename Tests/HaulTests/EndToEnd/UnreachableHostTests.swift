@@ -9,15 +9,17 @@ import Glibc
 import Darwin
 #endif
 
-/// Once a download has used its retries on a host it could not connect to, the other downloads
-/// of that host (same scheme, host and port) make their attempt but do not retry that failure;
-/// an attempt that reaches the host makes the others retry again.
+/// Once a download has failed to connect to an origin in more attempts in a row than it has
+/// retries, the other downloads of that origin (same scheme, host and port) make their attempts
+/// but do not retry that failure; a connection made to the origin makes them retry again.
 @Suite("Hosts given up on", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct UnreachableHostTests {
     static func retrying(_ download: Download) async -> (retries: Int, error: DownloadError?) {
         let outcome = await collect(download)
         return (outcome.names.filter { $0 == "retrying" }.count, outcome.error)
     }
+
+    static let note = "(not retried: an earlier download gave up connecting to this host)"
 
     @Test func theDownloadsAfterOneThatGaveUpDoNotRetryARefusedConnection() async throws {
         let port = try SwitchablePort()
@@ -31,8 +33,7 @@ struct UnreachableHostTests {
                 let later = await Self.retrying(downloader.download(port.url("/\(name).bin"), to: .directory(dir)))
                 #expect(later.retries == 0, "\(name)")
                 #expect(later.error?.code == .connectionRefused)
-                #expect(later.error?.message.hasSuffix("(not retried: an earlier download from this host gave up after its retries)") == true,
-                        "\(later.error?.message ?? "no error")")
+                #expect(later.error?.message.hasSuffix(Self.note) == true, "\(later.error?.message ?? "no error")")
             }
             // Another port of the same host is another origin: retried as usual.
             let other = try SwitchablePort()
@@ -40,15 +41,55 @@ struct UnreachableHostTests {
             #expect(elsewhere.retries == 2)
 
             // The host answers again: the next download works, and afterwards refusals are retried again.
-            try port.serveOnce(body: "hello")
+            try port.serveOnce(status: 200, body: "hello")
             let back = await collect(downloader.download(port.url("/e.bin"), to: .directory(dir)))
             #expect(back.finished, "\(back.error?.description ?? "")")
             #expect(try contents(dir.appendingPathComponent("e.bin")) == Array("hello".utf8))
-            try port.refuseAgain()
             let again = await Self.retrying(downloader.download(port.url("/f.bin"), to: .directory(dir)))
             #expect(again.retries == 2)
             #expect(again.error?.code == .connectionRefused)
             #expect(listFiles(dir) == ["e.bin"])
+        }
+    }
+
+    /// A download that gave up after failures of several kinds (the server answered 503, then
+    /// could not be reached) does not mark the host: the next download keeps its retries.
+    @Test func onlyConnectFailuresInARowMarkAHost() async throws {
+        let port = try SwitchablePort()
+        try await withTemporaryDirectory { dir in
+            let downloader = testDownloader { $0.retry = RetryPolicy(maximumRetries: 2, initialDelay: .milliseconds(20)) }
+            try port.serveOnce(status: 503, body: "")
+            let mixed = await Self.retrying(downloader.download(port.url("/a.bin"), to: .directory(dir)))
+            #expect(mixed.retries == 2)
+            #expect(mixed.error?.code == .connectionRefused)
+            let next = await Self.retrying(downloader.download(port.url("/b.bin"), to: .directory(dir)))
+            #expect(next.retries == 2, "\(next.error?.message ?? "")")
+            // That one failed to connect three times in a row: now the host is given up on.
+            let third = await Self.retrying(downloader.download(port.url("/c.bin"), to: .directory(dir)))
+            #expect(third.retries == 0)
+        }
+    }
+
+    /// A download cancelled during its backoff has not given up: the next one keeps its retries.
+    @Test func aCancelledDownloadDoesNotMarkTheHost() async throws {
+        let port = try SwitchablePort()
+        await withTemporaryDirectory { dir in
+            let downloader = testDownloader { $0.retry = RetryPolicy(maximumRetries: 2, initialDelay: .seconds(5)) }
+            let download = downloader.download(port.url("/a.bin"), to: .directory(dir))
+            let cancelled = await collect(download) { event in
+                if case .retrying = event { download.cancel() }
+            }
+            #expect(cancelled.error?.code == .cancelled)
+            let quick = downloader.download(port.url("/b.bin"), to: .directory(dir))
+            var retries = 0
+            let next = await collect(quick) { event in
+                if case .retrying = event {
+                    retries += 1
+                    quick.cancel()   // one retry is enough to tell; do not wait out the 5 s backoff
+                }
+            }
+            #expect(retries == 1)
+            #expect(next.error?.code == .cancelled)
         }
     }
 
@@ -60,6 +101,19 @@ struct UnreachableHostTests {
             #expect(await Self.retrying(one.download(port.url("/a.bin"), to: .directory(dir))).retries == 1)
             #expect(await Self.retrying(two.download(port.url("/b.bin"), to: .directory(dir))).retries == 1)
         }
+    }
+
+    /// Only a failure to make the TCP connection names the origin it could not reach.
+    @Test func aRefusedConnectionNamesItsOrigin() throws {
+        let port = try SwitchablePort()
+        let url = try HTTPURL.parse(port.url("/x").absoluteString)
+        let tls = TLSContextCache(options: Downloader.TLSOptions())
+        let error = #expect(throws: DownloadError.self) {
+            _ = try Connection(to: url, tls: try tls.get(), connectTimeout: .seconds(2), cancellation: CancellationSignal())
+        }
+        #expect(error?.code == .connectionRefused)
+        #expect(error?.unreachableOrigin == url.origin)
+        #expect(DownloadError(.connectTimeout, "the TLS handshake timed out").unreachableOrigin == nil)
     }
 
     @Test func theSetIsPerOriginAndEmptiesWhenReached() throws {
@@ -75,34 +129,32 @@ struct UnreachableHostTests {
         #expect(!hosts.contains(a) && hosts.contains(b))
         hosts.reached(b)
         #expect(!hosts.contains(b))
-        for code in [DownloadError.Code.connectionRefused, .dnsFailure, .connectTimeout] {
-            #expect(UnreachableHosts.means(DownloadError(code, "x")))
-        }
-        for code in [DownloadError.Code.connectionReset, .headerTimeout, .stalled, .httpStatus, .tlsHandshakeFailed] {
-            #expect(!UnreachableHosts.means(DownloadError(code, "x")))
-        }
     }
 }
 
-/// A port of 127.0.0.1 that refuses connections (bound, not listening), can answer one request,
-/// and can refuse again (the listening socket closed, the port bound again).
-final class SwitchablePort: @unchecked Sendable {   // descriptor changes only on the test's thread
+/// A port of 127.0.0.1 that refuses connections (bound, not listening), and can answer one
+/// request before it refuses again (the listening socket closed, the port bound again).
+final class SwitchablePort: Sendable {
     let port: Int
-    private var descriptor: Int32
+    private let descriptor: Mutex<Int32>
 
     init() throws {
-        (descriptor, port) = try Self.socket(boundTo: 0)
+        let (fd, port) = try Self.socket(boundTo: 0)
+        self.port = port
+        descriptor = Mutex(fd)
     }
 
-    deinit { close(descriptor) }
+    deinit { descriptor.withLock { _ = close($0) } }
 
     func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
 
-    /// Listens, and answers the first connection's request with `body` (then closes it).
-    func serveOnce(body: String) throws {
-        try #require(listen(descriptor, 1) == 0)
-        let listener = descriptor
-        Thread {
+    /// Listens, answers the first connection's request with `status` and `body` (then closes it),
+    /// and refuses again before that answer's client can connect anew.
+    func serveOnce(status: Int, body: String) throws {
+        let listener = descriptor.withLock { $0 }
+        try #require(listen(listener, 1) == 0)
+        let port = self.port
+        Thread { [self] in
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else { return }
             var request = [UInt8](repeating: 0, count: 4096)
@@ -113,17 +165,23 @@ final class SwitchablePort: @unchecked Sendable {   // descriptor changes only o
                 received += n
                 if String(decoding: request[..<received], as: UTF8.self).contains("\r\n\r\n") { break }
             }
-            let response = Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)".utf8)
-            _ = response.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, 0) }
+            // Refuse again first: the client's next attempt comes once it has read this answer.
+            descriptor.withLock { fd in
+                close(fd)
+                fd = (try? Self.socket(boundTo: port).0) ?? -1
+            }
+            let reason = status == 200 ? "OK" : "Service Unavailable"
+            let response = Array("HTTP/1.1 \(status) \(reason)\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)".utf8)
+            _ = response.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Self.noSignal) }
             close(connection)
         }.start()
     }
 
-    /// Closes the listening socket and binds the port again without listening.
-    func refuseAgain() throws {
-        close(descriptor)
-        (descriptor, _) = try Self.socket(boundTo: port)
-    }
+    #if canImport(Glibc)
+    private static let noSignal = Int32(MSG_NOSIGNAL)
+    #else
+    private static let noSignal: Int32 = 0
+    #endif
 
     private static func socket(boundTo port: Int) throws -> (Int32, Int) {
         #if canImport(Glibc)
