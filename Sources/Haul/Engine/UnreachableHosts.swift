@@ -1,8 +1,8 @@
 import Synchronization
 
 /// The origins (scheme, host, port) that a download of one ``Downloader`` gave up on because no
-/// TCP connection could be made to them (refused, not resolved, timed out) in as many attempts
-/// in a row as it had retries. Another download that cannot connect to such an origin still makes
+/// TCP connection could be made to them (refused, not resolved, timed out) in its last attempts,
+/// more in a row than it had retries. Another download that cannot connect to such an origin still makes
 /// its attempts, but does not retry that failure: with a list of 1,000 files on a host that is
 /// down, each download would otherwise wait through a backoff of its own (31 s with the default
 /// five retries), half an hour at 16 at once, where curl and wget fail at once. An origin leaves
