@@ -4,7 +4,7 @@
 /// A buffer index and the file offset it holds are equal modulo the block size, so a block of
 /// the file is a block of memory: the bytes before the first block boundary, and at the end the
 /// bytes after the last one, go through the page cache. Bytes count as written only once
-/// ``flush(to:all:wrote:)`` wrote them (it calls `wrote` for each run, in order).
+/// ``flush(to:all:limit:wrote:)`` wrote them (it calls `wrote` for each run, in order).
 struct DirectStaging {
     private let buffer: UnsafeMutableRawBufferPointer   // page-aligned, a whole number of blocks
     /// The file offset of `buffer[0]` (a block boundary).

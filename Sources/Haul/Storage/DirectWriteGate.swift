@@ -9,7 +9,7 @@ import Darwin
 ///
 /// Why: a write of part of a block through the page cache reads the rest of the block from disk
 /// first. If a direct write of that whole block is under way at that moment, the page can hold
-/// the old bytes, and its writeback later puts them back over the direct write. One the other
+/// the old bytes, and its writeback later puts them back over the direct write. The other
 /// way round is safe: a direct write first writes back the dirty pages of its range, then drops
 /// them. Two connections can meet inside one block when one took over the end of the other's
 /// range while that one's direct write was under way (see ``DirectStaging``).
