@@ -122,7 +122,7 @@ public final class Download: Sendable {
             return true
         }
         if wasQueued {
-            _ = onEnd(self, .key)   // it held no slot: nothing takes one over
+            _ = onEnd(self, .queuedKey)   // it held no slot: nothing takes one over
             complete(with: .failure(DownloadError(.cancelled, "cancelled before it started")))
         }
     }

@@ -8,7 +8,13 @@ import Foundation
 public struct DownloadRequest: Sendable {
     /// The URL the user gave (`http` or `https`). Its last path component names the file when
     /// the server sends no `Content-Disposition`.
-    public var url: URL
+    public var url: URL {
+        didSet { parsedURL = nil }
+    }
+    /// ``url`` as the engine parses it, when the caller has that already (a command line checks
+    /// every URL before it starts any): each download then skips a second parse. `nil` once
+    /// ``url`` changes.
+    package var parsedURL: HTTPURL?
     /// Extra request headers. They are sent to the URL's own origin only: a redirect to another
     /// scheme, host or port drops all of them.
     public var headers: [(name: String, value: String)]

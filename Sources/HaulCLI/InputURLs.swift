@@ -15,11 +15,35 @@ enum InputURLs {
     /// The URLs listed in a `-i` file: one per line, surrounding blanks trimmed, blank lines and
     /// lines starting with `#` ignored.
     static func urls(inList text: String) -> [String] {
-        // Split on the bytes CR and LF: the same lines as splitting the characters (CR, LF and
-        // CRLF are characters of their own), without walking the whole list by grapheme.
-        text.utf8.split(omittingEmptySubsequences: true, whereSeparator: { $0 == 0x0A || $0 == 0x0D })
-            .map { String(Substring($0)).trimmingBlanks() }
-            .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+        // Lines end at the bytes CR and LF: the same lines as splitting the characters (CR, LF
+        // and CRLF are characters of their own), read from the bytes in place (splitting and
+        // trimming by character cost ~3,800 instructions per line).
+        var text = text
+        return text.withUTF8 { bytes in
+            var urls: [String] = []
+            var start = 0
+            while start < bytes.count {
+                var end = start
+                while end < bytes.count, bytes[end] != 0x0A, bytes[end] != 0x0D { end += 1 }
+                if let url = entry(UnsafeBufferPointer(rebasing: bytes[start..<end])) { urls.append(url) }
+                start = end + 1
+            }
+            return urls
+        }
+    }
+
+    /// The URL on one line of a list, or `nil` for a blank line or a comment.
+    private static func entry(_ line: UnsafeBufferPointer<UInt8>) -> String? {
+        guard line.allSatisfy({ $0 < 0x80 }) else {
+            // Trimmed by character, as elsewhere: a space that a combining mark follows is kept.
+            let trimmed = String(decoding: line, as: UTF8.self).trimmingBlanks()
+            return trimmed.isEmpty || trimmed.hasPrefix("#") ? nil : trimmed
+        }
+        var first = 0, end = line.count
+        while first < end, line[first] == 0x20 || line[first] == 0x09 { first += 1 }
+        while end > first, line[end - 1] == 0x20 || line[end - 1] == 0x09 { end -= 1 }
+        guard first < end, line[first] != UInt8(ascii: "#") else { return nil }
+        return String(decoding: UnsafeBufferPointer(rebasing: line[first..<end]), as: UTF8.self)
     }
 
     /// Reads the `-i` list: `-` is standard input, other paths are relative to the working directory.
@@ -47,7 +71,18 @@ enum InputURLs {
     /// - Returns: the parsed URL.
     /// - Throws: ``DownloadError/Code/invalidURL`` or ``DownloadError/Code/unsupportedScheme``.
     static func validate(_ text: String) throws(DownloadError) -> URL {
-        let plainASCII = text.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }   // the usual case, checked fast
+        try check(text).url
+    }
+
+    /// ``validate(_:)`` that also returns the library's parse of the URL when it has one, for
+    /// ``DownloadRequest/parsedURL`` (`nil` for `s3://` and `oss://`, and for a URL that
+    /// `URL(string:)` rewrote).
+    ///
+    /// - Throws: as ``validate(_:)``.
+    static func check(_ text: String) throws(DownloadError) -> (url: URL, parsed: HTTPURL?) {
+        let isPlain = { (byte: UInt8) in byte > 0x20 && byte < 0x7F }
+        // The usual case, checked fast (contiguous bytes: the generic walk cost ~1,300 instructions).
+        let plainASCII = text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isPlain) } ?? text.utf8.allSatisfy(isPlain)
         if !plainASCII, text.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
             throw DownloadError(.invalidURL, "invalid URL: it contains spaces or control characters")
         }
@@ -68,9 +103,9 @@ enum InputURLs {
             throw DownloadError(.invalidURL, "invalid URL: port \(port) is out of range")
         }
         // s3:// and oss:// name a bucket and key; their signer makes the http(s) URL.
-        if StorageURL.schemes.contains(scheme) { return url }
+        if StorageURL.schemes.contains(scheme) { return (url, nil) }
         // Whatever the library would refuse once the download starts (a host such as `host!` or
         // `[zz::1]`, a malformed %-escape) is refused here, before any download does network I/O.
-        return try DownloadRequest.validatedURL(text, parsed: url)
+        return try DownloadRequest.checkedURL(text, parsed: url)
     }
 }

@@ -40,12 +40,12 @@ struct Runner {
             return ExitStatus.usage
         }
 
-        var urls: [URL] = []
+        var urls: [(url: URL, parsed: HTTPURL?)] = []
         for text in texts {
             do throws(DownloadError) {
-                let url = try InputURLs.validate(text)
-                _ = try StorageURL.signer(for: url, endpoint: options.endpoint, environment: terminal.environment)
-                urls.append(url)
+                let checked = try InputURLs.check(text)
+                _ = try StorageURL.signer(for: checked.url, endpoint: options.endpoint, environment: terminal.environment)
+                urls.append(checked)
             } catch {
                 terminal.write("haul: \(HumanFormat.printable(URLRedaction.redact(text))): \(error.message)\n", to: .error)
             }
@@ -87,12 +87,13 @@ struct Runner {
     ///
     /// The key includes the index, so the same URL listed twice runs twice instead of joining
     /// the (just finished) first run.
-    func request(for url: URL, index: Int) -> DownloadRequest {
+    func request(for url: URL, parsed: HTTPURL? = nil, index: Int) -> DownloadRequest {
         var request = DownloadRequest(url: url, headers: options.headers.map { (name: $0.name, value: $0.value) },
                                       conflictPolicy: options.conflictPolicy, key: "haul-cli-\(index) \(url.absoluteString)")
         request.startOver = !options.continuesPartial
         request.checksum = options.checksum
         request.signer = try? StorageURL.signer(for: url, endpoint: options.endpoint, environment: terminal.environment)
+        request.parsedURL = parsed
         return request
     }
 
@@ -113,7 +114,7 @@ struct Runner {
 
     /// Starts every download through one ``Downloader`` (which runs `-j` of them at once and
     /// queues the rest), follows their events concurrently, and reports them from this task only.
-    private func download(_ urls: [URL], texts: [String]) async -> Int32 {
+    private func download(_ urls: [(url: URL, parsed: HTTPURL?)], texts: [String]) async -> Int32 {
         let style: Reporter.Style = options.json ? .json : options.quiet ? .quiet : .progress
         let reporter = Reporter(style: style, terminal: terminal, urlsAsGiven: texts)
         let downloader = Downloader(configuration: configuration)
@@ -136,7 +137,7 @@ struct Runner {
         let unfinished = Mutex(urls.count)
         let tokens = urls.enumerated().map { index, url in
             let start = Mutex<DownloadStart?>(nil)
-            return downloader.start(request(for: url, index: index), to: destination, onEvent: { event in
+            return downloader.start(request(for: url.url, parsed: url.parsed, index: index), to: destination, onEvent: { event in
                 if !quiet {
                     sink.yield(.event(index, event))
                 } else if case .started(let started) = event {

@@ -40,7 +40,11 @@ struct SignedSource: Sendable {
             let signed = try Self.sign(original, with: signer, cancellation: cancellation)
             base = try HTTPURL.parse(signed.url.absoluteString)
         } else {
-            base = try HTTPURL.parse(request.url.absoluteString)
+            if let parsed = request.parsedURL {
+                base = parsed
+            } else {
+                base = try HTTPURL.parse(request.url.absoluteString)
+            }
         }
     }
 

@@ -13,34 +13,50 @@ package enum ContentRange: Equatable, Sendable {
     /// - Parameter value: the field value.
     /// - Returns: the range, or `nil` when the value is not valid.
     package static func parse(_ value: String) -> ContentRange? {
-        let text = Substring(value).utf8.trimmingOWS()
-        guard text.count > 6, text.prefix(5).lazy.map({ $0 | 0x20 }).elementsEqual("bytes".utf8),
-              text.dropFirst(5).first == UInt8(ascii: " ")
-        else { return nil }
-        let rest = text.dropFirst(6)
-        guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { return nil }
-        let rangePart = rest[..<slash]
-        let completePart = rest[rest.index(after: slash)...]
+        // Read as contiguous bytes: through `Substring.UTF8View` this took ~5,000 instructions.
+        var value = value
+        return value.withUTF8 { parse(bytes: $0) }
+    }
 
-        if rangePart.elementsEqual("*".utf8) {
-            guard let complete = number(completePart) else { return nil }
+    private static func parse(bytes all: UnsafeBufferPointer<UInt8>) -> ContentRange? {
+        var start = 0, end = all.count
+        while start < end, all[start] == 0x20 || all[start] == 0x09 { start += 1 }
+        while end > start, all[end - 1] == 0x20 || all[end - 1] == 0x09 { end -= 1 }
+        guard end - start > 6 else { return nil }
+        for (offset, letter) in "bytes".utf8.enumerated() where all[start + offset] | 0x20 != letter { return nil }
+        guard all[start + 5] == UInt8(ascii: " ") else { return nil }
+        let rest = start + 6
+        guard let slash = (rest..<end).first(where: { all[$0] == UInt8(ascii: "/") }) else { return nil }
+        let isStar = { (range: Range<Int>) in range.count == 1 && all[range.lowerBound] == UInt8(ascii: "*") }
+        let completePart = slash + 1..<end
+        if isStar(rest..<slash) {
+            guard let complete = number(all, completePart) else { return nil }
             return .unsatisfied(complete: complete)
         }
-        guard let dash = rangePart.firstIndex(of: UInt8(ascii: "-")),
-              let first = number(rangePart[..<dash]),
-              let last = number(rangePart[rangePart.index(after: dash)...]),
+        guard let dash = (rest..<slash).first(where: { all[$0] == UInt8(ascii: "-") }),
+              let first = number(all, rest..<dash),
+              let last = number(all, dash + 1..<slash),
               first <= last
         else { return nil }
-        if completePart.elementsEqual("*".utf8) {
+        if isStar(completePart) {
             return .satisfied(first: first, last: last, complete: nil)
         }
-        guard let complete = number(completePart), last < complete else { return nil }
+        guard let complete = number(all, completePart), last < complete else { return nil }
         return .satisfied(first: first, last: last, complete: complete)
     }
 
     /// Digits only, at least one, no overflow.
-    private static func number(_ bytes: Substring.UTF8View.SubSequence) -> Int64? {
-        guard !bytes.isEmpty, bytes.allSatisfy(isDigit) else { return nil }
-        return Int64(Substring(bytes))
+    private static func number(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int64? {
+        guard !range.isEmpty else { return nil }
+        var value: Int64 = 0
+        for index in range {
+            let byte = bytes[index]
+            guard isDigit(byte) else { return nil }
+            let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times10.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
+            guard !overflow1, !overflow2 else { return nil }
+            value = sum
+        }
+        return value
     }
 }

@@ -52,15 +52,43 @@ package struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
 
     /// The `Host` header value: the port only when it is not the scheme's default.
     var hostHeader: String {
-        let name = isIPv6Literal ? "[\(host)]" : host
-        return port == scheme.defaultPort ? name : "\(name):\(port)"
+        if !isIPv6Literal && port == scheme.defaultPort { return host }
+        var text = ""
+        appendHostHeader(to: &text)
+        return text
+    }
+
+    /// Appends ``hostHeader`` (built with appends: interpolation cost several times more).
+    private func appendHostHeader(to text: inout String) {
+        if isIPv6Literal {
+            text += "["
+            text += host
+            text += "]"
+        } else {
+            text += host
+        }
+        if port != scheme.defaultPort {
+            text += ":"
+            text += String(port)
+        }
     }
 
     /// Scheme, host and port.
     var origin: Origin { Origin(scheme: scheme, host: host, port: port) }
 
     /// The URL without userinfo (but with every query value).
-    package var stringWithoutUserinfo: String { "\(scheme.rawValue)://\(hostHeader)\(target)" }
+    package var stringWithoutUserinfo: String {
+        var text = ""
+        text.reserveCapacity(16 + host.utf8.count + path.utf8.count + (query?.utf8.count ?? 0))
+        text += scheme == .http ? "http://" : "https://"
+        appendHostHeader(to: &text)
+        text += path
+        if let query {
+            text += "?"
+            text += query
+        }
+        return text
+    }
 
     /// The URL with its secrets redacted, safe for messages (see ``redactedURLString(_:aggressive:)``).
     package var description: String { redactedURLString(stringWithoutUserinfo) }
@@ -113,7 +141,8 @@ package struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
         guard let path = percentEncoded(rawPath, allowingQuestionMark: false) else {
             throw invalid(string, "the path has a malformed %-escape")
         }
-        url.path = path.isEmpty ? "/" : removingDotSegments(path)
+        // Escaping adds or removes no `.` or `/`: the dot segments are those of the raw bytes.
+        url.path = path.isEmpty ? "/" : hasDotSegment(rawPath) ? removingDotSegments(path) : path
         if pathEnd < queryEnd {  // bytes[pathEnd] == "?"
             guard let query = percentEncoded(bytes[(pathEnd + 1)..<queryEnd], allowingQuestionMark: true) else {
                 throw invalid(string, "the query has a malformed %-escape")
@@ -247,6 +276,10 @@ private func percentDecoded(_ bytes: ArraySlice<UInt8>) -> String? {
 ///
 /// - Returns: the encoded text, or `nil` when a `%` is not followed by two hex digits.
 private func percentEncoded(_ bytes: ArraySlice<UInt8>, allowingQuestionMark: Bool) -> String? {
+    // The usual path or query needs no escape: taken as it is.
+    if bytes.allSatisfy({ isPathCharacter($0) || (allowingQuestionMark && $0 == UInt8(ascii: "?")) }) {
+        return String(decoding: bytes, as: UTF8.self)
+    }
     var result: [UInt8] = []
     result.reserveCapacity(bytes.count)
     var index = bytes.startIndex
@@ -260,7 +293,7 @@ private func percentEncoded(_ bytes: ArraySlice<UInt8>, allowingQuestionMark: Bo
             index += 3
             continue
         }
-        if isAlphanumeric(byte) || isOneOf(byte, "-._~!$&'()*+,;=:@/") || (allowingQuestionMark && byte == UInt8(ascii: "?")) {
+        if isPathCharacter(byte) || (allowingQuestionMark && byte == UInt8(ascii: "?")) {
             result.append(byte)
         } else {
             result.append(contentsOf: percentEscape(byte))
@@ -268,6 +301,21 @@ private func percentEncoded(_ bytes: ArraySlice<UInt8>, allowingQuestionMark: Bo
         index += 1
     }
     return String(decoding: result, as: UTF8.self)
+}
+
+/// What RFC 3986 allows unescaped in a path: unreserved, sub-delims, `:`, `@` and `/`
+/// (a `switch` rather than a search of the list: this runs for every byte of every URL).
+func isPathCharacter(_ byte: UInt8) -> Bool {
+    switch byte {
+    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        return true
+    case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "!"), UInt8(ascii: "$"),
+         UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"),
+         UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "/"):
+        return true
+    default:
+        return false
+    }
 }
 
 /// RFC 3986 §5.2.4 `remove_dot_segments`.
@@ -413,9 +461,19 @@ extension DownloadRequest {
     /// - Returns: the URL.
     /// - Throws: as ``validatedURL(_:)``.
     package static func validatedURL(_ text: String, parsed url: URL?) throws(DownloadError) -> URL {
+        try checkedURL(text, parsed: url).url
+    }
+
+    /// ``validatedURL(_:parsed:)`` that also returns the engine's parse of the URL, for
+    /// ``parsedURL``: `nil` when `URL(string:)` wrote the URL otherwise than `text` (an
+    /// international host), since a download parses the URL's own text.
+    ///
+    /// - Throws: as ``validatedURL(_:)``.
+    package static func checkedURL(_ text: String, parsed url: URL?) throws(DownloadError) -> (url: URL, parsed: HTTPURL?) {
         assert(url == URL(string: text), "parsed must be URL(string: text)")
+        var parsed: HTTPURL?
         do {
-            _ = try HTTPURL.parse(text)
+            parsed = try HTTPURL.parse(text)
         } catch where error.code == .invalidURL && hasInternationalHost(text) && url != nil {
             // The host as URL(string:) converted it; the rest of the text as typed, strictly.
             try checkInternational(text, converted: url!.absoluteString)
@@ -423,7 +481,7 @@ extension DownloadRequest {
             throw withoutQuotedURL(error, quoted: text)
         }
         guard let url else { throw DownloadError(.invalidURL, "invalid URL") }
-        return url
+        return (url, url.absoluteString == text ? parsed : nil)
     }
 
     /// Whether the authority of `text` (after `://`, up to `/`, `?` or `#`) has a non-ASCII byte.
@@ -463,9 +521,14 @@ extension DownloadRequest {
 
 /// Whether a segment of `path` (between slashes) is `.` or `..`.
 private func hasDotSegment(_ path: String) -> Bool {
+    path.utf8.withContiguousStorageIfAvailable { hasDotSegment($0) } ?? hasDotSegment(path.utf8)
+}
+
+/// Whether a segment of `path` (between slashes) is `.` or `..`.
+func hasDotSegment(_ path: some Sequence<UInt8>) -> Bool {
     var length = 0
     var onlyDots = true
-    for byte in path.utf8 {
+    for byte in path {
         if byte == UInt8(ascii: "/") {
             if onlyDots && (length == 1 || length == 2) { return true }
             length = 0

@@ -18,6 +18,8 @@ package struct RedirectPolicy: Sendable {
     private let maximumRedirects: Int
     private let allowsInsecureRedirects: Bool
     private var visited: Set<String>
+    /// The first URL (the first of ``visited``, once a redirect comes).
+    private let original: HTTPURL
 
     /// Starts a chain at the URL the user gave.
     ///
@@ -29,12 +31,13 @@ package struct RedirectPolicy: Sendable {
     package init(original: HTTPURL, userHeaders: [(name: String, value: String)], maximumRedirects: Int = 20,
          allowsInsecureRedirects: Bool = false) {
         self.current = original
+        self.original = original
         self.userHeaders = userHeaders
         self.sendsUserinfo = true
         self.hops = 0
         self.maximumRedirects = maximumRedirects
         self.allowsInsecureRedirects = allowsInsecureRedirects
-        self.visited = [original.stringWithoutUserinfo]
+        self.visited = []   // the original goes in at the first redirect: most chains have none
     }
 
     /// Whether a status is a redirect Haul follows: 301, 302, 303, 307 or 308.
@@ -67,6 +70,7 @@ package struct RedirectPolicy: Sendable {
         if current.scheme == .https && next.scheme == .http && !allowsInsecureRedirects {
             throw DownloadError(.redirectRefused, "redirect from https to http refused (\(next))")
         }
+        if visited.isEmpty { visited.insert(original.stringWithoutUserinfo) }
         guard visited.insert(next.stringWithoutUserinfo).inserted else {
             throw DownloadError(.tooManyRedirects, "redirect loop at \(next)")
         }

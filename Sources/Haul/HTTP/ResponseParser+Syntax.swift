@@ -51,7 +51,11 @@ extension ResponseParser {
 
     /// UTF-8 when valid, else ISO-8859-1 (each byte one character).
     static func decodeFieldText(_ bytes: UnsafeRawBufferPointer) -> String {
-        // Validated as contiguous bytes: the generic collection path showed in profiles.
+        // ASCII (the usual case) needs no validation beyond the check: `String(validating:)` takes
+        // a generic path that cost ~1,200 instructions per field.
+        if !bytes.contains(where: { $0 >= 0x80 }) {
+            return bytes.withMemoryRebound(to: UInt8.self) { String(decoding: $0, as: UTF8.self) }
+        }
         if let text = bytes.withMemoryRebound(to: UInt8.self, { String(validating: $0, as: UTF8.self) }) { return text }
         var scalars = String.UnicodeScalarView()
         scalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })

@@ -12,6 +12,11 @@
 ///     userinfo. Used for strings that failed to parse, whose password may contain a raw `/`.
 /// - Returns: the string without its secrets.
 func redactedURLString(_ string: String, aggressive: Bool = false) -> String {
+    // Without `?`, `#` and `@` there is nothing to redact (the usual URL of a file): no copy.
+    let hasNothingToRedact = string.utf8.withContiguousStorageIfAvailable { bytes in
+        !bytes.contains { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") || $0 == UInt8(ascii: "@") }
+    }
+    if hasNothingToRedact == true { return string }
     let bytes = Array(string.utf8)
     let queryStart = bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
     var output: [UInt8] = []

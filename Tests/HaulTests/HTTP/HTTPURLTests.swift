@@ -1,3 +1,4 @@
+import Foundation
 import HaulTestSupport
 import Testing
 @testable import Haul
@@ -34,6 +35,9 @@ import Testing
         Expected(input: "http://host/a%2Fb%2f?x=%41", scheme: .http, host: "host", port: 80, target: "/a%2Fb%2f?x=%41", hostHeader: "host"),
         Expected(input: "http://host/a/./b/../c/", scheme: .http, host: "host", port: 80, target: "/a/c/", hostHeader: "host"),
         Expected(input: "http://host/../../x", scheme: .http, host: "host", port: 80, target: "/x", hostHeader: "host"),
+        Expected(input: "http://host/a/%2E%2E/b", scheme: .http, host: "host", port: 80, target: "/a/%2E%2E/b", hostHeader: "host"),
+        Expected(input: "http://host/caf\u{E9}/../c?d=\u{E9}", scheme: .http, host: "host", port: 80, target: "/c?d=%C3%A9",
+                 hostHeader: "host"),
         Expected(input: "http://host?x", scheme: .http, host: "host", port: 80, target: "/?x", hostHeader: "host"),
         Expected(input: "http://host/?", scheme: .http, host: "host", port: 80, target: "/?", hostHeader: "host"),
         Expected(input: "http://host#only-fragment", scheme: .http, host: "host", port: 80, target: "/", hostHeader: "host"),
@@ -151,5 +155,28 @@ import Testing
         #expect(a == b)
         #expect(Set([a, b]).count == 1)
         #expect(try HTTPURL.parse("http://host/a?") != HTTPURL.parse("http://host/a"))
+    }
+
+    @Test func pathCharactersAreRFC3986sUnreservedSubDelimsColonAtAndSlash() {
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/".utf8)
+        for byte in UInt8.min...UInt8.max {
+            #expect(isPathCharacter(byte) == allowed.contains(byte), "byte \(byte)")
+        }
+    }
+
+    @Test func checkedURLGivesTheParseEveryDownloadMakesOrNone() throws {
+        let text = "http://Host.example:8080/a/./b?q=1"
+        let checked = try DownloadRequest.checkedURL(text, parsed: URL(string: text))
+        #expect(checked.parsed == (try HTTPURL.parse(checked.url.absoluteString)))
+        #expect(checked.parsed?.target == "/a/b?q=1")
+        // URL(string:) writes an international host as xn--: the download parses that text, not this one.
+        let international = "http://b\u{FC}cher.example/x"
+        let other = try DownloadRequest.checkedURL(international, parsed: URL(string: international))
+        #expect(other.parsed == nil && other.url.host == "xn--bcher-kva.example")
+
+        var request = DownloadRequest(url: checked.url)
+        request.parsedURL = checked.parsed
+        request.url = try #require(URL(string: "http://other.example/"))
+        #expect(request.parsedURL == nil, "a parse of the former URL must not outlive it")
     }
 }
