@@ -126,11 +126,14 @@ final class EventQueue: Sendable {
 
     /// Delivers queued observations until none is left; only one thread at a time runs this.
     private func deliverObservations() {
+        // The delivered batch's storage goes back as the next queue's, so a download that
+        // delivers one event at a time allocates no array for each.
+        var batch: [(id: Int, observer: Observer, observation: Observation)] = []
         while true {
-            let batch = state.withLock { state -> [(id: Int, observer: Observer, observation: Observation)] in
-                defer { state.undelivered = [] }
-                if state.undelivered.isEmpty { state.delivering = false }
-                return state.undelivered
+            batch.removeAll(keepingCapacity: true)
+            state.withLock { state in
+                swap(&batch, &state.undelivered)
+                if batch.isEmpty { state.delivering = false }
             }
             if batch.isEmpty { return }
             for entry in batch { entry.observer(entry.observation) }

@@ -94,17 +94,20 @@ package struct RequestHead: Sendable {
     func serialized() -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256)
-        bytes.append(contentsOf: method.rawValue.utf8)
+        bytes.appendUTF8(method.rawValue)
         bytes.append(UInt8(ascii: " "))
-        bytes.append(contentsOf: target.utf8)
-        bytes.append(contentsOf: " HTTP/1.1\r\n".utf8)
+        bytes.appendUTF8(target)
+        bytes.appendUTF8(" HTTP/1.1\r\n")
         for field in headers {
-            bytes.append(contentsOf: field.name.utf8)
-            bytes.append(contentsOf: ": ".utf8)
-            bytes.append(contentsOf: field.value.utf8)
-            bytes.append(contentsOf: "\r\n".utf8)
+            bytes.appendUTF8(field.name)
+            bytes.append(UInt8(ascii: ":"))
+            bytes.append(UInt8(ascii: " "))
+            bytes.appendUTF8(field.value)
+            bytes.append(0x0D)
+            bytes.append(0x0A)
         }
-        bytes.append(contentsOf: "\r\n".utf8)
+        bytes.append(0x0D)
+        bytes.append(0x0A)
         return bytes
     }
 
@@ -125,7 +128,17 @@ package struct RequestHead: Sendable {
 
 /// Whether a byte may appear in an HTTP token (RFC 9110 §5.6.2 `tchar`).
 func isTokenByte(_ byte: UInt8) -> Bool {
-    isAlphanumeric(byte) || isOneOf(byte, "!#$%&'*+-.^_`|~")
+    // A `switch`, not a search of the list: every byte of every field name goes through here.
+    switch byte {
+    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        return true
+    case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+         UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+         UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+        return true
+    default:
+        return false
+    }
 }
 
 /// Standard base64 with padding.

@@ -57,10 +57,10 @@ struct FinishedFileMark: Equatable, Sendable {
             let lengthText = String(length)
             var message: [UInt8] = []
             message.reserveCapacity(resourceKey.utf8.count + lengthText.utf8.count + kind.utf8.count + validator.utf8.count)
-            message += resourceKey.utf8
-            message += lengthText.utf8
-            message += kind.utf8
-            message += validator.utf8
+            message.appendUTF8(resourceKey)
+            message.appendUTF8(lengthText)
+            message.appendUTF8(kind)
+            message.appendUTF8(validator)
             digest = Digest.hash(.sha256, message)
             self.length = length
         }

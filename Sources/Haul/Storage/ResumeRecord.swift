@@ -76,8 +76,18 @@ extension ResumeRecord {
     /// - Parameter url: the URL the user gave.
     /// - Returns: 64 lowercase hexadecimal digits.
     static func resourceKey(for url: HTTPURL) -> String {
-        let host = url.isIPv6Literal ? "[\(url.host)]" : url.host
-        return SHA256.hex(Array("\(url.scheme.rawValue)://\(host):\(url.port)\(url.path)".utf8))
+        // "SCHEME://HOST:PORT/PATH", built as bytes (by interpolation it cost several times more).
+        var text: [UInt8] = []
+        text.reserveCapacity(16 + url.host.utf8.count + url.path.utf8.count)
+        text.appendUTF8(url.scheme.rawValue)
+        text.appendUTF8("://")
+        if url.isIPv6Literal { text.append(UInt8(ascii: "[")) }
+        text.appendUTF8(url.host)
+        if url.isIPv6Literal { text.append(UInt8(ascii: "]")) }
+        text.append(UInt8(ascii: ":"))
+        text.appendUTF8(String(url.port))
+        text.appendUTF8(url.path)
+        return SHA256.hex(text)
     }
 
     /// The ETag in `header` when it is a strong one, else `nil`.

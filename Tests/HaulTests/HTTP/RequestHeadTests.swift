@@ -113,4 +113,20 @@ import Testing
     func base64MatchesRFC4648(_ input: String, output: String) {
         #expect(base64(Array(input.utf8)) == output)
     }
+
+    @Test func tokenBytesAreRFC9110sTchar() {
+        let tchar = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+-.^_`|~".utf8)
+        for byte in UInt8.min...UInt8.max {
+            #expect(isTokenByte(byte) == tchar.contains(byte), "byte \(byte)")
+        }
+    }
+
+    @Test func serializedIsTheRequestLineThenEachFieldThenAnEmptyLine() throws {
+        let head = try RequestHead.make(method: .get, url: HTTPURL.parse("http://h\u{2D}1:8080/a%20b?q=\u{E9}"), userAgent: "ua/1",
+                                        userHeaders: [(name: "X-A", value: "v\u{E9}")], sendUserinfo: false,
+                                        range: ByteRangeRequest(first: 5, last: nil), ifRange: "\"e\"")
+        let expected = "GET /a%20b?q=%C3%A9 HTTP/1.1\r\nHost: h-1:8080\r\nUser-Agent: ua/1\r\nAccept: */*\r\n"
+            + "Accept-Encoding: identity\r\nRange: bytes=5-\r\nIf-Range: \"e\"\r\nX-A: v\u{E9}\r\n\r\n"
+        #expect(head.serialized() == Array(expected.utf8))
+    }
 }
