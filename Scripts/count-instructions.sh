@@ -30,6 +30,7 @@ ROUNDS=${ROUNDS:-3}
 ((COUNT >= 1 && COUNT <= 10000)) || die "COUNT must be 1-10000, not $COUNT"
 ((JOBS >= 1 && JOBS <= 256)) || die "JOBS must be 1-256, not $JOBS"
 ((ROUNDS >= 1)) || die "ROUNDS must be at least 1, not $ROUNDS"
+((KIB >= 1)) || die "KIB must be at least 1, not $KIB"
 
 require_command valgrind valgrind
 require_command curl curl
@@ -70,8 +71,8 @@ count_once() {
     made=$(find "$out" -maxdepth 1 -type f -name 'file-*.bin' | wc -l)
     ((made == COUNT)) || die "$client wrote $made of $COUNT files"
     diff -rq "$source_dir" "$out" -x .complete >/dev/null || die "$client's files differ from the sources"
-    # The totals line of callgrind's output: "summary: N" (or "totals: N").
-    sed -n 's/^\(summary\|totals\): \([0-9]*\)$/\2/p' "$report" | head -1
+    # The totals line of callgrind's output (only Ir is collected): "summary: N" or "totals: N".
+    sed -n -E 's/^(summary|totals): ([0-9]+)$/\2/p' "$report" | head -1
 }
 
 log "haul: $(haul_description)"
@@ -79,7 +80,8 @@ log "$COUNT files of $KIB KiB, $JOBS at once; 1 warm-up + $ROUNDS counted rounds
 declare -A counts=([haul]="" [curl]="")
 for round in $(seq 0 "$ROUNDS"); do
     for client in haul curl; do
-        value=$(count_once "$client")
+        value=$(count_once "$client") || exit 1
+        [[ $value =~ ^[0-9]+$ ]] || die "no instruction count in callgrind's report for $client (got '$value')"
         if ((round == 0)); then
             log "warm-up $client: $value"
         else

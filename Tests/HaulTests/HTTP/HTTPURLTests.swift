@@ -173,6 +173,12 @@ import Testing
         let international = "http://b\u{FC}cher.example/x"
         let other = try DownloadRequest.checkedURL(international, parsed: URL(string: international))
         #expect(other.parsed == nil && other.url.host == "xn--bcher-kva.example")
+        // Text that both parsers take but URL(string:) writes otherwise: no parse is kept, even
+        // one that would have been the same.
+        let rewritten = "http://h/\u{E4}.zip"
+        let third = try DownloadRequest.checkedURL(rewritten, parsed: URL(string: rewritten))
+        try #require(third.url.absoluteString != rewritten, "URL(string:) keeps \(rewritten) as it is; the case no longer applies")
+        #expect(third.parsed == nil)
 
         var request = DownloadRequest(url: checked.url)
         request.parsedURL = checked.parsed
