@@ -68,17 +68,10 @@ enum InputURLs {
     /// `http` or `https`, a host, a port in 1...65535, and accepted by the library
     /// (``DownloadRequest/validatedURL(_:)``).
     ///
-    /// - Returns: the parsed URL.
+    /// - Returns: the parsed URL, and the library's parse of it when it has one, for
+    ///   ``DownloadRequest/parsedURL`` (`nil` for `s3://` and `oss://`, and for a URL that
+    ///   `URL(string:)` rewrote).
     /// - Throws: ``DownloadError/Code/invalidURL`` or ``DownloadError/Code/unsupportedScheme``.
-    static func validate(_ text: String) throws(DownloadError) -> URL {
-        try check(text).url
-    }
-
-    /// ``validate(_:)`` that also returns the library's parse of the URL when it has one, for
-    /// ``DownloadRequest/parsedURL`` (`nil` for `s3://` and `oss://`, and for a URL that
-    /// `URL(string:)` rewrote).
-    ///
-    /// - Throws: as ``validate(_:)``.
     static func check(_ text: String) throws(DownloadError) -> (url: URL, parsed: HTTPURL?) {
         let isPlain = { (byte: UInt8) in byte > 0x20 && byte < 0x7F }
         // The usual case, checked fast (contiguous bytes: the generic walk cost ~1,300 instructions).

@@ -53,7 +53,14 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
 
     @Test(arguments: ["http://host/file", "https://h:8443/a?b=c", "HTTP://Host/x", "http://[::1]:8080/f", "http://h/ä.zip"])
     func validURLsPass(text: String) throws {
-        _ = try InputURLs.validate(text)
+        let checked = try InputURLs.check(text)
+        // The parse a download reuses is the one it would make of the URL's own text.
+        if let parsed = checked.parsed {
+            let own = checked.url.absoluteString
+            #expect(parsed == (try DownloadRequest.checkedURL(own, parsed: URL(string: own)).parsed))
+        } else {
+            #expect(checked.url.absoluteString != text, "a URL kept as typed comes with its parse")
+        }
     }
 
     @Test(arguments: [
@@ -65,9 +72,9 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
         ("http://h:0/", .invalidURL),
     ])
     func invalidURLsAreRefused(text: String, code: DownloadError.Code) {
-        #expect(throws: DownloadError.self) { try InputURLs.validate(text) }
+        #expect(throws: DownloadError.self) { try InputURLs.check(text).url }
         do {
-            _ = try InputURLs.validate(text)
+            _ = try InputURLs.check(text).url
         } catch {
             #expect(error.code == code)
             #expect(error.code.exitStatus == 2)

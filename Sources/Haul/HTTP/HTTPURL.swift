@@ -466,7 +466,7 @@ extension DownloadRequest {
 
     /// ``validatedURL(_:parsed:)`` that also returns the engine's parse of the URL, for
     /// ``parsedURL``: `nil` when `URL(string:)` wrote the URL otherwise than `text` (an
-    /// international host), since a download parses the URL's own text.
+    /// international host, a non-ASCII path), since a download parses the URL's own text.
     ///
     /// - Throws: as ``validatedURL(_:)``.
     package static func checkedURL(_ text: String, parsed url: URL?) throws(DownloadError) -> (url: URL, parsed: HTTPURL?) {
