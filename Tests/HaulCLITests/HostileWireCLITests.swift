@@ -182,8 +182,11 @@ struct HostileWireCLITests {
     }
 
     /// While it waits (for a head, for body bytes, for a 1-byte-per-second trickle, between two
-    /// attempts), `haul` sleeps in the kernel: under 1% of one core over 3 s, measured from
-    /// `/proc/PID/stat`. A correctness check against busy polling, not a benchmark.
+    /// attempts), `haul` sleeps in the kernel: under 5% of one core over 3 s, measured from
+    /// `/proc/PID/stat`. A correctness check against busy polling (a spin takes ~100%), not a
+    /// benchmark. The kernel counts CPU time in 10 ms ticks: 1% of 3 s allowed 3 of them, and
+    /// the trickle's progress (the ticker, the redraws) takes 2-3 in a debug build on an idle
+    /// machine (be73618 and later alike) and 4 under the full suite's load.
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat")),
           arguments: ["silent server", "stalled body", "trickle", "retry wait"])
     func waitingDoesNotSpinTheCPU(scenario: String) async throws {
@@ -210,7 +213,7 @@ struct HostileWireCLITests {
             let wall = (ContinuousClock.now - start)
             let used = after - before
             #expect(process.isRunning, "still waiting")
-            #expect(used < wall.secondsValue * 0.01, "used \(used) s of CPU in \(wall)")
+            #expect(used < wall.secondsValue * 0.05, "used \(used) s of CPU in \(wall)")
             _ = kill(process.processIdentifier, SIGINT)
             #expect(await waitUntil(timeout: .seconds(10)) { !process.isRunning })
             #expect(process.terminationStatus == 130)
