@@ -40,6 +40,9 @@
 #   HAUL_BIN=PATH          haul binary to use (default: the one Scripts/build-release.sh builds)
 #   HAUL_STANDIN=curl      time curl in haul's row (to debug this script)
 #   BENCH_TIMEOUT=600      seconds one run may take before it is killed and counted as failed
+#   PROBE_MIB=256          MiB dd writes into the output folder before and after the runs, into
+#                          the page cache and past it (lib/bench-probe.sh): the machine's phase;
+#                          0 skips it
 #   RESULTS_DIR=DIR        where the raw TSV and the summary go (default: a new temp dir, kept)
 #   WORK_DIR=DIR           server work dir, kept; the files made there are reused next time
 set -euo pipefail
@@ -61,6 +64,8 @@ source "$SCRIPTS_DIR/lib/bench-small.sh"
 source "$SCRIPTS_DIR/lib/bench-ratelimit.sh"
 # shellcheck source=Scripts/lib/bench-checksum.sh
 source "$SCRIPTS_DIR/lib/bench-checksum.sh"
+# shellcheck source=Scripts/lib/bench-probe.sh
+source "$SCRIPTS_DIR/lib/bench-probe.sh"
 
 PARTS=${PARTS:-single capped small ratelimit checksum}
 WARMUP=${WARMUP:-1}
@@ -75,6 +80,7 @@ for part in $PARTS; do
         *) die "unknown part '$part' (known: single capped small ratelimit checksum)" ;;
     esac
 done
+probe_check
 require_command cmp diffutils
 require_command python3 python3
 # GNU time by its path: `time` alone is a shell keyword.
@@ -114,6 +120,8 @@ bench_measure_setup
 # The runs
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+probe_before=$(bench_probe "$OUT_DIR")
+((PROBE_MIB == 0)) || log "writes into $OUT_DIR before the runs: $probe_before"
 log "client under test: $(haul_description)"
 log "parts: ${PARTS// /, }; $WARMUP warm-up + $RUNS runs of each client, output on $out_fs"
 for part in $PARTS; do
@@ -139,6 +147,7 @@ for part in $PARTS; do
 done
 
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+probe_after=$(bench_probe "$OUT_DIR")
 
 # ---------------------------------------------------------------------------------------------
 # The report
@@ -174,6 +183,9 @@ fi
     echo "haul bench: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit, $(nproc) cores, $(uname -sr)"
     echo "server: nginx $(nginx -v 2>&1 | sed 's|.*/||') on 127.0.0.1 (sendfile on); downloads written to $out_fs"
     echo "load average (1, 5, 15 min): $load_before before the runs, $load_after after (above $(nproc), other work shared the cores)"
+    if ((PROBE_MIB > 0)); then
+        echo "writes of $PROBE_MIB MiB into the output folder: $probe_before before the runs, $probe_after after (the VM's phase: see README, Benchmarks)"
+    fi
     echo "haul: $(haul_description)"
     echo "curl: $(curl --version | head -1 | cut -d' ' -f1-2,5-6)"
     if command -v aria2c >/dev/null; then
