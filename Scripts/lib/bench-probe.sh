@@ -15,8 +15,9 @@ PROBE_MIB=${PROBE_MIB:-256}
 
 # Dies unless PROBE_MIB is 0 or a positive multiple of 4 (the direct half writes 4 MiB blocks).
 probe_check() {
-    [[ "$PROBE_MIB" =~ ^[0-9]+$ ]] && ((PROBE_MIB % 4 == 0)) ||
-        die "PROBE_MIB must be 0 or a multiple of 4, not '$PROBE_MIB'"
+    [[ "$PROBE_MIB" =~ ^[0-9]{1,6}$ ]] && ((10#$PROBE_MIB % 4 == 0)) ||
+        die "PROBE_MIB must be 0 or a multiple of 4 up to 999996, not '$PROBE_MIB'"
+    PROBE_MIB=$((10#$PROBE_MIB))   # 016 is 16, not octal 14
 }
 
 # Prints the MB/s of COMMAND..., which writes PROBE_MIB MiB, or "n/a" when it fails.
