@@ -101,7 +101,8 @@ package struct DownloadJob {
     /// A retryable status carries the server's `Retry-After`, if any.
     package static func validate(_ head: ResponseHead, askedForRange: Bool) throws(DownloadError) {
         let status = head.status
-        let said = head.reason.isEmpty ? "\(status)" : "\(status) \(head.reason)"
+        // Built only for an error: every response passes through here.
+        var said: String { head.reason.isEmpty ? "\(status)" : "\(status) \(head.reason)" }
         switch status {
         case 200...205:
             return
