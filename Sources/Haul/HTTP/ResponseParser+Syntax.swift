@@ -96,14 +96,11 @@ extension ResponseParser {
     ///
     /// - Throws: `.invalidContentLength` otherwise.
     static func contentLength(in headers: HTTPHeaders) throws(DownloadError) -> Int64? {
-        var only: String?, count = 0
-        for field in headers.fields where field.name.asciiCaseInsensitiveEquals("Content-Length") {
-            only = field.value
-            count += 1
-        }
-        if count == 0 { return nil }
+        guard let first = headers.firstIndex(of: "Content-Length", from: 0) else { return nil }
+        let only = headers.fields[first].value
+        let count = headers.firstIndex(of: "Content-Length", from: first + 1) == nil ? 1 : 2
         // The usual case: one value of digits only, too short to overflow.
-        if count == 1, let only, (1...18).contains(only.utf8.count), only.utf8.allSatisfy(isDigit) { return Int64(only) }
+        if count == 1, (1...18).contains(only.utf8.count), only.utf8.allSatisfy(isDigit) { return Int64(only) }
         let values = headers.values(for: "Content-Length")
         var result: Int64?
         for element in values.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: false) }) {
