@@ -1,6 +1,7 @@
 // SHA256_Init/Update/Final are deprecated in OpenSSL 3 in favour of EVP, but remain its fastest
-// way to hash a short message (see haul_digest_once); the guard below falls back to EVP where
-// they are gone.
+// way to hash a short message (see haul_digest_once); the guard there falls back to EVP where
+// they are gone. The define silences deprecation warnings for this whole file: keep any other
+// deprecated call out of it.
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include "CHaulTLS.h"
 #include <openssl/sha.h>
@@ -115,10 +116,11 @@ void haul_digest_free(EVP_MD_CTX *context) {
     EVP_MD_CTX_free(context);
 }
 
-// A context per thread for haul_digest_once: a context made for each short message (a resume
-// record's resource key, a finished-file mark) cost an allocation, and OpenSSL 3 allocates the
-// digest's own state at a fresh context's first initialisation. Freed when the thread ends.
-// Where no thread key can be had, each call makes and frees its own context.
+// A context per thread for haul_digest_once's EVP path (every algorithm but SHA-256, and SHA-256
+// where OpenSSL has no low-level calls): a context made for each short message cost an
+// allocation, and OpenSSL 3 allocates the digest's own state at a fresh context's first
+// initialisation. Freed when the thread ends. Where no thread key can be had, each call makes
+// and frees its own context.
 static pthread_key_t haul_once_key;
 static int haul_once_key_ready;
 static pthread_once_t haul_once_key_made = PTHREAD_ONCE_INIT;
@@ -146,10 +148,13 @@ static int haul_digest_with(EVP_MD_CTX *context, const EVP_MD *md, const void *b
 int haul_digest_once(int algorithm, const void *bytes, size_t length, unsigned char *out) {
 #ifndef OPENSSL_NO_DEPRECATED_3_0
     // SHA-256 of a short message (every small file hashes two: its resume record's resource key
-    // and its finished-file mark) without EVP: EVP_DigestInit_ex, Update and Final cost ~4,000
-    // instructions per message here, the low-level calls a few hundred (the same block function,
-    // SHA-NI where the CPU has it), and a process that needs no other digest never loads
-    // OpenSSL's providers (~5 million instructions at the first fetch).
+    // and its finished-file mark; the signers hash their canonical requests) without EVP:
+    // EVP_DigestInit_ex, Update and Final cost ~4,000 instructions per message here, and the
+    // first fetch of a digest loads OpenSSL's providers (~5 million instructions), which a plain
+    // HTTP download otherwise never needs. The low-level calls run the same block function
+    // (SHA-NI where the CPU has it). They bypass the providers: under a FIPS configuration these
+    // hashes (identities, not secrets; the signers' HMACs still go through EVP) are not made by
+    // the FIPS provider.
     if (algorithm == HAUL_DIGEST_SHA256) {
         SHA256_CTX context;
         if (SHA256_Init(&context) != 1

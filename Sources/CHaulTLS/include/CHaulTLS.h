@@ -61,8 +61,9 @@ int haul_digest_final(EVP_MD_CTX *context, unsigned char *out);
 /// Frees a context from haul_digest_new (NULL is ignored).
 void haul_digest_free(EVP_MD_CTX *context);
 
-/// The digest of length bytes in one call, written into out (at least haul_digest_size bytes),
-/// through a context each thread keeps for the purpose (safe on any number of threads at once).
+/// The digest of length bytes in one call, written into out (at least haul_digest_size bytes);
+/// safe on any number of threads at once. SHA-256 goes through OpenSSL's low-level calls where
+/// the library still has them, the other algorithms through a context each thread keeps.
 /// Returns the digest length, 0 on failure.
 int haul_digest_once(int algorithm, const void *bytes, size_t length, unsigned char *out);
 

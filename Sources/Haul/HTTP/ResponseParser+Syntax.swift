@@ -98,9 +98,9 @@ extension ResponseParser {
     static func contentLength(in headers: HTTPHeaders) throws(DownloadError) -> Int64? {
         guard let first = headers.firstIndex(of: "Content-Length", from: 0) else { return nil }
         let only = headers.fields[first].value
-        let count = headers.firstIndex(of: "Content-Length", from: first + 1) == nil ? 1 : 2
+        let repeated = headers.firstIndex(of: "Content-Length", from: first + 1) != nil
         // The usual case: one value of digits only, too short to overflow.
-        if count == 1, (1...18).contains(only.utf8.count), only.utf8.allSatisfy(isDigit) { return Int64(only) }
+        if !repeated, (1...18).contains(only.utf8.count), only.utf8.allSatisfy(isDigit) { return Int64(only) }
         let values = headers.values(for: "Content-Length")
         var result: Int64?
         for element in values.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: false) }) {

@@ -17,6 +17,19 @@ struct HTTPHeadersTests {
         #expect(headers["X-Ä"] == "1")
     }
 
+    @Test func lookupsFindTheFirstEveryOrNoField() {
+        let headers = HTTPHeaders([("ETag", ""), ("Warning", "1"), ("etag", "\"b\""), ("X", "y"), ("ETAG", "c")])
+        #expect(headers["ETag"] == "", "an empty value is a value")
+        #expect(headers.values(for: "Etag") == ["", "\"b\"", "c"])
+        #expect(headers.values(for: "Age").isEmpty)
+        #expect(headers["Age"] == nil)
+        #expect(HTTPHeaders().values(for: "ETag").isEmpty)
+        #expect(headers.firstIndex(of: "etag", from: 0) == 0)
+        #expect(headers.firstIndex(of: "etag", from: 1) == 2)
+        #expect(headers.firstIndex(of: "etag", from: 5) == nil, "a start at the end finds nothing")
+        #expect(headers.firstIndex(of: "etag", from: 9) == nil, "nor one beyond it")
+    }
+
     /// (Linux strings are all native: the comparison of stored bytes runs, not the fallback for
     /// foreign strings that Darwin may bridge.)
     @Test func longNamesCompareTheSame() {

@@ -112,6 +112,8 @@ import Testing
         ("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", .get, .length(0)),
         ("HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\n\r\n", .get, .length(5)),
         ("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n", .get, .length(5)),
+        ("HTTP/1.1 200 OK\r\ncontent-length: 5\r\nCONTENT-LENGTH: 5, 5\r\nContent-Length: 5\r\n\r\n", .get, .length(5)),
+        ("HTTP/1.1 200 OK\r\ncontent-length: 12\r\n\r\n", .get, .length(12)),
         ("HTTP/1.1 200 OK\r\nContent-Length: 007\r\n\r\n", .get, .length(7)),
         ("HTTP/1.1 200 OK\r\nContent-Length: 9223372036854775807\r\n\r\n", .get, .length(Int64.max)),
         ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n", .get, .chunked),
@@ -138,9 +140,15 @@ import Testing
         #expect(error?.code == .invalidContentLength)
     }
 
-    @Test func repeatedContentLengthFieldsWithDifferentValuesAreRejected() {
+    @Test(arguments: [
+        "Content-Length: 5\r\nContent-Length: 6",
+        "Content-Length: 5\r\nContent-Length: 5\r\nContent-Length: 6",
+        "Content-Length: 5\r\nContent-Length: abc",
+        "Content-Length: 5\r\nContent-Length: ",
+    ])
+    func repeatedContentLengthFieldsThatDisagreeOrAreInvalidAreRejected(_ fields: String) {
         let error = #expect(throws: DownloadError.self) {
-            try parseWhole("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n")
+            try parseWhole("HTTP/1.1 200 OK\r\n\(fields)\r\n\r\n")
         }
         #expect(error?.code == .invalidContentLength)
     }

@@ -51,6 +51,18 @@ import Testing
         #expect(Hex.encode(hasher.finalize()) == digest)
     }
 
+    /// The one-shot digest (low-level calls for SHA-256) equals the streaming one (EVP) for
+    /// messages that end around the 64- and 128-byte block boundaries and their padding.
+    @Test(arguments: ChecksumAlgorithm.allCases, [0, 1, 55, 56, 63, 64, 65, 111, 112, 119, 120, 127, 128, 129, 1000])
+    func oneShotEqualsStreamingAtEveryBlockBoundary(algorithm: ChecksumAlgorithm, length: Int) {
+        let message = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 17 &+ 5) }
+        let hasher = Digest(algorithm)
+        message.withUnsafeBytes { hasher.update($0) }
+        let streamed = hasher.finalize()
+        #expect(streamed.count == algorithm.byteCount)
+        #expect(Digest.hash(algorithm, message) == streamed)
+    }
+
     @Test(arguments: ChecksumAlgorithm.allCases, [0, 1, 3, 55, 56, 63, 64, 111, 112, 128, 1000])
     func piecesEqualOneShot(algorithm: ChecksumAlgorithm, split: Int) {
         let message = (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
@@ -86,7 +98,8 @@ import Testing
         #expect(hasher.finalize() == Digest.hash(algorithm, Array("xyz".utf8)))
     }
 
-    /// One-shot digests share a context per thread: alternating algorithms on one thread, and
+    /// One-shot digests (SHA-256 on the stack, the others through a context per thread):
+    /// alternating algorithms on one thread, and
     /// on eight threads started together, each still gets the streaming digest of its own
     /// message; the threads then end, which frees their contexts.
     @Test func oneShotDigestsAlternateAlgorithmsAndRunOnSeveralThreadsAtOnce() {
