@@ -8,7 +8,9 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Dispatch
 import Haul
+import Synchronization
 
 /// Where the URLs of a run come from and how they are checked before any network I/O.
 enum InputURLs {
@@ -63,6 +65,28 @@ enum InputURLs {
         }
         return String(decoding: bytes, as: UTF8.self)
     }
+
+    /// ``check(_:)`` of each text, in order. A long list is checked on several threads at once:
+    /// the check costs ~13,000 instructions per URL (two parses), which for 1,000 URLs held the
+    /// first request back by ~3 ms.
+    static func checkAll(_ texts: [String]) -> [Result<(url: URL, parsed: HTTPURL?), DownloadError>] {
+        @Sendable func checkOne(_ text: String) -> Result<(url: URL, parsed: HTTPURL?), DownloadError> {
+            do throws(DownloadError) { return .success(try check(text)) } catch { return .failure(error) }
+        }
+        let parts = min(ProcessInfo.processInfo.activeProcessorCount, texts.count / parallelCheckMinimum, 8)
+        guard parts > 1 else { return texts.map(checkOne) }
+        let checked = Mutex([[Result<(url: URL, parsed: HTTPURL?), DownloadError>]](repeating: [], count: parts))
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            let range = texts.count * part / parts ..< texts.count * (part + 1) / parts
+            let results = texts[range].map(checkOne)
+            checked.withLock { $0[part] = results }
+        }
+        return checked.withLock { $0.flatMap { $0 } }
+    }
+
+    /// The fewest URLs each thread of ``checkAll(_:)`` takes: below that, starting threads costs
+    /// more than it saves.
+    static let parallelCheckMinimum = 128
 
     /// Checks one URL as typed: parseable by `URL(string:)`, no spaces or control characters,
     /// `http` or `https`, a host, a port in 1...65535, and accepted by the library

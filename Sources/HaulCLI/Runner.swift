@@ -41,9 +41,9 @@ struct Runner {
         }
 
         var urls: [(url: URL, parsed: HTTPURL?)] = []
-        for text in texts {
+        for (text, check) in zip(texts, InputURLs.checkAll(texts)) {
             do throws(DownloadError) {
-                let checked = try InputURLs.check(text)
+                let checked = try check.get()
                 _ = try StorageURL.signer(for: checked.url, endpoint: options.endpoint, environment: terminal.environment)
                 urls.append(checked)
             } catch {

@@ -63,6 +63,28 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
         }
     }
 
+    /// A list long enough to be checked on several threads gives the same results, in the same
+    /// order, as checking each URL on its own; bad URLs anywhere in it included.
+    @Test(arguments: [1, 255, 256, 1_000, 2_049])
+    func checkingAListAtOnceEqualsCheckingEachURL(count: Int) {
+        let bad = Dictionary([(0, "ftp://h/f"), (count / 3, "http://a b/"), (count / 2, "http://host!/x"), (count - 1, "http://[::1")],
+                             uniquingKeysWith: { first, _ in first })
+        let texts = (0..<count).map { bad[$0] ?? "http://h\($0 % 7).example:\(8000 + $0 % 50)/file-\($0).bin?q=\($0)" }
+        let together = InputURLs.checkAll(texts)
+        #expect(together.count == count)
+        for (text, result) in zip(texts, together) {
+            switch (result, Result { () throws(DownloadError) in try InputURLs.check(text) }) {
+            case (.success(let a), .success(let b)):
+                #expect(a.url == b.url && a.parsed == b.parsed, "\(text)")
+            case (.failure(let a), .failure(let b)):
+                #expect(a.code == b.code && a.message == b.message, "\(text)")
+            default:
+                Issue.record("\(text): \(result) where one check alone gives the other outcome")
+            }
+        }
+        #expect(together.filter { if case .failure = $0 { true } else { false } }.count == bad.count)
+    }
+
     @Test(arguments: [
         ("http://[::1", DownloadError.Code.invalidURL), ("http://a b/", .invalidURL), ("http://h/x\u{7}", .invalidURL),
         ("http://", .invalidURL), ("http:///path", .invalidURL), ("http://h:99999/", .invalidURL),
@@ -89,6 +111,24 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
         #expect(terminal.standardError == """
             haul: http://h/a b?token=REDACTED: invalid URL: it contains spaces or control characters
             haul: ftp://h/f: unsupported URL scheme 'ftp': only http, https, s3 and oss are supported
+
+            """)
+        #expect(terminal.standardOutput.isEmpty)
+    }
+
+    /// A list long enough to be checked on several threads reports its bad URLs one line each,
+    /// in the list's order, and downloads nothing.
+    @Test func aLongListReportsItsBadURLsInOrder() async {
+        var lines = (1...600).map { "http://127.0.0.1:9/file-\($0).bin" }
+        lines[0] = "ftp://h/first"
+        lines[299] = "http://a b/middle"
+        lines[599] = "http://host!/last"
+        let (status, terminal) = await run(["-q", "-i", "-"], standardInput: lines.joined(separator: "\n"))
+        #expect(status == 2)
+        #expect(terminal.standardError == """
+            haul: ftp://h/first: unsupported URL scheme 'ftp': only http, https, s3 and oss are supported
+            haul: http://a b/middle: invalid URL: it contains spaces or control characters
+            haul: http://host!/last: invalid URL: the host contains a character that is not allowed in a host name
 
             """)
         #expect(terminal.standardOutput.isEmpty)
