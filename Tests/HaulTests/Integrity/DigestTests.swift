@@ -99,9 +99,9 @@ import Testing
     }
 
     /// One-shot digests (SHA-256 on the stack, the others through a context per thread):
-    /// alternating algorithms on one thread, and
-    /// on eight threads started together, each still gets the streaming digest of its own
-    /// message; the threads then end, which frees their contexts.
+    /// alternating algorithms on one thread, and on eight threads started together, each still
+    /// gets the streaming digest of its own message; the threads then end, which frees their
+    /// contexts.
     @Test func oneShotDigestsAlternateAlgorithmsAndRunOnSeveralThreadsAtOnce() {
         let messages = (0..<64).map { index in (0..<(index * 37)).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ index) } }
         func streamed(_ algorithm: ChecksumAlgorithm, _ message: [UInt8]) -> [UInt8] {
