@@ -17,9 +17,10 @@ public enum HaulCommand {
     ///   (`haul-urlsession`); `nil` for `haul`, which runs that program for `--engine=urlsession`.
     public static func main(urlSession: Downloader.Transport? = nil) async -> Never {
         signal(SIGPIPE, SIG_IGN)   // a closed socket or pipe is an error to report, not a reason to die
+        let held = HeldUntilExit()
         let status = await run(arguments: Array(CommandLine.arguments.dropFirst()), terminal: SystemTerminal(),
-                               urlSession: urlSession.map { .linked($0) } ?? .companion)
-        exit(status)
+                               urlSession: urlSession.map { .linked($0) } ?? .companion, holding: held)
+        withExtendedLifetime(held) { exit(status) }
     }
 
     /// Runs the command.
@@ -31,6 +32,13 @@ public enum HaulCommand {
     /// - Returns: the exit status (CONTRACT.md): 0 success, 2 usage error, the lowest failure status...
     public static func run(arguments: [String], terminal: some Terminal,
                            urlSession: URLSessionEngine = .unavailable) async -> Int32 {
+        await run(arguments: arguments, terminal: terminal, urlSession: urlSession, holding: nil)
+    }
+
+    /// ``run(arguments:terminal:urlSession:)``, leaving the downloads' objects in `held`, if any,
+    /// instead of releasing them (``HeldUntilExit``).
+    static func run(arguments: [String], terminal: some Terminal, urlSession: URLSessionEngine,
+                    holding held: HeldUntilExit?) async -> Int32 {
         let command: ParsedCommand
         do throws(UsageError) {
             command = try ArgumentParser.parse(arguments)
@@ -58,7 +66,7 @@ public enum HaulCommand {
                 case .failure(let exit): return exit.status
                 }
             }
-            return await Runner(options: options, terminal: terminal, transport: transport).run()
+            return await Runner(options: options, terminal: terminal, transport: transport, held: held).run()
         }
     }
 

@@ -19,6 +19,8 @@ struct Runner {
     let terminal: any Terminal
     /// The transport (`--engine`: the caller resolves `urlsession`, see ``URLSessionEngine``).
     var transport: Downloader.Transport = .native
+    /// Where the downloader and its downloads go when the run ends, if the process is about to exit.
+    var held: HeldUntilExit?
 
     /// Runs everything and returns the exit status (CONTRACT.md).
     func run() async -> Int32 {
@@ -190,6 +192,10 @@ struct Runner {
         }
         sink.finish()
         reporter.end(at: now())
+        if let held {
+            held.hold(downloader)
+            held.hold(tokens)
+        }
         return interrupts.isInterrupted ? ExitStatus.interrupted : ExitStatus.combined(statuses)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Haul
 @testable import HaulCLI
+import HaulServer
 import HaulTestSupport
 import Testing
 
@@ -132,6 +133,25 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
 
             """)
         #expect(terminal.standardOutput.isEmpty)
+    }
+
+    /// The process's own run (``HaulCommand/main(urlSession:)``) leaves the downloader and its
+    /// downloads to the exit; every file is complete and named by then.
+    @Test func theProcessLeavesItsDownloadsToTheExit() async throws {
+        let server = try HaulServer()
+        await withTemporaryDirectory { dir in
+            let held = HeldUntilExit()
+            let urls = (1...3).map { server.url("/bytes/\(1_000 * $0)/held-\($0).bin") }
+            let terminal = CapturedTerminal(currentDirectory: dir)
+            let status = await HaulCommand.run(arguments: ["-q", "-d", dir.path] + urls, terminal: terminal,
+                                               urlSession: .unavailable, holding: held)
+            #expect(status == 0, "\(terminal.standardError)")
+            #expect(held.count == 2, "the downloader and the downloads' tokens")
+            #expect(listFiles(dir) == ["held-1.bin", "held-2.bin", "held-3.bin"])
+            for index in 1...3 {
+                #expect(fileContents(dir.appendingPathComponent("held-\(index).bin")) == served(1_000 * index))
+            }
+        }
     }
 
     @Test func inputFromStandardInputIsReadAndChecked() async {
