@@ -1,11 +1,9 @@
 #define _GNU_SOURCE
 #include "CHaulSys.h"
 #include <errno.h>
-#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <unistd.h>
-#include <sys/resource.h>
 #if defined(__linux__) || defined(__APPLE__)
 #include <sys/xattr.h>
 #endif
@@ -97,12 +95,6 @@ int haul_open_direct(int dirfd, const char *name) {
     errno = ENOTSUP;
     return -1;
 #endif
-}
-
-long haul_open_file_limit(void) {
-    struct rlimit limit;
-    if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return -1;
-    return limit.rlim_cur > (rlim_t)LONG_MAX ? -1 : (long)limit.rlim_cur;
 }
 
 int haul_reserve(int fd, int64_t length) {

@@ -30,9 +30,6 @@ int haul_syncfs(int fd);
 /// WAIT_BEFORE | WRITE | WAIT_AFTER, which flushes no device cache). Elsewhere -1, ENOSYS.
 int haul_check_written(int fd);
 
-/// The soft limit on open descriptors (RLIMIT_NOFILE), or -1 when unlimited or unknown.
-long haul_open_file_limit(void);
-
 /// Linux: opens `name` in the folder `dirfd` for writing with O_DIRECT (the page cache
 /// bypassed), never through a symlink, close-on-exec; the descriptor, or -1 with errno.
 /// Elsewhere -1 with errno ENOTSUP.

@@ -53,20 +53,13 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
         let done: @Sendable (Result<DownloadResult, DownloadError>) -> Void
     }
     private let monitor = Monitor()
-    /// Files waiting for the next batch, their bytes, and whether a thread is committing batches.
+    /// Files waiting for the next batch, and whether a thread is committing batches.
     private var pending: [Entry] = []
-    private var pendingBytes: Int64 = 0
     private var serving = false
-    /// At most this many files, and this many bytes (unless one file alone is larger), wait for
-    /// a batch besides the one being committed; beyond that a download's thread waits at
-    /// ``submit(_:done:)`` (a disk slower than the network).
-    ///
-    /// Each waiting file holds its descriptor, with its lock, until it is named (downloads into
-    /// one folder share the folder's), so the count stays within a quarter of the descriptors
-    /// the process may open. The bytes are in the page cache already: the byte limit bounds what
-    /// a batch's sync must write, as it was when at most 64 files of ``largestFile`` could wait.
+    /// At most this many files wait for a batch, besides the batch being committed: each holds
+    /// two descriptors (the file, with its lock, and its folder), so on a disk slower than the
+    /// network a download's thread waits at ``submit(_:done:)`` instead.
     private let maximumWaiting: Int
-    private let maximumWaitingBytes: Int64
     private let syncFileSystem: @Sendable (Int32) -> Int32
     private let checkWritten: @Sendable (Int32) -> Int32
 
@@ -82,39 +75,23 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
 
     /// - Parameters:
     ///   - maximumWaiting: how many files may wait for a batch before a hand-off waits.
-    ///   - maximumWaitingBytes: how many bytes they may hold (one file alone may hold more).
     ///   - syncFileSystem: syncs the file system of a descriptor, returning 0 or an `errno`
     ///     (tests count and fail it).
     ///   - checkWritten: reports a failed write of one file after a successful sync, 0 or an `errno`.
-    init(maximumWaiting: Int = BatchCommitter.defaultMaximumWaiting, maximumWaitingBytes: Int64 = 64 * largestFile,
+    init(maximumWaiting: Int = 64,
          syncFileSystem: @escaping @Sendable (Int32) -> Int32 = { BatchCommitter.syncFileSystem(of: $0) },
          checkWritten: @escaping @Sendable (Int32) -> Int32 = { BatchCommitter.checkWritten($0) }) {
         self.maximumWaiting = maximumWaiting
-        self.maximumWaitingBytes = maximumWaitingBytes
         self.syncFileSystem = syncFileSystem
         self.checkWritten = checkWritten
     }
 
-    /// How many files may wait for a batch: 256, or a quarter of the descriptors this process
-    /// may open if that is fewer (at least 16).
-    ///
-    /// Measured with 1,000 files of 64 KiB, 16 at once: with 64 the downloads' threads waited at
-    /// the hand-off 44-122 times per run while the committer caught up, and every batch was
-    /// 64 files or fewer. Letting more wait gives the committer larger batches (fewer syncs per
-    /// file) when it falls behind, and the downloads go on meanwhile.
-    static let defaultMaximumWaiting: Int = {
-        let limit = haul_open_file_limit()
-        return limit < 0 ? 256 : max(16, min(256, limit / 4))
-    }()
-
     /// Commits `commit` soon, on the committer's thread, then calls `done` there with the result.
-    /// Waits first while `maximumWaiting` files, or `maximumWaitingBytes` bytes, are waiting already.
+    /// Waits first while `maximumWaiting` files are waiting already.
     func submit(_ commit: FileCommit, done: @escaping @Sendable (Result<DownloadResult, DownloadError>) -> Void) {
         let start = monitor.withLock { () -> Bool in
-            while pending.count >= maximumWaiting
-                || (!pending.isEmpty && pendingBytes + commit.byteCount > maximumWaitingBytes) { monitor.wait() }
+            while pending.count >= maximumWaiting { monitor.wait() }
             pending.append(Entry(commit: commit, done: done))
-            pendingBytes += commit.byteCount
             if serving { return false }
             serving = true
             return true
@@ -128,7 +105,6 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
             let batch = monitor.withLock { () -> [Entry] in
                 let taken = pending
                 pending = []
-                pendingBytes = 0
                 if taken.isEmpty { serving = false }
                 monitor.broadcast()   // room for the threads waiting in submit
                 return taken

@@ -200,44 +200,6 @@ struct BatchCommitterTests {
         }
     }
 
-    /// Files that hold more than the byte limit together make a hand-off wait too; one file
-    /// alone never waits for the limit.
-    @Test func aHandOffWaitsWhileTheWaitingFilesHoldTooManyBytes() async throws {
-        try await withTemporaryDirectory { (dir) async throws in
-            let target = try DownloadTarget(destination: .directory(dir))
-            let committer = BatchCommitter(maximumWaiting: 100, maximumWaitingBytes: 100_000)
-            let gate = DispatchSemaphore(value: 0)
-            let inDone = DispatchSemaphore(value: 0)
-            let ended = DispatchGroup()
-            // The first file's callback holds the committer's thread: what comes next waits.
-            ended.enter()
-            committer.submit(try Self.finishedFile("b0.bin", Self.bytes(0, count: 150_000), in: target)) { _ in
-                inDone.signal()
-                gate.wait()
-                ended.leave()
-            }
-            inDone.wait()
-            ended.enter()
-            committer.submit(try Self.finishedFile("b1.bin", Self.bytes(1), in: target)) { _ in ended.leave() }   // 70,000 bytes
-            let second = try Self.finishedFile("b2.bin", Self.bytes(2), in: target)
-            let handedOff = Mutex(false)
-            ended.enter()
-            DispatchQueue.global().async {
-                committer.submit(second) { _ in ended.leave() }
-                handedOff.withLock { $0 = true }
-            }
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(!handedOff.withLock { $0 }, "70,000 bytes were waiting: 70,000 more would pass the limit of 100,000")
-            gate.signal()
-            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                ended.notify(queue: .global()) { done.resume() }
-            }
-            #expect(handedOff.withLock { $0 })
-            #expect(listFiles(dir) == ["b0.bin", "b1.bin", "b2.bin"])
-            #expect(try contents(dir.appendingPathComponent("b0.bin")) == Self.bytes(0, count: 150_000))
-        }
-    }
-
     @Test func aHandOffWaitsWhileTooManyFilesWait() async throws {
         try await withTemporaryDirectory { (dir) async throws in
             let target = try DownloadTarget(destination: .directory(dir))
