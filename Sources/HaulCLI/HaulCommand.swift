@@ -20,6 +20,7 @@ public enum HaulCommand {
         let held = HeldUntilExit()
         let status = await run(arguments: Array(CommandLine.arguments.dropFirst()), terminal: SystemTerminal(),
                                urlSession: urlSession.map { .linked($0) } ?? .companion, holding: held)
+        // `held` lives while the closure runs, and the closure never returns.
         withExtendedLifetime(held) { exit(status) }
     }
 

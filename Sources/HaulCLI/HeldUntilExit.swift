@@ -9,13 +9,13 @@ import Synchronization
 /// makes one; a test or an embedding program that calls ``HaulCommand/run(arguments:terminal:urlSession:)``
 /// releases everything as usual.
 final class HeldUntilExit: Sendable {
-    private let objects = Mutex<[any Sendable]>([])
+    private let storage = Mutex<[any Sendable]>([])
 
     /// Keeps `object` (and every object it refers to) until the process exits.
     func hold(_ object: some Sendable) {
-        objects.withLock { $0.append(object) }
+        storage.withLock { $0.append(object) }
     }
 
-    /// How many objects are held.
-    var count: Int { objects.withLock { $0.count } }
+    /// What is held, in the order it was handed over.
+    var objects: [any Sendable] { storage.withLock { $0 } }
 }

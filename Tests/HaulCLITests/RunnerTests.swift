@@ -146,7 +146,10 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
             let status = await HaulCommand.run(arguments: ["-q", "-d", dir.path] + urls, terminal: terminal,
                                                urlSession: .unavailable, holding: held)
             #expect(status == 0, "\(terminal.standardError)")
-            #expect(held.count == 2, "the downloader and the downloads' tokens")
+            let objects = held.objects
+            #expect(objects.count == 2)
+            #expect(objects.first is Downloader, "the downloader")
+            #expect((objects.last as? [DownloadToken])?.count == 3, "the token of each download")
             #expect(listFiles(dir) == ["held-1.bin", "held-2.bin", "held-3.bin"])
             for index in 1...3 {
                 #expect(fileContents(dir.appendingPathComponent("held-\(index).bin")) == served(1_000 * index))
