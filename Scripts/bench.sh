@@ -28,7 +28,7 @@
 #   PARTS="single capped small ratelimit checksum"   which parts to run, in this order
 #   WARMUP=1 RUNS=5        warm-up rounds (not counted) and measured rounds, per part and protocol
 #   SIZE_MIB=2048 PROTOCOLS="http https" CLIENTS="haul curl aria2c curl+sync" HAUL_ARGS=""
-#     HTTP_EXTRA_CLIENTS="haul-urlsession"                                             (single)
+#     HTTP_EXTRA_CLIENTS="haul-urlsession disk" DISK_WRITERS=16                        (single)
 #   CAPPED_SIZE_MIB=500 CAPPED_CONNECTIONS=8 CAPPED_CLIENTS="haul aria2c axel"
 #     CAPPED_HAUL_ARGS="" NGINX_CAPPED_RATE=25m                                       (capped)
 #   SMALL_COUNT=1000 SMALL_KIB=64 SMALL_JOBS=16 SMALL_CLIENTS="haul aria2c curl curl+sync"
@@ -163,7 +163,7 @@ knobs() {
 reproduce="$(knobs PARTS WARMUP RUNS)"
 for part in $PARTS; do
     case $part in
-        single) reproduce+="$(knobs SIZE_MIB PROTOCOLS CLIENTS HTTP_EXTRA_CLIENTS HAUL_ARGS)" ;;
+        single) reproduce+="$(knobs SIZE_MIB PROTOCOLS CLIENTS HTTP_EXTRA_CLIENTS DISK_WRITERS HAUL_ARGS)" ;;
         capped) reproduce+="$(knobs CAPPED_SIZE_MIB CAPPED_CONNECTIONS CAPPED_CLIENTS CAPPED_HAUL_ARGS NGINX_CAPPED_RATE)" ;;
         small) reproduce+="$(knobs SMALL_COUNT SMALL_KIB SMALL_JOBS SMALL_CLIENTS SMALL_HAUL_ARGS)" ;;
         ratelimit) reproduce+="$(knobs RATELIMIT_MIB_S RATELIMIT_SECONDS RATELIMIT_CLIENTS RATELIMIT_HAUL_ARGS)" ;;
