@@ -10,8 +10,9 @@ import Darwin
 /// A `haul` process running in the background, for end-to-end tests that act while it runs
 /// (Ctrl-C) and for every test that should not block a Swift concurrency thread while waiting.
 ///
-/// Standard input is empty; standard output and error go to temporary files (read by
-/// ``finish(timeout:)``), so a large output never blocks the child and stderr is not a TTY.
+/// Standard input is empty unless a file is given; standard output and error go to temporary
+/// files (read by ``finish(timeout:)``), so a large output never blocks the child and stderr is
+/// not a TTY.
 final class HaulProcess: Sendable {
     private let process: Process
     private let outputFolder: URL
@@ -19,14 +20,20 @@ final class HaulProcess: Sendable {
 
     /// Starts `haul` with `arguments` in the working directory `directory`.
     ///
-    /// - Parameter environment: variables set (or replaced) in the child's environment.
+    /// - Parameters:
+    ///   - environment: variables set (or replaced) in the child's environment.
+    ///   - standardInput: a file the child reads as its standard input (empty when `nil`).
     /// - Throws: when the binary was not built or cannot be started.
-    init(_ arguments: [String], in directory: URL, environment extra: [String: String] = [:]) throws {
+    init(_ arguments: [String], in directory: URL, environment extra: [String: String] = [:],
+         standardInput: URL? = nil) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("haul-e2e-\(UUID().uuidString)")
         var environment = ProcessInfo.processInfo.environment
         environment["TERM"] = "xterm-256color"  // stderr is a file, so output must be plain anyway
         environment.merge(extra) { $1 }
         let process = try HaulBinary.prepare(arguments, outputIn: folder, workingDirectory: directory, environment: environment)
+        if let standardInput {
+            process.standardInput = try FileHandle(forReadingFrom: standardInput)
+        }
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         process.terminationHandler = { _ in
             continuation.yield()

@@ -49,6 +49,7 @@ struct ResumeChangedFileTests {
             let record = try await interruptFirstRun(server, old, downloader, in: dir, after: 1_000_000)
             try #require(firstMissingByte(record) < newSize, "the resume must ask for a byte the new file has")
             let partialBefore = try contents(dir.appendingPathComponent("file.bin.part"))
+            let recordBefore = try contents(dir.appendingPathComponent("file.bin.resume"))
 
             server.setResource("/file.bin", Validators.etag.resource(size: newSize, seed: 2, rate: 3_000_000))
             let before = server.requests.count
@@ -59,6 +60,7 @@ struct ResumeChangedFileTests {
             #expect(requests(of: server, after: before).count == 1, "no retry of a protocol error")
             #expect(!listFiles(dir).contains("file.bin"), "no file may appear")
             #expect(try contents(dir.appendingPathComponent("file.bin.part")) == partialBefore, "nothing may be written")
+            #expect(try contents(dir.appendingPathComponent("file.bin.resume")) == recordBefore, "the record is kept as it was")
         }
     }
 
