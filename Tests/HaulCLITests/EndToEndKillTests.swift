@@ -56,7 +56,10 @@ struct EndToEndKillTests {
                 // Whatever the kill interrupted, the record (if any) claims only bytes that are there.
                 let files = listFiles(dir)
                 #expect(files.allSatisfy { ["kill.bin.part", "kill.bin.resume", "kill.bin.rtmp"].contains($0) }, "round \(round): \(files)")
-                if let record = Self.record(in: dir) {
+                // Saved as temporary + rename, the record on disk is always a whole one.
+                let loaded = Self.loadRecord(in: dir)
+                if case .invalid(let why) = loaded { Issue.record("round \(round): \(why)") }
+                if case .valid(let record) = loaded {
                     #expect(record.totalLength == Self.size)
                     claimed.append(record.completed.byteCount)
                     let partial = try Data(contentsOf: dir.appendingPathComponent("kill.bin.part"))
@@ -77,12 +80,10 @@ struct EndToEndKillTests {
         }
     }
 
-    /// The valid resume record of `kill.bin` in `dir`, if any.
-    static func record(in dir: URL) -> ResumeRecord? {
-        guard let folder = try? DestinationFolder(path: dir.path), case .valid(let record) = ResumeRecord.load(for: "kill.bin", in: folder) else {
-            return nil
-        }
-        return record
+    /// The resume record of `kill.bin` in `dir`: missing, valid, or invalid (with why).
+    static func loadRecord(in dir: URL) -> ResumeRecord.LoadResult {
+        guard let folder = try? DestinationFolder(path: dir.path) else { return .invalid("the folder cannot be opened") }
+        return ResumeRecord.load(for: "kill.bin", in: folder)
     }
 }
 
