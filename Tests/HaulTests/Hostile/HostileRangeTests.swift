@@ -34,6 +34,38 @@ struct HostileRangeTests {
         }
     }
 
+    /// A resume (a record on disk, `Range` from its first missing byte) answered with a 206 that
+    /// starts elsewhere: a protocol error, no retry, the partial and its record kept as they were.
+    @Test(arguments: [false, true])
+    func aResumeAnsweredForAnotherStartIsRefusedAndKeepsThePartial(startsLater: Bool) async throws {
+        let server = try HaulServer()
+        let size: Int64 = 3_000_000
+        try await withTemporaryDirectory { dir async throws in
+            let downloader = resumeDownloader(connections: 1)
+            let record = try await interruptFirstRun(server, Validators.etag.resource(size: size, seed: 7, rate: 1_000_000),
+                                                     downloader, in: dir, after: 500_000)
+            let partialBefore = try contents(dir.appendingPathComponent("file.bin.part"))
+            let recordBefore = try contents(dir.appendingPathComponent("file.bin.resume"))
+            let asked = firstMissingByte(record)
+            let start = startsLater ? asked + 4_096 : 0
+            server.removeResource("/file.bin")
+            let file = ScriptedFile(size: Int(size), seed: 7) { _ in .partial(contentRange: "bytes \(start)-\(start + 99)/\(size)") }
+            file.install(on: server, at: "/file.bin")
+            let before = server.requests.count
+
+            let run = await runToEnd(downloader, DownloadRequest(url: url(server, "/file.bin")), to: .directory(dir))
+
+            #expect(run.error?.code == .rangeMismatch, "\(run.error?.description ?? "finished")")
+            #expect(run.error?.code.exitStatus == 7)
+            let sent = requests(of: server, after: before)
+            #expect(sent.count == 1, "a protocol error is not retried")
+            #expect(sent.first?.header("Range") == "bytes=\(asked)-")
+            #expect(try contents(dir.appendingPathComponent("file.bin.part")) == partialBefore, "nothing may be written")
+            #expect(try contents(dir.appendingPathComponent("file.bin.resume")) == recordBefore, "the record is kept as it was")
+            #expect(!listFiles(dir).contains("file.bin"))
+        }
+    }
+
     /// A segment's request answered 200 (the whole file): the file changed or ranges stopped
     /// working, so the download starts over from byte 0 and ends with one whole version.
     @Test func aSegmentAnsweredWithTheWholeFileStartsOver() async throws {
