@@ -109,6 +109,36 @@ struct HostileRangeTests {
         }
     }
 
+    /// An incomplete partial answered 416 (a server that refuses the range although its total
+    /// is the recorded one, or one whose 416 carries another ETag): nothing confirms the bytes
+    /// on disk, so the download starts over from byte 0 and ends with the server's file whole.
+    @Test(arguments: ["\"v1\"", "\"v2\""])
+    func a416ForAnIncompletePartialStartsOver(etagOf416: String) async throws {
+        let server = try HaulServer()
+        let size: Int64 = 3_000_000
+        try await withTemporaryDirectory { dir async throws in
+            let downloader = resumeDownloader(connections: 1)
+            let record = try await interruptFirstRun(server, Validators.etag.resource(size: size, seed: 7, rate: 1_000_000),
+                                                     downloader, in: dir, after: 500_000)
+            server.removeResource("/file.bin")
+            let file = ScriptedFile(size: Int(size), seed: 7) { index in
+                index == 0 ? .status(416, headers: "Content-Range: bytes */\(size)\r\nETag: \(etagOf416)\r\n") : .serve
+            }
+            file.install(on: server, at: "/file.bin")
+            let before = server.requests.count
+
+            let run = await runToEnd(downloader, DownloadRequest(url: url(server, "/file.bin")), to: .directory(dir))
+
+            #expect(run.error == nil, "\(run.error?.description ?? "")")
+            #expect(run.startingOver.count == 1, "\(run.names)")
+            let ranges = requests(of: server, after: before).map { $0.header("Range") }
+            #expect(ranges == ["bytes=\(firstMissingByte(record))-", "bytes=0-"], "\(ranges)")
+            #expect(file.bodyBytesSent == size, "the whole file once, after the 416")
+            #expect(listFiles(dir) == ["file.bin"])
+            #expect(try contents(dir.appendingPathComponent("file.bin")) == file.content)
+        }
+    }
+
     /// A complete partial with a 416 for exactly its end of the same file: finished with no body
     /// byte sent (the complete case of `ResumeTests`, here with a Last-Modified record).
     @Test func a416ConfirmingACompletePartialFinishesWithoutTheBody() async throws {
