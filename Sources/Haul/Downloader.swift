@@ -26,7 +26,8 @@ public final class Downloader: Sendable {
         var queue = FIFOQueue<Download>()
     }
     private let registry = SharedStateLock(Registry())
-    private let resources: DownloaderResources
+    /// What every download of this downloader shares (internal: tests look at its host slots).
+    let resources: DownloaderResources
 
     /// Creates a downloader.
     ///

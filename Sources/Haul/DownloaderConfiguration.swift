@@ -37,7 +37,8 @@ extension Downloader {
         public var connectionsPerDownload: Int = 4
         /// No segment is smaller than this, so small files use one connection. Default 1 MiB.
         public var minimumSegmentSize: Int64 = 1 << 20
-        /// Connections open at once to one host, shared by all downloads. Default 16.
+        /// Connections open at once to one server (host and port), shared by all downloads: each
+        /// download's first request and every segment count. Default 16.
         public var maximumConnectionsPerHost: Int = 16
         /// Downloads transferring at once; the others wait in a queue, in the order they were started. Default 4.
         ///

@@ -46,6 +46,12 @@ struct DownloadAttempt {
         // 2. Ask for the rest (or for everything, from byte 0, to learn about ranges).
         let requestedStart = record.map(Self.firstMissingByte) ?? 0
         let validator = record.flatMap { $0.etag ?? $0.lastModified }
+        // The first connection counts against the host's cap like every segment's; its slot goes
+        // back when the connection is done with (a transfer's first worker gives it back).
+        let slots = job.resources.hostSlots
+        if let slots, !slots.acquire(for: url, cancellation: signal) { throw DownloadError(.cancelled, "cancelled") }
+        var holdsSlot = slots != nil
+        defer { if holdsSlot { slots?.release(for: url) } }
         let exchange = try source.open(range: ByteRangeRequest(first: requestedStart, last: nil), ifRange: validator,
                                        configuration: configuration, tls: tls, pool: job.resources.pool,
                                        cancellation: signal, buffer: buffer)
@@ -162,7 +168,7 @@ struct DownloadAttempt {
             defer { hasher?.stop() }   // before the partial file closes
             let written = try transfer(exchange: exchange, facts: facts, record: record, resourceKey: resourceKey,
                                        name: name, fileURL: fileURL, partial: partial, integrity: (verification, hasher, blocks),
-                                       handedOver: &handedOver, recordWritten: &recordWritten)
+                                       handedOver: &handedOver, holdsSlot: &holdsSlot, recordWritten: &recordWritten)
             let replace = target.fixedName != nil || policy == .overwrite
             // The validators of this response, as a rerun's check will see them.
             let marked = (record?.totalLength ?? facts.totalLength).flatMap { total in
@@ -246,7 +252,8 @@ struct DownloadAttempt {
     private func transfer(exchange: HTTPExchange, facts: ResumeDecision.ResponseFacts, record: ResumeRecord?,
                           resourceKey: String, name: String, fileURL: URL, partial: PartialFile,
                           integrity: (Verification?, StreamHasher?, BlockHashes),
-                          handedOver: inout Bool, recordWritten: inout Bool) throws(DownloadError) -> Int64 {
+                          handedOver: inout Bool, holdsSlot: inout Bool,
+                          recordWritten: inout Bool) throws(DownloadError) -> Int64 {
         let (verification, hasher, blocks) = integrity
         if facts.status == 416 {   // an empty file (ResumeDecision.emptyFile): nothing to read
             try partial.truncate(to: 0)
@@ -325,14 +332,20 @@ struct DownloadAttempt {
                                              connections: configuration.connectionsPerDownload)
             started(connections: transfer.plannedConnections)
             handedOver = true
+            let slotGoesWithIt = holdsSlot
+            holdsSlot = false
             defer { recordWritten = recordWritten || transfer.checkpointed }
-            try transfer.run(first: exchange, firstBuffer: buffer, run: signal)
+            try transfer.run(first: exchange, firstBuffer: buffer, run: signal, firstHoldsHostSlot: slotGoesWithIt)
             return total
         }
         started(connections: 1)
         let written = try stream(exchange, into: partial, total: total, progress: progress, hasher: hasher)
         handedOver = true
         exchange.finish(pool: job.resources.pool)
+        if holdsSlot {
+            job.resources.hostSlots?.release(for: url)
+            holdsSlot = false
+        }
         return written
     }
 

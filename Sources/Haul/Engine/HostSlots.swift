@@ -1,37 +1,49 @@
-import Synchronization
-
-/// Caps the connections open at once to one host, across every download of a ``Downloader``.
+/// Caps the connections open at once to one server (host name and port), across every download
+/// of a ``Downloader``: each download's first request and each of its segments' take a slot.
 ///
-/// A connection that finds the host full waits (sleeping in short cancellable steps, no spinning)
-/// until another gives its slot back.
+/// A connection that finds the server full waits (sleeping in cancellable steps that grow from
+/// 1 ms to 50 ms, no spinning) until another gives its slot back.
 final class HostSlots: Sendable {
+    private struct Server: Hashable {
+        var host: String
+        var port: Int
+    }
+
     private let maximum: Int
-    private let counts = SharedStateLock<[String: Int]>([:])
+    private let counts = SharedStateLock<[Server: Int]>([:])
 
     init(maximumPerHost: Int) {
         self.maximum = max(1, maximumPerHost)
     }
 
-    /// Takes a slot for `url`'s host. Returns `false` when cancelled while waiting.
+    /// Takes a slot for `url`'s server. Returns `false` when cancelled while waiting.
     func acquire(for url: HTTPURL, cancellation: CancellationSignal) -> Bool {
-        let host = url.host
+        let server = Server(host: url.host, port: url.port)
+        var pause = Duration.milliseconds(1)
         while true {
             let taken = counts.withLock { counts -> Bool in
-                let now = counts[host, default: 0]
+                let now = counts[server, default: 0]
                 guard now < maximum else { return false }
-                counts[host] = now + 1
+                counts[server] = now + 1
                 return true
             }
             if taken { return true }
-            if !cancellation.sleep(for: .milliseconds(50)) { return false }
+            if !cancellation.sleep(for: pause) { return false }
+            pause = min(pause * 2, .milliseconds(50))
         }
     }
 
     /// Gives a slot back.
     func release(for url: HTTPURL) {
+        let server = Server(host: url.host, port: url.port)
         counts.withLock { counts in
-            let now = counts[url.host, default: 1] - 1
-            counts[url.host] = now > 0 ? now : nil
+            let now = counts[server, default: 1] - 1
+            counts[server] = now > 0 ? now : nil
         }
+    }
+
+    /// The slots taken for `url`'s server now (for tests).
+    func taken(for url: HTTPURL) -> Int {
+        counts.withLock { $0[Server(host: url.host, port: url.port), default: 0] }
     }
 }

@@ -91,11 +91,15 @@ final class SegmentedTransfer: Sendable {
     ///   - first: the attempt's first response, positioned at its body (from the first missing byte).
     ///   - firstBuffer: the receive buffer `first` reads into.
     ///   - run: the run's cancellation (pause or cancel).
+    ///   - firstHoldsHostSlot: `first` was opened under one of `setup.hostSlots`' slots, which
+    ///     goes back when its connection is done with it.
     /// - Throws: `cancelled`, `diskFull`, `rangeMismatch`, network errors once retries are used up...
-    func run(first: HTTPExchange, firstBuffer: UnsafeMutableRawBufferPointer, run: CancellationSignal) throws(DownloadError) {
+    func run(first: HTTPExchange, firstBuffer: UnsafeMutableRawBufferPointer, run: CancellationSignal,
+             firstHoldsHostSlot: Bool) throws(DownloadError) {
         let segments = initialSegments
         guard !segments.isEmpty else {
             first.close()
+            if firstHoldsHostSlot { setup.hostSlots?.release(for: setup.url) }
             return
         }
         activeWorkers.withLock { $0 = segments.count }
@@ -109,7 +113,8 @@ final class SegmentedTransfer: Sendable {
             // (1,000 files of 64 KiB: one thread per file fewer). One that outlives a record
             // interval starts one then (see checkpointIfDue).
             inlineCheckpoints.withLock { $0 = ContinuousClock.now }
-            work(worker: segments[0].worker, segment: segments[0], exchange: first, buffer: firstBuffer)
+            work(worker: segments[0].worker, segment: segments[0], exchange: first, holdingSlot: firstHoldsHostSlot,
+                 buffer: firstBuffer)
             if coordinatorStarted.withLock({ $0 }) { coordinatorEnded.wait() }
             finish(run: run)
         } else {
@@ -117,13 +122,14 @@ final class SegmentedTransfer: Sendable {
             for (index, segment) in segments.enumerated() {
                 if index == 0 {
                     spawnThread(name: "haul-segment") { [self] in
-                        work(worker: segment.worker, segment: segment, exchange: handOver.exchange, buffer: handOver.buffer)
+                        work(worker: segment.worker, segment: segment, exchange: handOver.exchange,
+                             holdingSlot: firstHoldsHostSlot, buffer: handOver.buffer)
                     }
                 } else {
                     spawnThread(name: "haul-segment") { [self] in
                         let buffer = ReceiveBuffers.shared.take(size: setup.configuration.bufferSize)
                         defer { ReceiveBuffers.shared.give(buffer) }
-                        work(worker: segment.worker, segment: segment, exchange: nil, buffer: buffer)
+                        work(worker: segment.worker, segment: segment, exchange: nil, holdingSlot: false, buffer: buffer)
                     }
                 }
             }
@@ -220,18 +226,27 @@ final class SegmentedTransfer: Sendable {
     }
 
     /// One connection's life: its segments one after another, retrying its own range on failure.
+    /// `holdingSlot`: `firstExchange` holds a host slot, given back when it is done with.
     private func work(worker: Int, segment first: SegmentPlanner.Segment, exchange firstExchange: HTTPExchange?,
-                      buffer: UnsafeMutableRawBufferPointer) {
+                      holdingSlot: Bool, buffer: UnsafeMutableRawBufferPointer) {
         defer {
             activeWorkers.withLock { $0 -= 1 }
             wakeup.signal()
         }
         var segment: SegmentPlanner.Segment? = first
         var exchange = firstExchange
+        defer {
+            // Stopped before its first response was read: it still has to be ended.
+            if let exchange {
+                exchange.close()
+                if holdingSlot { setup.hostSlots?.release(for: setup.url) }
+            }
+        }
         var failures = 0
         while let current = segment, !abort.isCancelled {
             do throws(DownloadError) {
-                let progressed = try transfer(worker: worker, segment: current, exchange: exchange, buffer: buffer)
+                let progressed = try transfer(worker: worker, segment: current, exchange: exchange,
+                                              exchangeHoldsSlot: exchange != nil && holdingSlot, buffer: buffer)
                 exchange = nil
                 if progressed { failures = 0 }
                 segment = planner.withLock { $0.finished(worker: worker) }
@@ -255,24 +270,30 @@ final class SegmentedTransfer: Sendable {
         }
     }
 
-    /// Reads one segment (opening a ranged request unless `exchange` is the first response).
-    /// Returns whether any byte was written.
+    /// Reads one segment (opening a ranged request unless `exchange` is the first response, which
+    /// holds a host slot when `exchangeHoldsSlot`). Returns whether any byte was written.
     private func transfer(worker: Int, segment: SegmentPlanner.Segment, exchange given: HTTPExchange?,
-                          buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) -> Bool {
+                          exchangeHoldsSlot: Bool, buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) -> Bool {
         let exchange: HTTPExchange
         var slotTaken = false
         if let given {
             exchange = given
+            slotTaken = exchangeHoldsSlot
         } else {
             if let slots = setup.hostSlots {
                 guard slots.acquire(for: setup.url, cancellation: abort) else { throw DownloadError(.cancelled, "cancelled") }
                 slotTaken = true
             }
             do throws(DownloadError) {
-                exchange = try setup.source.open(range: ByteRangeRequest(first: segment.start, last: segment.end - 1),
+                // Ask for the range as it is now: while this connection waited for a slot (or a
+                // retry), another may have taken over the back of it.
+                var asked = segment
+                let now = planner.withLock { $0.end(of: worker) }
+                if now > segment.start && now < segment.end { asked.end = now }
+                exchange = try setup.source.open(range: ByteRangeRequest(first: asked.start, last: asked.end - 1),
                                                  ifRange: setup.ifRange, configuration: setup.configuration, tls: setup.tls,
                                                  pool: setup.pool, cancellation: abort, buffer: buffer)
-                try validate(exchange.head, segment: segment)
+                try validate(exchange.head, segment: asked)
             } catch {
                 if slotTaken { setup.hostSlots?.release(for: setup.url) }
                 throw error

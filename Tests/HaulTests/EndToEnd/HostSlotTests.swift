@@ -10,13 +10,9 @@ import Testing
 @testable import Haul
 @testable import HaulServer   // ContentResponse, and a connection's descriptor (has its client hung up?)
 
-/// `maximumConnectionsPerHost` caps the connections to one host across every download of a
-/// downloader: two segmented downloads that want four connections each share three.
-///
-/// Known issue: a download's first request (`bytes=0-`, opened by `DownloadAttempt` before the
-/// transfer is planned) takes no host slot, so two downloads have 5 answers under way, not 3.
-/// Once it does, `withKnownIssue` fails (no issue recorded): remove it, and the test asks for
-/// exactly 3.
+/// `maximumConnectionsPerHost` caps the connections to one server across every download of a
+/// downloader, each download's first request included: two segmented downloads that want four
+/// connections each share three; every slot comes back, whatever way a download ends.
 @Suite("The connections to one host", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct HostSlotTests {
     static let mib: Int64 = 1 << 20
@@ -46,13 +42,61 @@ struct HostSlotTests {
             }
             #expect(probe.answered > 3, "more requests than the cap: \(probe.answered)")
             #expect(probe.maximum >= 3, "the cap is reached: \(probe.busiest)")
-            #expect(probe.maximumOfLaterRequests <= 3, "the requests after each download's first stay within the cap")
-            withKnownIssue("each download's first request (bytes=0-) is opened by DownloadAttempt without a host slot") {
-                #expect(probe.maximum <= 3, "answers under way at the busiest arrival: \(probe.busiest)")
-            }
+            #expect(probe.maximum <= 3, "answers under way at the busiest arrival: \(probe.busiest)")
             #expect(listFiles(dir) == ["a.bin", "b.bin"])
             #expect(try contents(dir.appendingPathComponent("a.bin")) == HaulServer.content(seed: 1).bytes(0..<size))
             #expect(try contents(dir.appendingPathComponent("b.bin")) == HaulServer.content(seed: 2).bytes(0..<size))
+            #expect(downloader.resources.hostSlots?.taken(for: try HTTPURL.parse(url(server, "/a.bin").absoluteString)) == 0,
+                    "every slot is given back")
+        }
+    }
+
+    @Test func oneDownloadWithMoreConnectionsThanTheCapKeepsToIt() async throws {
+        // Given one 8 MiB file paced to 2 MiB/s per answer, 4 connections wanted, 2 allowed
+        let server = try HaulServer()
+        let size = 8 * Self.mib
+        let probe = AnswersUnderWay()
+        probe.install(on: server, path: "/one.bin", size: size, seed: 3, bytesPerSecond: 2 << 20)
+        try await withTemporaryDirectory { (dir) async throws in
+            let downloader = resumeDownloader(connections: 4) { $0.maximumConnectionsPerHost = 2 }
+
+            let run = await runToEnd(downloader, DownloadRequest(url: url(server, "/one.bin")), to: .directory(dir))
+
+            // Then its first request and its segments together never exceed 2
+            #expect(run.error == nil, "\(run.error?.description ?? "")")
+            #expect(probe.answered > 2, "more requests than the cap: \(probe.answered)")
+            #expect(probe.maximum == 2, "answers under way at the busiest arrival: \(probe.busiest)")
+            #expect(try contents(dir.appendingPathComponent("one.bin")) == HaulServer.content(seed: 3).bytes(0..<size))
+        }
+    }
+
+    @Test func slotsComeBackAfterFailuresCancelsAndSmallFiles() async throws {
+        // Given a cap of 2 and downloads that fail, are cancelled, or are small enough to come
+        // whole with their head
+        let server = try HaulServer()
+        server.setResource("/slow.bin", Validators.etag.resource(size: 4_000_000, seed: 5, rate: 500_000))
+        try await withTemporaryDirectory { (dir) async throws in
+            let downloader = resumeDownloader(connections: 4) {
+                $0.maximumConnectionsPerHost = 2
+                $0.retry = RetryPolicy(maximumRetries: 0)
+            }
+            let failed = await runToEnd(downloader, DownloadRequest(url: url(server, "/status/404")), to: .directory(dir))
+            #expect(failed.error?.code == .httpStatus, "\(failed.error?.description ?? "finished")")
+            _ = await interrupted(downloader, DownloadRequest(url: url(server, "/slow.bin")), to: .directory(dir), after: 300_000)
+            for index in 1...5 {
+                let small = await runToEnd(downloader, DownloadRequest(url: url(server, "/bytes/20000/s\(index).bin")), to: .directory(dir))
+                #expect(small.error == nil, "\(small.error?.description ?? "")")
+            }
+
+            // Then none is still taken, and two more downloads at once (the cap) both finish
+            let address = try HTTPURL.parse(url(server, "/slow.bin").absoluteString)
+            #expect(await eventually { downloader.resources.hostSlots?.taken(for: address) == 0 },
+                    "slots still taken: \(downloader.resources.hostSlots?.taken(for: address) ?? -1)")
+            async let one = runToEnd(downloader, DownloadRequest(url: url(server, "/bytes/3000000/t1.bin")), to: .directory(dir))
+            async let two = runToEnd(downloader, DownloadRequest(url: url(server, "/bytes/3000000/t2.bin")), to: .directory(dir))
+            let both = await [one, two]
+            #expect(both.allSatisfy { $0.error == nil }, "\(both.map { $0.error?.description ?? "ok" })")
+            #expect(downloader.resources.hostSlots?.taken(for: address) == 0)
         }
     }
 }

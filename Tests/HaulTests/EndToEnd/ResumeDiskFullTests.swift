@@ -7,12 +7,12 @@ import Testing
 /// A full disk is reported before the transfer: the download fails with `diskFull` (exit 3)
 /// having taken almost nothing from the server, and a resumable partial keeps its bytes and its
 /// record, so the same download resumes once there is room.
-@Suite("A full disk before the transfer", .exclusive, .serialized, .timeLimit(.minutes(1)),
-       .enabled(if: ScratchMount.isAvailable, "\(ScratchMount.unavailableReason)"))
+@Suite("A full disk before the transfer", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct ResumeDiskFullTests {
     static let size: Int64 = 3_000_000
 
-    @Test func aFreshDownloadTooLargeForTheDiskFailsBeforeItsBody() async throws {
+    @Test(.enabled(if: ScratchMount.isAvailable, "\(ScratchMount.unavailableReason)"))
+    func aFreshDownloadTooLargeForTheDiskFailsBeforeItsBody() async throws {
         let server = try HaulServer()
         // Paced, so the body does not come whole with the head: the check must stop it, where a
         // write would have filled the disk's ~1 MiB first.
@@ -31,7 +31,8 @@ struct ResumeDiskFullTests {
         }
     }
 
-    @Test func aResumeWithoutRoomKeepsThePartialAndTheRecordAndResumesLater() async throws {
+    @Test(.enabled(if: ScratchMount.isAvailable, "\(ScratchMount.unavailableReason)"))
+    func aResumeWithoutRoomKeepsThePartialAndTheRecordAndResumesLater() async throws {
         let server = try HaulServer()
         let resource = Validators.etag.resource(size: Self.size, seed: 4, rate: 1_000_000)
         try await ScratchMount.with(size: "4m") { dir in
