@@ -89,17 +89,20 @@ single_command() {
             # shellcheck disable=SC2016 # expanded by the inner shell
             CMD=(sh -c '
                 file=$1 bytes=$2 block=$3 writers=$4
-                blocks=$((bytes / 1048576 / block)) per=$(((blocks + writers - 1) / writers)) i=0
+                blocks=$((bytes / 1048576 / block)) per=$(((blocks + writers - 1) / writers)) i=0 pids=
                 fallocate -l "$bytes" "$file" || exit 1
                 while [ $i -lt "$writers" ]; do
                     first=$((i * per)) count=$per
                     [ $((first + count)) -le "$blocks" ] || count=$((blocks - first))
-                    [ "$count" -le 0 ] || dd if=/dev/zero of="$file" bs="$block"M count=$count \
-                        seek=$first oflag=direct conv=notrunc status=none &
+                    if [ "$count" -gt 0 ]; then
+                        dd if=/dev/zero of="$file" bs="$block"M count=$count seek=$first oflag=direct \
+                            conv=notrunc status=none &
+                        pids="$pids $!"
+                    fi
                     i=$((i + 1))
                 done
                 failed=0
-                for job in $(jobs -p); do wait "$job" || failed=1; done
+                for pid in $pids; do wait "$pid" || failed=1; done
                 [ $failed = 0 ] && sync -d "$file"' disk "$out" "$SINGLE_BYTES" "$block" "$DISK_WRITERS")
             return
             ;;
@@ -117,8 +120,14 @@ single_command() {
 single_verify() {
     local client=$2 size
     if [[ $client == disk ]]; then
+        # The file was reserved at its full size first, so its size proves nothing: every extent
+        # must have been written (none left "unwritten", as reserved blocks are until then).
         size=$(stat -c %s "$SINGLE_OUT" 2>/dev/null || echo 0)
         [[ $size == "$SINGLE_BYTES" ]] || { echo "dd wrote $size bytes, not $SINGLE_BYTES"; return 1; }
+        if command -v filefrag >/dev/null && filefrag -v "$SINGLE_OUT" 2>/dev/null | grep -q unwritten; then
+            echo "blocks of the file were never written"
+            return 1
+        fi
         return 0
     fi
     if ! cmp -s "$SINGLE_OUT" "$SINGLE_SOURCE"; then
