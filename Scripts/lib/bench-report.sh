@@ -90,15 +90,15 @@ def print_single_pairs(protocol, selected, stats):
     floor = [float(curl[k]["wall_s"]) / float(disk[k]["wall_s"]) for k in floor_rounds]
     if floor:
         of_floor = [float(disk[k]["wall_s"]) / float(haul[k]["wall_s"]) for k in floor_rounds]
-        print(f"  paired by round, disk/curl (the floor of writing durably, no network): MB/s {statistics.median(floor):.2f} "
+        print(f"  paired by round, disk/curl (dd writers alone, no network: about what this disk takes): MB/s {statistics.median(floor):.2f} "
               f"(rounds: {', '.join(f'{x:.2f}' for x in floor)}); haul/disk MB/s {statistics.median(of_floor):.2f} "
               f"(rounds: {', '.join(f'{x:.2f}' for x in of_floor)})")
     print("  targets (engine issue, on the paired medians):")
     if protocol == "http":
         print(target("haul MB/s / curl MB/s", statistics.median(speed), 1.5, below=False))
         if floor and statistics.median(floor) < 1.5:
-            print(f"    (the disk alone wrote {statistics.median(floor):.2f}x curl's MB/s in these rounds: "
-                  "no client that makes its bytes durable before it exits could reach 1.5x)")
+            print(f"    (the disk alone, written by dd with no network, took only {statistics.median(floor):.2f}x curl's MB/s "
+                  "in these rounds: about the most a client that makes its bytes durable before it exits can reach here)")
         print(target("haul CPU / curl CPU", statistics.median(cpu), 0.7))
     else:
         print(target("haul MB/s / curl MB/s", statistics.median(speed), 1.1, below=False))

@@ -31,6 +31,12 @@ single_check() {
         [[ $protocol == http || $protocol == https ]] || die "single: unknown protocol '$protocol' (known: http https)"
     done
     [[ "$DISK_WRITERS" =~ ^[1-9][0-9]{0,2}$ ]] || die "single: DISK_WRITERS must be 1-999, not '$DISK_WRITERS'"
+    if [[ " $HTTP_EXTRA_CLIENTS " == *" disk "* ]]; then
+        # It proves the disk client wrote every block; Debian keeps it in /usr/sbin.
+        FILEFRAG=$(command -v filefrag || echo /usr/sbin/filefrag)
+        [[ -x "$FILEFRAG" ]] || die "single: the disk client needs filefrag (Debian package e2fsprogs), or set HTTP_EXTRA_CLIENTS without disk"
+        require_command fallocate util-linux
+    fi
     require_command curl curl
     require_command aria2c aria2
 }
@@ -124,7 +130,7 @@ single_verify() {
         # must have been written (none left "unwritten", as reserved blocks are until then).
         size=$(stat -c %s "$SINGLE_OUT" 2>/dev/null || echo 0)
         [[ $size == "$SINGLE_BYTES" ]] || { echo "dd wrote $size bytes, not $SINGLE_BYTES"; return 1; }
-        if command -v filefrag >/dev/null && filefrag -v "$SINGLE_OUT" 2>/dev/null | grep -q unwritten; then
+        if "$FILEFRAG" -v "$SINGLE_OUT" 2>/dev/null | grep -q unwritten; then
             echo "blocks of the file were never written"
             return 1
         fi
@@ -142,5 +148,9 @@ single_after() {
 
 # Lines for the summary's header.
 single_describe() {
-    echo "single: $SIZE_MIB MiB over ${PROTOCOLS// /, }; haul ${HAUL_ARGS:-(defaults)}, curl, aria2c -x1 -s1 --file-allocation=falloc, curl+sync (curl, then sync FILE); over http also disk ($DISK_WRITERS dd writers: the same bytes O_DIRECT into a reserved file, then fdatasync; no network)"
+    local disk=""
+    if [[ " $PROTOCOLS " == *" http "* && " $HTTP_EXTRA_CLIENTS " == *" disk "* ]]; then
+        disk="; over http also disk ($DISK_WRITERS dd writers: the same bytes O_DIRECT into a reserved file, then fdatasync; no network)"
+    fi
+    echo "single: $SIZE_MIB MiB over ${PROTOCOLS// /, }; haul ${HAUL_ARGS:-(defaults)}, curl, aria2c -x1 -s1 --file-allocation=falloc, curl+sync (curl, then sync FILE)$disk"
 }

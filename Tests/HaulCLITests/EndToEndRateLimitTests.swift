@@ -3,9 +3,9 @@ import HaulServer
 import HaulTestSupport
 import Testing
 
-/// `--limit-rate` through the real command: the rate (with its 1024-based suffix) caps the
-/// transfer of every download together. Only the lower bound of the time is asserted: a busy
-/// machine can make a run slower, never faster than the cap allows.
+/// `--limit-rate` through the real command caps the transfer of every download together (the
+/// suffixes' values are the parser's tests). Only the lower bound of the time is asserted: a
+/// busy machine can make a run slower, never faster than the cap allows.
 @Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
 struct EndToEndRateLimitTests {
     @Test func theRateCapsAllDownloadsTogether() async throws {

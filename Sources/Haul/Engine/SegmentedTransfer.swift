@@ -226,7 +226,11 @@ final class SegmentedTransfer: Sendable {
     }
 
     /// One connection's life: its segments one after another, retrying its own range on failure.
-    /// `holdingSlot`: `firstExchange` holds a host slot, given back when it is done with.
+    ///
+    /// It holds a host slot (`holdingSlot`: the one `firstExchange` was opened under) from its
+    /// first request until it has no segment left, and lets it go only while it waits before a
+    /// retry: so a connection that takes over a range goes on at once, and one that waits for a
+    /// slot asks, once it has one, for its range as it is then, taken over by no one meanwhile.
     private func work(worker: Int, segment first: SegmentPlanner.Segment, exchange firstExchange: HTTPExchange?,
                       holdingSlot: Bool, buffer: UnsafeMutableRawBufferPointer) {
         defer {
@@ -235,18 +239,21 @@ final class SegmentedTransfer: Sendable {
         }
         var segment: SegmentPlanner.Segment? = first
         var exchange = firstExchange
+        var slotHeld = holdingSlot
         defer {
-            // Stopped before its first response was read: it still has to be ended.
-            if let exchange {
-                exchange.close()
-                if holdingSlot { setup.hostSlots?.release(for: setup.url) }
-            }
+            // Stopped before its first response was read: it still has to be ended, and then its
+            // slot goes back (a connection is always closed before its slot is).
+            exchange?.close()
+            if slotHeld { setup.hostSlots?.release(for: setup.url) }
         }
         var failures = 0
         while let current = segment, !abort.isCancelled {
+            if !slotHeld, let slots = setup.hostSlots {
+                guard slots.acquire(for: setup.url, cancellation: abort) else { return }
+                slotHeld = true
+            }
             do throws(DownloadError) {
-                let progressed = try transfer(worker: worker, segment: current, exchange: exchange,
-                                              exchangeHoldsSlot: exchange != nil && holdingSlot, buffer: buffer)
+                let progressed = try transfer(worker: worker, segment: current, exchange: exchange, buffer: buffer)
                 exchange = nil
                 if progressed { failures = 0 }
                 segment = planner.withLock { $0.finished(worker: worker) }
@@ -255,6 +262,10 @@ final class SegmentedTransfer: Sendable {
                 }
             } catch {
                 exchange = nil
+                if slotHeld {
+                    setup.hostSlots?.release(for: setup.url)
+                    slotHeld = false
+                }
                 if abort.isCancelled { return }
                 failures += 1
                 guard error.isRetryable, failures <= setup.configuration.retry.maximumRetries else {
@@ -270,39 +281,31 @@ final class SegmentedTransfer: Sendable {
         }
     }
 
-    /// Reads one segment (opening a ranged request unless `exchange` is the first response, which
-    /// holds a host slot when `exchangeHoldsSlot`). Returns whether any byte was written.
+    /// Reads one segment (opening a ranged request unless `exchange` is the first response).
+    /// Returns whether any byte was written. The connection is closed or pooled before it returns.
     private func transfer(worker: Int, segment: SegmentPlanner.Segment, exchange given: HTTPExchange?,
-                          exchangeHoldsSlot: Bool, buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) -> Bool {
+                          buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) -> Bool {
         let exchange: HTTPExchange
-        var slotTaken = false
         if let given {
             exchange = given
-            slotTaken = exchangeHoldsSlot
         } else {
-            if let slots = setup.hostSlots {
-                guard slots.acquire(for: setup.url, cancellation: abort) else { throw DownloadError(.cancelled, "cancelled") }
-                slotTaken = true
-            }
+            // Ask for the range as it is now: before this connection had a slot (or after a
+            // failure), another may have taken over the back of it.
+            var asked = segment
+            let now = planner.withLock { $0.end(of: worker) }
+            if now > segment.start && now < segment.end { asked.end = now }
+            let opened = try setup.source.open(range: ByteRangeRequest(first: asked.start, last: asked.end - 1),
+                                               ifRange: setup.ifRange, configuration: setup.configuration, tls: setup.tls,
+                                               pool: setup.pool, cancellation: abort, buffer: buffer)
             do throws(DownloadError) {
-                // Ask for the range as it is now: while this connection waited for a slot (or a
-                // retry), another may have taken over the back of it.
-                var asked = segment
-                let now = planner.withLock { $0.end(of: worker) }
-                if now > segment.start && now < segment.end { asked.end = now }
-                exchange = try setup.source.open(range: ByteRangeRequest(first: asked.start, last: asked.end - 1),
-                                                 ifRange: setup.ifRange, configuration: setup.configuration, tls: setup.tls,
-                                                 pool: setup.pool, cancellation: abort, buffer: buffer)
-                try validate(exchange.head, segment: asked)
+                try validate(opened.head, segment: asked)
             } catch {
-                if slotTaken { setup.hostSlots?.release(for: setup.url) }
+                opened.close()
                 throw error
             }
+            exchange = opened
         }
-        defer {
-            exchange.finish(pool: setup.pool)
-            if slotTaken { setup.hostSlots?.release(for: setup.url) }
-        }
+        defer { exchange.finish(pool: setup.pool) }
         if let limiter = setup.limiter { exchange.limitReads(to: limiter.readSize) }
         var position = segment.start
         var end = planner.withLock { $0.end(of: worker) }

@@ -70,11 +70,41 @@ struct HostSlotTests {
         }
     }
 
+    @Test func aConnectionThatWaitedForASlotAsksOnlyForWhatIsStillItsOwn() async throws {
+        // Given one 8 MiB file, 2 connections wanted and 1 allowed: the first connection takes
+        // over the back of the second's range, again and again, while the second waits
+        let server = try HaulServer()
+        let size = 8 * Self.mib
+        let probe = AnswersUnderWay()
+        probe.install(on: server, path: "/two.bin", size: size, seed: 6, bytesPerSecond: 16 << 20)
+        try await withTemporaryDirectory { (dir) async throws in
+            let downloader = resumeDownloader(connections: 2) { $0.maximumConnectionsPerHost = 1 }
+
+            let run = await runToEnd(downloader, DownloadRequest(url: url(server, "/two.bin")), to: .directory(dir))
+
+            // Then no two requests for a bounded range overlap: the waiting connection asked for
+            // its range as it was once it had the slot, not as it was planned
+            #expect(run.error == nil, "\(run.error?.description ?? "")")
+            #expect(probe.maximum == 1, "\(probe.busiest)")
+            let ranges = server.requests.compactMap(requestedRange).compactMap { range in range.last.map { range.first...$0 } }
+            #expect(ranges.count >= 2, "\(server.requests.map { $0.header("Range") ?? "none" })")
+            for (index, one) in ranges.enumerated() {
+                for other in ranges[(index + 1)...] {
+                    #expect(!one.overlaps(other), "\(one) and \(other) overlap")
+                }
+            }
+            #expect(try contents(dir.appendingPathComponent("two.bin")) == HaulServer.content(seed: 6).bytes(0..<size))
+        }
+    }
+
     @Test func slotsComeBackAfterFailuresCancelsAndSmallFiles() async throws {
-        // Given a cap of 2 and downloads that fail, are cancelled, or are small enough to come
-        // whole with their head
+        // Given a cap of 2 and downloads that fail (a status, a segment answered for another
+        // range), are cancelled, are small enough to come whole with their head, or were
+        // finished before
         let server = try HaulServer()
         server.setResource("/slow.bin", Validators.etag.resource(size: 4_000_000, seed: 5, rate: 500_000))
+        ScriptedFile(size: 4_000_000) { $0 == 1 ? .partial(contentRange: "bytes 0-99/4000000") : .serve }
+            .install(on: server, at: "/wrong.bin")
         try await withTemporaryDirectory { (dir) async throws in
             let downloader = resumeDownloader(connections: 4) {
                 $0.maximumConnectionsPerHost = 2
@@ -83,10 +113,14 @@ struct HostSlotTests {
             let failed = await runToEnd(downloader, DownloadRequest(url: url(server, "/status/404")), to: .directory(dir))
             #expect(failed.error?.code == .httpStatus, "\(failed.error?.description ?? "finished")")
             _ = await interrupted(downloader, DownloadRequest(url: url(server, "/slow.bin")), to: .directory(dir), after: 300_000)
+            let mismatch = await runToEnd(downloader, DownloadRequest(url: url(server, "/wrong.bin")), to: .directory(dir))
+            #expect(mismatch.error?.code == .rangeMismatch, "\(mismatch.error?.description ?? "finished")")
             for index in 1...5 {
                 let small = await runToEnd(downloader, DownloadRequest(url: url(server, "/bytes/20000/s\(index).bin")), to: .directory(dir))
                 #expect(small.error == nil, "\(small.error?.description ?? "")")
             }
+            let again = try await downloader.file(from: url(server, "/bytes/20000/s1.bin"), to: .directory(dir))
+            #expect(again.alreadyComplete, "the finished file is recognised")
 
             // Then none is still taken, and two more downloads at once (the cap) both finish
             let address = try HTTPURL.parse(url(server, "/slow.bin").absoluteString)
@@ -116,15 +150,12 @@ final class AnswersUnderWay: Sendable {
     private struct Answer {
         var descriptor: Int32
         var label: String
-        /// A download's first request (`Range: bytes=0-`), rather than one for a segment.
-        var isFirst: Bool
     }
 
     private struct State {
         var underWay: [Int: Answer] = [:]
         var answered = 0
         var maximum = 0
-        var maximumOfLaterRequests = 0
         var busiest: [String] = []
     }
 
@@ -132,8 +163,6 @@ final class AnswersUnderWay: Sendable {
 
     /// The most answers under way when a request arrived.
     var maximum: Int { state.withLock { $0.maximum } }
-    /// The same, not counting the downloads' first requests (`Range: bytes=0-`).
-    var maximumOfLaterRequests: Int { state.withLock { $0.maximumOfLaterRequests } }
     /// The answers under way (path and `Range`) when `maximum` was first reached.
     var busiest: [String] { state.withLock { $0.busiest } }
     /// The requests received.
@@ -143,7 +172,7 @@ final class AnswersUnderWay: Sendable {
     func install(on server: HaulServer, path: String, size: Int64, seed: UInt64, bytesPerSecond: Int) {
         server.route(path) { [self] request, connection in
             let range = request.header("Range")
-            let id = arrived(Answer(descriptor: connection.fd, label: "\(path) \(range ?? "whole")", isFirst: range == "bytes=0-"))
+            let id = arrived(Answer(descriptor: connection.fd, label: "\(path) \(range ?? "whole")"))
             defer { ended(id) }
             var response = ContentResponse(length: size, seed: seed)
             response.etag = "\"v1\""
@@ -169,7 +198,6 @@ final class AnswersUnderWay: Sendable {
                 state.maximum = state.underWay.count
                 state.busiest = state.underWay.values.map(\.label).sorted()
             }
-            state.maximumOfLaterRequests = max(state.maximumOfLaterRequests, state.underWay.values.count { !$0.isFirst })
             return id
         }
     }

@@ -16,7 +16,7 @@ struct ResumeDiskFullTests {
         let server = try HaulServer()
         // Paced, so the body does not come whole with the head: the check must stop it, where a
         // write would have filled the disk's ~1 MiB first.
-        server.setResource("/file.bin", Validators.etag.resource(size: Self.size, seed: 3, rate: 2_000_000))
+        server.setResource("/file.bin", Validators.etag.resource(size: Self.size, seed: 3, rate: 500_000))
         try await ScratchMount.with(size: "1m") { dir in
             let outcome = await runToEnd(resumeDownloader(connections: 1), DownloadRequest(url: url(server, "/file.bin")),
                                          to: .directory(dir))
@@ -48,7 +48,7 @@ struct ResumeDiskFullTests {
             free = try freeBytes(dir)
             try #require(free < missing, "\(free) bytes free, \(missing) missing")
 
-            server.setResource("/file.bin", Validators.etag.resource(size: Self.size, seed: 4, rate: 2_000_000))
+            server.setResource("/file.bin", Validators.etag.resource(size: Self.size, seed: 4, rate: 500_000))
             let requestsBefore = server.requests.count, bytesBefore = server.bodyBytesSent
             let full = await runToEnd(downloader, DownloadRequest(url: url(server, "/file.bin")), to: .directory(dir))
 
