@@ -23,10 +23,13 @@ let package = Package(
         ),
         .target(name: "CHaulSys"),
 
-        .target(name: "Haul", dependencies: ["CHaulTLS", "CHaulSys"]),
-        .target(name: "HaulURLSession", dependencies: ["Haul"]),
+        // The layers of the library, lowest first: each imports only those above it here.
+        .target(name: "HaulCore", dependencies: ["CHaulSys"]),
+        .target(name: "HaulHTTP", dependencies: ["HaulCore", "CHaulTLS", "CHaulSys"]),
+        .target(name: "Haul", dependencies: ["HaulCore", "HaulHTTP", "CHaulTLS", "CHaulSys"]),
+        .target(name: "HaulURLSession", dependencies: ["Haul", "HaulHTTP", "HaulCore"]),
         .target(name: "HaulServer", dependencies: ["CHaulTLS", "CHaulSys"]),
-        .target(name: "HaulCLI", dependencies: ["Haul", "HaulServer"]),
+        .target(name: "HaulCLI", dependencies: ["Haul", "HaulHTTP", "HaulServer"]),
         .executableTarget(name: "haul", dependencies: ["HaulCLI"]),
         .executableTarget(name: "HaulURLSessionCommand", dependencies: ["HaulCLI", "HaulURLSession"],
                           path: "Sources/haul-urlsession"),
@@ -34,9 +37,11 @@ let package = Package(
         .executableTarget(name: "HaulSoak", dependencies: ["Haul", "HaulServer"]),
 
         .target(name: "HaulTestSupport", dependencies: ["Haul", "HaulServer"], path: "Tests/HaulTestSupport"),
-        .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
+        .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
+        .testTarget(name: "HaulHTTPTests", dependencies: ["HaulHTTP", "HaulCore", "HaulServer", "HaulTestSupport"]),
+        .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulServerTests", dependencies: ["HaulServer", "HaulTestSupport"]),
-        .testTarget(name: "HaulCLITests", dependencies: ["HaulCLI", "Haul", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
+        .testTarget(name: "HaulCLITests", dependencies: ["HaulCLI", "Haul", "HaulHTTP", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
 
         // Examples (Scripts/run-examples.sh runs them): each serves itself from HaulServer on loopback.
         .target(name: "ExampleSupport", dependencies: ["HaulServer"], path: "Examples/Support"),

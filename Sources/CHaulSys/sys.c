@@ -135,6 +135,18 @@ void haul_block_sigpipe_in_thread(void) {
     (void)pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
 
+void haul_set_thread_name(const char *name) {
+#if defined(__linux__)
+    char shortened[16];
+    snprintf(shortened, sizeof shortened, "%s", name);
+    (void)pthread_setname_np(pthread_self(), shortened);
+#elif defined(__APPLE__)
+    (void)pthread_setname_np(name);
+#else
+    (void)name;
+#endif
+}
+
 int haul_o_nofollow(void) { return O_NOFOLLOW; }
 int haul_o_directory(void) { return O_DIRECTORY; }
 int haul_o_cloexec(void) { return O_CLOEXEC; }

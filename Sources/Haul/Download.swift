@@ -1,4 +1,5 @@
 #if canImport(FoundationEssentials)
+import HaulCore
 import FoundationEssentials
 #else
 import Foundation
@@ -51,7 +52,7 @@ public final class Download: Sendable {
     /// thread then runs each queued download the downloader hands the slot to as one ends, so a
     /// queue moves on without a thread wake-up between two downloads.
     func start() {
-        spawnThread(name: "haul-download") { [self] in
+        resources.threads.run(name: "haul-download") { [self] in
             var next: Download? = self
             while let download = next {
                 // One cancelled before it could run (while queued, or between being handed the
@@ -84,7 +85,7 @@ public final class Download: Sendable {
             case .done(let done):
                 result = .success(done)
             case .commit(let commit) where BatchCommitter.takes(commit):
-                BatchCommitter.shared.submit(commit) { [self] result in _ = end(with: result, release: .key) }
+                resources.committer.submit(commit) { [self] result in _ = end(with: result, release: .key) }
                 return onEnd(self, .slot)
             case .commit(let commit):
                 result = .success(try commit.run())

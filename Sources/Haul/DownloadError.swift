@@ -1,3 +1,4 @@
+import HaulHTTP
 /// The one error type Haul throws.
 ///
 /// Switch on ``code``: codes are stable (new ones may be added without breaking callers), each

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import HaulHTTP
 
 /// What a download reports, in order, on its own ``Download/events`` stream.
 public enum DownloadEvent: Sendable {

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import HaulHTTP
 
 /// What to download: a URL plus the headers sent with it.
 public struct DownloadRequest: Sendable {

@@ -4,6 +4,8 @@ import FoundationEssentials
 import Foundation
 #endif
 import Synchronization
+import HaulCore
+import HaulHTTP
 
 /// Starts downloads and keeps track of the running ones by key.
 ///
@@ -34,9 +36,7 @@ public final class Downloader: Sendable {
     /// - Parameter configuration: timeouts, TLS trust, conflict policy, connections, queue and rate limits.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        resources = DownloaderResources(limiter: configuration.rateLimit.map { RateLimiter(bytesPerSecond: $0) },
-                                        hostSlots: HostSlots(maximumPerHost: configuration.maximumConnectionsPerHost),
-                                        pool: ConnectionPool())
+        resources = DownloaderResources(configuration: configuration)
     }
 
     /// Starts downloading `url` into `destination` and returns its handle.

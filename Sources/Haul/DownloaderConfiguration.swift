@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import HaulCore
 
 extension Downloader {
     /// Settings shared by every download of one ``Downloader``.

@@ -1,3 +1,5 @@
+import HaulCore
+import HaulHTTP
 extension Downloader {
     /// The HTTP client that moves a download's bytes.
     ///

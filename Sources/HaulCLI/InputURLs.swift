@@ -10,6 +10,7 @@ import Darwin
 #endif
 import Dispatch
 import Haul
+import HaulHTTP
 import Synchronization
 
 /// Where the URLs of a run come from and how they are checked before any network I/O.

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Haul
+import HaulHTTP
 import Synchronization
 
 /// Runs the downloads of one `haul` invocation and computes its exit status.

@@ -3,6 +3,8 @@ import FoundationNetworking
 #endif
 import Foundation
 import Haul
+import HaulCore
+import HaulHTTP
 
 /// The engine's side of a `URLSession` exchange: opens the data task (following the redirects
 /// the session did not follow itself under the same ``RedirectPolicy``) and hands the body to
@@ -95,7 +97,9 @@ final class SessionReader: AlternateResponse {
                 // A redirect the session delivered instead of following (a status it does not
                 // follow, a Location it cannot use): the policy decides, as for the native client.
                 state.cancel()
-                _ = try policy.follow(status: head.status, location: head.headers["Location"])
+                _ = try mappingHTTPErrors { () throws(HTTPClientError) in
+                    try policy.follow(status: head.status, location: head.headers["Location"])
+                }
                 continue
             }
             var shown = head
@@ -203,7 +207,10 @@ final class SessionReader: AlternateResponse {
     ///   `truncatedBody` and network errors, `cancelled`, and whatever `sink` throws.
     @discardableResult
     func readBody(stallTimeout: Duration, _ sink: (UnsafeRawBufferPointer) throws(DownloadError) -> Bool) throws(DownloadError) -> Bool {
-        if monitor == nil, let lowSpeedLimit { monitor = LowSpeedMonitor(lowSpeedLimit) }
+        if monitor == nil, let lowSpeedLimit {
+            monitor = LowSpeedMonitor(LowSpeedMonitor.SpeedFloor(bytesPerSecond: lowSpeedLimit.bytesPerSecond,
+                                                                 period: lowSpeedLimit.period))
+        }
         let limit = min(readLimit, buffer.count)
         while true {
             // Gather what is queued into the receive buffer (waiting only while it is empty), so the
@@ -215,7 +222,7 @@ final class SessionReader: AlternateResponse {
                         guard let data = state.nextIfQueued() else { break }
                         pending = data
                     } else {
-                        if tooSlow, let monitor { throw monitor.failure }
+                        if tooSlow, let monitor { throw DownloadError(monitor.failure) }
                         if cancellation.isCancelled {
                             state.cancel()
                             throw DownloadError(.cancelled, "cancelled")

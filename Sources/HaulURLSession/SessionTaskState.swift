@@ -3,6 +3,8 @@ import FoundationNetworking
 #endif
 import Foundation
 import Haul
+import HaulCore
+import HaulHTTP
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -93,7 +95,7 @@ final class SessionTaskState: Sendable {
     func redirect(status: Int, location: String?) -> URLRequest? {
         state.withLock { state -> URLRequest? in
             do throws(DownloadError) {
-                _ = try state.policy.follow(status: status, location: location)
+                _ = try mappingHTTPErrors { () throws(HTTPClientError) in try state.policy.follow(status: status, location: location) }
                 return try template.request(for: state.policy)
             } catch {
                 state.refusal = error

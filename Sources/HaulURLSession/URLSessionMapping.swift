@@ -3,6 +3,8 @@ import FoundationNetworking
 #endif
 import Foundation
 import Haul
+import HaulCore
+import HaulHTTP
 
 /// What every request of one exchange shares, to build the first request and each redirect hop
 /// with the same headers as Haul's own client (see ``RequestHead/make(method:url:userAgent:userHeaders:sendUserinfo:range:ifRange:)``).
@@ -20,9 +22,10 @@ struct SessionRequestTemplate: Sendable {
     /// - Throws: `invalidArgument` for a header Haul's client would refuse; `invalidURL`.
     func request(for policy: RedirectPolicy) throws(DownloadError) -> URLRequest {
         let current = policy.current
-        let head = try RequestHead.make(method: .get, url: current, userAgent: userAgent, userHeaders: policy.userHeaders,
-                                        sendUserinfo: policy.sendsUserinfo, range: range,
-                                        ifRange: range == nil ? nil : ifRange)
+        let head = try mappingHTTPErrors { () throws(HTTPClientError) in
+            try RequestHead.make(method: .get, url: current, userAgent: userAgent, userHeaders: policy.userHeaders,
+                                 sendUserinfo: policy.sendsUserinfo, range: range, ifRange: range == nil ? nil : ifRange)
+        }
         guard let url = URL(string: current.stringWithoutUserinfo) else {
             throw DownloadError(.invalidURL, "Foundation cannot represent \(current)")
         }

@@ -3,6 +3,8 @@ import FoundationNetworking
 #endif
 import Foundation
 import Haul
+import HaulCore
+import HaulHTTP
 import Synchronization
 
 extension Downloader.Transport {

@@ -3,6 +3,8 @@ import HaulServer
 import HaulTestSupport
 import Testing
 @testable import Haul
+import HaulCore
+import HaulHTTP
 
 /// Issue 4, "Local faults", with the real `haul` binary: exit codes, the one stderr line, the
 /// files left and what the server received, for a missing or read-only folder, a disk that

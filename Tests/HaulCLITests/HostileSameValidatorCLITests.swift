@@ -3,6 +3,8 @@ import HaulServer
 import HaulTestSupport
 import Testing
 @testable import Haul
+import HaulCore
+import HaulHTTP
 
 /// The CLI side of "content changed with the same ETag and length": only `--checksum` catches
 /// the resumed mix (exit 9, one line, no file left).

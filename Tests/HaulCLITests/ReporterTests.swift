@@ -1,5 +1,7 @@
 import Foundation
 @testable import Haul
+import HaulCore
+import HaulHTTP
 @testable import HaulCLI
 import HaulTestSupport
 import Testing

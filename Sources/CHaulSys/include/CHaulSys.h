@@ -58,6 +58,10 @@ int haul_thread_background(int background);
 /// write(2), which cannot pass MSG_NOSIGNAL) fails with EPIPE instead of killing the process.
 void haul_block_sigpipe_in_thread(void);
 
+/// Names the calling thread (shown by `top -H`, `ps -L`, gdb and crash reports); Linux keeps
+/// the first 15 bytes. Ignored where threads cannot be named.
+void haul_set_thread_name(const char *name);
+
 /// Continues a CRC-32C (Castagnoli, as in iSCSI and ext4) over `length` bytes: pass 0 to start.
 /// Uses the CPU's CRC instructions where present (SSE4.2, ARMv8 CRC; on x86-64 with PCLMULQDQ,
 /// three interleaved chains joined by carry-less multiplication), a table otherwise.

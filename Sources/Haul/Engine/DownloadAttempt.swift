@@ -3,13 +3,15 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import HaulCore
+import HaulHTTP
 
 /// One try at a download, from looking at the disk to the final rename.
 struct DownloadAttempt {
     let job: DownloadJob
     let source: SignedSource
     let target: DownloadTarget
-    let tls: TLSContextCache
+    let context: HTTPExchange.Context
     let buffer: UnsafeMutableRawBufferPointer
     let signal: CancellationSignal
 
@@ -49,12 +51,11 @@ struct DownloadAttempt {
         // The first connection counts against the host's cap like every segment's; its slot goes
         // back when the connection is done with (a transfer's first worker gives it back).
         let slots = job.resources.hostSlots
-        if let slots, !slots.acquire(for: url, cancellation: signal) { throw DownloadError(.cancelled, "cancelled") }
-        var holdsSlot = slots != nil
-        defer { if holdsSlot { slots?.release(for: url) } }
+        if !slots.acquire(for: url, cancellation: signal) { throw DownloadError(.cancelled, "cancelled") }
+        var holdsSlot = true
+        defer { if holdsSlot { slots.release(for: url) } }
         let exchange = try source.open(range: ByteRangeRequest(first: requestedStart, last: nil), ifRange: validator,
-                                       configuration: configuration, tls: tls, pool: job.resources.pool,
-                                       cancellation: signal, buffer: buffer)
+                                       context: context, cancellation: signal, buffer: buffer)
         var handedOver = false
         defer { if !handedOver { exchange.close() } }
         try DownloadJob.validate(exchange.head, askedForRange: true)
@@ -96,7 +97,7 @@ struct DownloadAttempt {
             name = predicted
             partial = resumed
             existing = nil
-            guard FileReservations.shared.reserve(name, in: folder) else {
+            guard job.resources.folders.reservations.reserve(name, in: folder) else {
                 throw DownloadError(.locked, "another download is writing '\(folder.path)/\(name)'")
             }
         } else {
@@ -114,14 +115,16 @@ struct DownloadAttempt {
                 guard let identity = identityMade ?? nil else { return false }
                 return FinishedFileMark.isFinished(name, in: folder, as: identity) { descriptor in
                     guard let verification else { return true }
-                    let digests = try? StreamHasher(algorithms: verification.algorithms, descriptor: descriptor)
+                    let digests = try? StreamHasher(algorithms: verification.algorithms, descriptor: descriptor,
+                                                          threads: job.resources.threads)
                         .finish(length: total, stop: { signal.isCancelled })
                     finishedSHA256 = digests.flatMap { try? verification.check($0) }
                     return finishedSHA256 != nil
                 }
             }
-            switch try target.choose(response: exchange.head, originalURL: url, urlName: predicted, policy: policy,
-                                     finished: finished) {
+            let hint = DownloadTarget.NameHint(contentDisposition: exchange.head.headers["Content-Disposition"],
+                                               contentType: exchange.head.headers["Content-Type"])
+            switch try target.choose(hint: hint, urlPath: url.path, urlName: predicted, policy: policy, finished: finished) {
             case .skip(let taken):
                 return .done(DownloadResult(response: exchange.head, fileURL: target.fileURL(taken), byteCount: 0, skipped: true))
             case .finished(let done):
@@ -164,7 +167,8 @@ struct DownloadAttempt {
         // 4. Move the bytes.
         do throws(DownloadError) {
             var recordWritten = record != nil
-            let hasher = verification.map { StreamHasher(algorithms: $0.algorithms, descriptor: partial.descriptor) }
+            let hasher = verification.map { StreamHasher(algorithms: $0.algorithms, descriptor: partial.descriptor,
+                                                                         threads: job.resources.threads) }
             defer { hasher?.stop() }   // before the partial file closes
             let written = try transfer(exchange: exchange, facts: facts, record: record, resourceKey: resourceKey,
                                        name: name, fileURL: fileURL, partial: partial, integrity: (verification, hasher, blocks),
@@ -199,11 +203,11 @@ struct DownloadAttempt {
     private func partialToResume(named name: String) throws(DownloadError) -> PartialFile? {
         // An exact destination (`-o`) cannot move aside: a running download of it is a lock.
         let canMoveAside = target.fixedName == nil
-        if canMoveAside, FileReservations.shared.isReserved(name, in: folder) { return nil }
+        if canMoveAside, job.resources.folders.reservations.isReserved(name, in: folder) { return nil }
         do throws(DownloadError) {
             return try PartialFile.openExisting(name + PartialFile.suffix, in: folder)
         } catch {
-            if canMoveAside, error.code == .locked, FileReservations.shared.isReserved(name, in: folder) { return nil }
+            if canMoveAside, error.code == .locked, job.resources.folders.reservations.isReserved(name, in: folder) { return nil }
             throw error
         }
     }
@@ -298,7 +302,7 @@ struct DownloadAttempt {
             newRecord = fresh
         }
         let resumedFrom = record?.completed.byteCount ?? 0
-        let progress = ProgressReporter(events: events, interval: configuration.progressInterval)
+        let progress = ProgressReporter(events: events, interval: configuration.progressInterval, ticker: job.resources.ticker)
         func started(connections: Int) {
             events.yield(.started(DownloadStart(redactedURL: shownURL, fileURL: fileURL, totalBytes: total,
                                                 resumedFrom: resumedFrom, connections: connections, response: exchange.head)))
@@ -319,23 +323,22 @@ struct DownloadAttempt {
                 && configuration.minimumSegmentSize >= 64 << 10 && partial.directDescriptor() != nil
             if writesDirect { try partial.reserve(length: total) }
             let setup = SegmentedTransfer.Setup(
-                url: url, userHeaders: job.request.headers, configuration: configuration, tls: tls, partial: partial,
+                url: url, context: context, partial: partial,
                 progress: progress, total: total, ifRange: validator, limiter: job.resources.limiter,
-                hostSlots: job.resources.hostSlots, pool: job.resources.pool,
+                hostSlots: job.resources.hostSlots,
                 checkpoint: { (completed, pieces, savedBefore) throws(DownloadError) in
                     var record = template
                     record.completed = ByteRangeSet(completed)
                     record.blockHashes = pieces
                     try record.save(for: name, in: folder, fieldsChecked: savedBefore)
-                }, source: source, hasher: hasher, blocks: blocks, writesDirect: writesDirect)
+                }, source: source, hasher: hasher, pieces: blocks.all, writesDirect: writesDirect)
             let transfer = SegmentedTransfer(setup: setup, completed: template.completed.ranges,
                                              connections: configuration.connectionsPerDownload)
             started(connections: transfer.plannedConnections)
             handedOver = true
-            let slotGoesWithIt = holdsSlot
-            holdsSlot = false
+            holdsSlot = false   // the transfer's first worker gives it back
             defer { recordWritten = recordWritten || transfer.checkpointed }
-            try transfer.run(first: exchange, firstBuffer: buffer, run: signal, firstHoldsHostSlot: slotGoesWithIt)
+            try transfer.run(first: exchange, firstBuffer: buffer, run: signal)
             return total
         }
         started(connections: 1)
@@ -343,7 +346,7 @@ struct DownloadAttempt {
         handedOver = true
         exchange.finish(pool: job.resources.pool)
         if holdsSlot {
-            job.resources.hostSlots?.release(for: url)
+            job.resources.hostSlots.release(for: url)
             holdsSlot = false
         }
         return written
@@ -386,7 +389,7 @@ struct DownloadAttempt {
         // Not stopped by a cancellation: every byte is on disk by now, and a partial file cut
         // off here would have no record to resume it by (the check of a 2 GiB file that was
         // hashed while it arrived takes milliseconds).
-        let sha256 = try verification?.verify(partial, length: byteCount, hasher: hasher)
+        let sha256 = try verification?.verify(partial, length: byteCount, hasher: hasher, threads: job.resources.threads)
         partial.markFinished()
         if let mark { FinishedFileMark.write(mark, to: partial.descriptor) }   // a rerun then knows the file
         let policy = job.request.conflictPolicy ?? configuration.conflictPolicy

@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HaulCore
 
 /// The user's controls over one download (pause, resume, cancel), as seen by its transfer threads.
 ///

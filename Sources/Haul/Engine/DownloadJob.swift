@@ -3,6 +3,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import HaulCore
+import HaulHTTP
 
 /// Drives one download on its own thread: find what is already on disk, ask for the rest,
 /// choose the name, move the bytes (over several connections when the server allows), verify.
@@ -32,12 +34,14 @@ package struct DownloadJob {
         let source = try SignedSource(request: request, cancellation: control.signal, warn: { events.yield(.warning($0)) })
         let url = source.base
         // Bad headers are usage errors: find them before any network I/O.
-        _ = try RequestHead.make(method: .get, url: url, userAgent: configuration.userAgent, userHeaders: request.headers,
+        _ = try mappingHTTPErrors { () throws(HTTPClientError) in
+            try RequestHead.make(method: .get, url: url, userAgent: configuration.userAgent, userHeaders: request.headers,
                                  sendUserinfo: true, range: nil, ifRange: nil)
-        let target = try DownloadTarget(destination: destination)
-        let tls = TLSContextCache(options: configuration.tls)
-        let buffer = ReceiveBuffers.shared.take(size: configuration.bufferSize)
-        defer { ReceiveBuffers.shared.give(buffer) }
+        }
+        let target = try DownloadTarget(destination: destination, folders: resources.folders)
+        let context = HTTPExchange.Context(configuration: configuration, resources: resources)
+        let buffer = resources.buffers.take(size: configuration.bufferSize)
+        defer { resources.buffers.give(buffer) }
 
         var failures = 0
         var startFresh = request.startOver
@@ -48,7 +52,8 @@ package struct DownloadJob {
         while true {
             let signal = control.signal
             do throws(DownloadError) {
-                let attempt = DownloadAttempt(job: self, source: source, target: target, tls: tls, buffer: buffer, signal: signal)
+                let attempt = DownloadAttempt(job: self, source: source, target: target, context: context, buffer: buffer,
+                                              signal: signal)
                 return try attempt.run(startFresh: startFresh)
             } catch {
                 startFresh = false
@@ -72,7 +77,8 @@ package struct DownloadJob {
                 }
                 if signal.isCancelled { throw DownloadError(.cancelled, "cancelled; the partial file is kept") }
                 failures += 1
-                if let origin = error.unreachableOrigin, let unreachable = resources.pool?.unreachable {
+                if let origin = error.unreachableOrigin {
+                    let unreachable = resources.pool.unreachable
                     unreachableStreak = (origin, unreachableStreak.origin == origin ? unreachableStreak.count + 1 : 1)
                     if unreachableStreak.count > configuration.retry.maximumRetries {
                         unreachable.gaveUp(on: origin)

@@ -1,7 +1,49 @@
-/// What every download of one ``Downloader`` shares: the rate limit, the per-host connection cap
-/// and the idle keep-alive connections (with the hosts given up on).
-struct DownloaderResources: Sendable {
+import HaulCore
+import HaulHTTP
+import Synchronization
+
+/// What the downloads of one ``Downloader`` share, and nothing outside it does: threads, receive
+/// buffers, the progress ticker, the committer of small files, the folders and names in use,
+/// the rate limit, the per-host connection cap and the idle keep-alive connections.
+///
+/// Two downloaders in one program share none of it.
+final class DownloaderResources: Sendable {
+    let threads: ThreadPool
+    let buffers: ReceiveBuffers
+    let ticker: ProgressTicker
+    let committer: BatchCommitter
+    let folders: FolderRegistry
     let limiter: RateLimiter?
-    let hostSlots: HostSlots?
-    let pool: ConnectionPool?
+    let hostSlots: HostSlots
+    let pool: ConnectionPool
+    /// The transport of another client (`URLSession`), made on first use: it keeps its own
+    /// connections, so it is held for the downloader's lifetime.
+    private let alternate = Mutex<(any AlternateTransport)?>(nil)
+
+    init(configuration: Downloader.Configuration) {
+        let buffers = ReceiveBuffers()
+        self.buffers = buffers
+        // Every running download may hold its own thread, one per connection, a checkpoint
+        // thread and a resolver; the rest is room for the committer and lookups in flight.
+        let perDownload = configuration.connectionsPerDownload + 2
+        threads = ThreadPool(maximumThreads: min(4096, max(1, configuration.maximumActiveDownloads) * perDownload + 16),
+                             retired: { buffers.trim() })
+        ticker = ProgressTicker()
+        committer = BatchCommitter(threads: threads)
+        folders = FolderRegistry()
+        limiter = configuration.rateLimit.map { RateLimiter(bytesPerSecond: $0) }
+        hostSlots = HostSlots(maximumPerHost: configuration.maximumConnectionsPerHost)
+        pool = ConnectionPool()
+    }
+
+    /// The downloader's transport of another client (one for every download), made on first use.
+    func alternateTransport(_ configuration: Downloader.Configuration,
+                            make: (Downloader.Configuration) -> any AlternateTransport) -> any AlternateTransport {
+        alternate.withLock { alternate in
+            if let alternate { return alternate }
+            let made = make(configuration)
+            alternate = made
+            return made
+        }
+    }
 }

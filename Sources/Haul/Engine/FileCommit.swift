@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import HaulHTTP
 
 /// The last step of a download whose bytes are all written and verified: make them durable and
 /// give the file its name (`fsync`, rename without replacing, `fsync` of the folder).

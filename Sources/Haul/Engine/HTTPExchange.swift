@@ -1,3 +1,5 @@
+import HaulCore
+import HaulHTTP
 /// A request sent and its final response head received, redirects followed.
 ///
 /// The engine's only view of a response, over one of two backends chosen by
@@ -18,79 +20,51 @@ struct HTTPExchange {
         case alternate(any AlternateResponse)
     }
 
+    /// What opening a request needs from its download and downloader.
+    struct Context: Sendable {
+        let configuration: Downloader.Configuration
+        /// Haul's own client, with the download's TLS context and the downloader's connections.
+        let client: HTTPClient
+        let resources: DownloaderResources
+
+        init(configuration: Downloader.Configuration, resources: DownloaderResources) {
+            self.configuration = configuration
+            self.resources = resources
+            let floor = configuration.lowSpeedLimit.map {
+                LowSpeedMonitor.SpeedFloor(bytesPerSecond: $0.bytesPerSecond, period: $0.period)
+            }
+            let settings = HTTPClient.Settings(
+                connectTimeout: configuration.connectTimeout, headerTimeout: configuration.headerTimeout,
+                stallTimeout: configuration.stallTimeout, userAgent: configuration.userAgent,
+                maximumRedirects: configuration.maximumRedirects,
+                allowsInsecureRedirects: configuration.allowsInsecureRedirects, lowSpeedFloor: floor)
+            let tls = TLSContextCache(options: TLSSettings(extraCAFile: configuration.tls.extraCAFile,
+                                                           insecure: configuration.tls.insecure))
+            client = HTTPClient(settings: settings, tls: tls, pool: resources.pool, threads: resources.threads)
+        }
+    }
+
     /// Sends a GET for `url` and follows redirects under ``RedirectPolicy`` until a final answer,
     /// over the configured transport.
     ///
-    /// - Parameters:
-    ///   - pool: the downloader's idle connections (native) and its other client's transport.
-    ///   - buffer: the receive buffer (another client's chunks are gathered in it).
+    /// - Parameter buffer: the receive buffer (another client's chunks are gathered in it).
     /// - Throws: network, TLS, protocol and redirect errors; `notSupported` for settings the
     ///   transport cannot honour.
     static func open(url: HTTPURL, userHeaders: [(name: String, value: String)], range: ByteRangeRequest? = nil,
-                     ifRange: String? = nil, configuration: Downloader.Configuration,
-                     tls: TLSContextCache, pool: ConnectionPool?, cancellation: CancellationSignal,
+                     ifRange: String? = nil, context: Context, cancellation: CancellationSignal,
                      buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) -> HTTPExchange {
-        guard let make = configuration.transport.make else {
-            return try openNative(url: url, userHeaders: userHeaders, range: range, ifRange: ifRange,
-                                  configuration: configuration, tls: tls, pool: pool, cancellation: cancellation,
-                                  buffer: buffer)
+        guard let make = context.configuration.transport.make else {
+            let response = try mappingHTTPErrors { () throws(HTTPClientError) in
+                try context.client.get(url, userHeaders: userHeaders, range: range, ifRange: ifRange,
+                                       cancellation: cancellation, buffer: buffer)
+            }
+            return HTTPExchange(head: response.head, finalURL: response.finalURL, backend: .native(response.reader))
         }
-        let transport = pool?.alternateTransport(configuration, make: make) ?? make(configuration)
+        let transport = context.resources.alternateTransport(context.configuration, make: make)
         let (reader, head, finalURL) = try transport.open(
-            url: url, userHeaders: userHeaders, range: range, ifRange: ifRange, configuration: configuration,
+            url: url, userHeaders: userHeaders, range: range, ifRange: ifRange, configuration: context.configuration,
             cancellation: cancellation, buffer: buffer)
         return HTTPExchange(head: head, finalURL: finalURL, backend: .alternate(reader))
-    }
-
-    /// Haul's own client: connects (or takes an idle connection from `pool`), sends a GET and
-    /// follows redirects.
-    ///
-    /// The header budget (bytes and lines) is shared by every response of the chain. A reused
-    /// connection that fails before its answer (the server closed it while idle) is replaced by
-    /// a new one, once.
-    private static func openNative(url: HTTPURL, userHeaders: [(name: String, value: String)], range: ByteRangeRequest?,
-                                   ifRange: String?, configuration: Downloader.Configuration,
-                                   tls: TLSContextCache, pool: ConnectionPool?, cancellation: CancellationSignal,
-                                   buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) -> HTTPExchange {
-        var policy = RedirectPolicy(original: url, userHeaders: userHeaders, maximumRedirects: configuration.maximumRedirects,
-                                    allowsInsecureRedirects: configuration.allowsInsecureRedirects)
-        var budget = HeaderBudget()
-        var mayReuse = pool != nil
-        while true {
-            let current = policy.current
-            let reused = mayReuse ? pool?.take(for: current, cancellation: cancellation) : nil
-            let connection: Connection
-            if let reused {
-                connection = reused
-            } else {
-                connection = try Connection(to: current, tls: try tls.get(), connectTimeout: configuration.connectTimeout,
-                                            cancellation: cancellation)
-                pool?.unreachable.reached(current.origin)
-            }
-            let request = try RequestHead.make(method: .get, url: current, userAgent: configuration.userAgent,
-                                               userHeaders: policy.userHeaders, sendUserinfo: policy.sendsUserinfo,
-                                               range: range, ifRange: range == nil ? nil : ifRange)
-            let reader = ResponseReader(connection: connection, method: .get, budget: budget, buffer: buffer)
-            reader.lowSpeedLimit = configuration.lowSpeedLimit
-            let head: ResponseHead
-            do throws(DownloadError) {
-                try connection.write(request.serialized(), timeout: configuration.stallTimeout)
-                head = try reader.readHead(deadline: ContinuousClock.now + configuration.headerTimeout)
-            } catch {
-                connection.close()
-                if reused != nil, error.code == .connectionReset || error.code == .networkError, !cancellation.isCancelled {
-                    mayReuse = false   // the server closed the idle connection: ask again on a new one
-                    continue
-                }
-                throw error
-            }
-            budget = reader.parser.budget
-            guard RedirectPolicy.isRedirect(head.status) else {
-                return HTTPExchange(head: head, finalURL: current, backend: .native(reader))
-            }
-            connection.close()
-            _ = try policy.follow(status: head.status, location: head.headers["Location"])
-        }
     }
 
     /// How the body is delimited (length, chunks, or the close).
@@ -123,8 +97,23 @@ struct HTTPExchange {
     @discardableResult
     func readBody(stallTimeout: Duration, _ sink: (UnsafeRawBufferPointer) throws(DownloadError) -> Bool) throws(DownloadError) -> Bool {
         switch backend {
-        case .native(let reader): try reader.readBody(stallTimeout: stallTimeout, sink)
-        case .alternate(let reader): try reader.readBody(stallTimeout: stallTimeout, sink)
+        case .native(let reader):
+            // The reader knows no download errors: the sink's failure waits here while it stops.
+            var failure: DownloadError?
+            let ended = try mappingHTTPErrors { () throws(HTTPClientError) in
+                try reader.readBody(stallTimeout: stallTimeout) { slice in
+                    do throws(DownloadError) {
+                        return try sink(slice)
+                    } catch {
+                        failure = error
+                        return false
+                    }
+                }
+            }
+            if let failure { throw failure }
+            return ended
+        case .alternate(let reader):
+            return try reader.readBody(stallTimeout: stallTimeout, sink)
         }
     }
 

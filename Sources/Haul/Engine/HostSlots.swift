@@ -1,3 +1,5 @@
+import HaulCore
+import HaulHTTP
 /// Caps the connections open at once to one server (host name and port), across every download
 /// of a ``Downloader``: each download's first request and each of its segments' take a slot.
 ///

@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HaulCore
 
 /// Caps the speed of every connection that shares it: one ``TokenBucket`` behind a lock.
 ///

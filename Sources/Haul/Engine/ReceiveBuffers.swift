@@ -1,4 +1,5 @@
 import Synchronization
+import HaulCore
 
 /// Receive buffers reused from one transfer to the next: a 1 MiB buffer allocated and freed per
 /// download is an `mmap`, page faults and a `munmap` each (measured on 1,000 files of 64 KiB:
@@ -9,8 +10,6 @@ import Synchronization
 /// once still mapped and unmapped a buffer for every eleventh file). Idle buffers are freed when
 /// a thread of ``ThreadPool`` retires after its idle time, so an idle process holds none for long.
 final class ReceiveBuffers: Sendable {
-    static let shared = ReceiveBuffers()
-
     /// The most idle buffers kept (one per transfer of `-j 64`).
     let maximumIdle = 64
     private let idle = SharedStateLock<[Buffer]>([])

@@ -1,3 +1,4 @@
+import HaulHTTP
 /// What the first response of an attempt means for the bytes already on disk: a pure function
 /// of the resume record, the range that was asked for and the response head.
 ///

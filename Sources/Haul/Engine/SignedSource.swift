@@ -5,6 +5,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import HaulCore
+import HaulHTTP
 
 /// Where a download's requests go: the request's URL as it is, or, with a ``URLSigner``, a URL
 /// signed afresh for every request (each attempt, each segment connection).
@@ -38,12 +40,12 @@ struct SignedSource: Sendable {
         skew = SkewWarning(warn: warn)
         if let signer = request.signer {
             let signed = try Self.sign(original, with: signer, cancellation: cancellation)
-            base = try HTTPURL.parse(signed.url.absoluteString)
+            base = try mappingHTTPErrors { () throws(HTTPClientError) in try HTTPURL.parse(signed.url.absoluteString) }
         } else {
             if let parsed = request.parsedURL {
                 base = parsed
             } else {
-                base = try HTTPURL.parse(request.url.absoluteString)
+                base = try mappingHTTPErrors { () throws(HTTPClientError) in try HTTPURL.parse(request.url.absoluteString) }
             }
         }
     }
@@ -51,26 +53,23 @@ struct SignedSource: Sendable {
     /// Sends a GET (freshly signed with a signer) and returns the final response, redirects
     /// followed, renewing an expired signature once.
     ///
-    /// - Throws: what ``HTTPExchange/open(url:userHeaders:range:ifRange:configuration:tls:pool:cancellation:buffer:)``
+    /// - Throws: what ``HTTPExchange/open(url:userHeaders:range:ifRange:context:cancellation:buffer:)``
     ///   throws; `authenticationRefused` for a 403 that renewing does not cure.
-    func open(range: ByteRangeRequest?, ifRange: String?, configuration: Downloader.Configuration, tls: TLSContextCache,
-              pool: ConnectionPool?, cancellation: CancellationSignal,
+    func open(range: ByteRangeRequest?, ifRange: String?, context: HTTPExchange.Context, cancellation: CancellationSignal,
               buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) -> HTTPExchange {
         guard let signer else {
             return try HTTPExchange.open(url: base, userHeaders: userHeaders, range: range, ifRange: ifRange,
-                                         configuration: configuration, tls: tls, pool: pool, cancellation: cancellation,
-                                         buffer: buffer)
+                                         context: context, cancellation: cancellation, buffer: buffer)
         }
         var renewed = false
         while true {
             let signed = try Self.sign(original, with: signer, cancellation: cancellation)
-            let url = try HTTPURL.parse(signed.url.absoluteString)
+            let url = try mappingHTTPErrors { () throws(HTTPClientError) in try HTTPURL.parse(signed.url.absoluteString) }
             let exchange = try HTTPExchange.open(url: url, userHeaders: userHeaders + signed.headers, range: range,
-                                                 ifRange: ifRange, configuration: configuration, tls: tls, pool: pool,
-                                                 cancellation: cancellation, buffer: buffer)
+                                                 ifRange: ifRange, context: context, cancellation: cancellation, buffer: buffer)
             skew.check(exchange.head)
             guard exchange.head.status == 403, !renewed else { return exchange }
-            let body = Self.errorBody(of: exchange, stallTimeout: configuration.stallTimeout)
+            let body = Self.errorBody(of: exchange, stallTimeout: context.configuration.stallTimeout)
             exchange.close()
             if isExpiredSignature(status: 403, body: body) || signed.isExpired(at: Date()) {
                 renewed = true

@@ -1,5 +1,6 @@
 import CHaulSys
 import Synchronization
+import HaulCore
 
 /// Hashes a download on a thread of its own, following the bytes as they are written, and the
 /// rest from the file once it is complete.
@@ -25,6 +26,7 @@ final class StreamHasher: @unchecked Sendable {
     private let algorithms: [ChecksumAlgorithm]
     private let digests: [Digest]
     private let descriptor: Int32
+    private let threads: ThreadPool
 
     // The writers' side.
     private let written = Mutex(ByteRangeSet())
@@ -60,7 +62,9 @@ final class StreamHasher: @unchecked Sendable {
     private static let bufferSize = 256 << 10
 
     /// Nothing hashed yet; `descriptor` is the partial file, open until ``finish(length:)`` or ``stop()``.
-    init(algorithms: [ChecksumAlgorithm], descriptor: Int32) {
+    /// - Parameter threads: where the follower thread starts, once bytes are offered.
+    init(algorithms: [ChecksumAlgorithm], descriptor: Int32, threads: ThreadPool) {
+        self.threads = threads
         self.algorithms = algorithms
         self.digests = algorithms.map(Digest.init)
         self.descriptor = descriptor
@@ -94,7 +98,7 @@ final class StreamHasher: @unchecked Sendable {
             }
         }
         if !started.exchange(true, ordering: .acquiringAndReleasing) {
-            ThreadPool.shared.runAlone { [self] in follow() }
+            threads.runAlone(name: "haul-hasher") { [self] in follow() }
         }
     }
 

@@ -1,4 +1,6 @@
+import HaulCore
 import Synchronization
+import HaulHTTP
 
 /// The digests a finished download must match before it gets its final name: the user's
 /// checksum (``DownloadRequest/checksum``) and the server's own digest (``ServerDigest``), each
@@ -41,10 +43,12 @@ struct Verification: Sendable {
     ///   - partial: the complete partial file.
     ///   - length: its length.
     ///   - hasher: the hashing done during the transfer, if any.
+    ///   - threads: where a hasher made here follows the file.
     /// - Returns: the file's SHA-256, lowercase hex.
     /// - Throws: `checksumMismatch`, or `fileSystem` when the file cannot be read.
-    func verify(_ partial: PartialFile, length: Int64, hasher: StreamHasher?) throws(DownloadError) -> String {
-        let digests = try (hasher ?? StreamHasher(algorithms: algorithms, descriptor: partial.descriptor)).finish(length: length)
+    func verify(_ partial: PartialFile, length: Int64, hasher: StreamHasher?, threads: ThreadPool) throws(DownloadError) -> String {
+        let digests = try (hasher ?? StreamHasher(algorithms: algorithms, descriptor: partial.descriptor, threads: threads))
+            .finish(length: length)
         return try check(digests)
     }
 

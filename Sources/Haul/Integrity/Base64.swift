@@ -1,3 +1,4 @@
+import HaulHTTP
 /// Standard base64 (RFC 4648 section 4) decoding, for digests carried in HTTP fields.
 enum Base64 {
     /// The bytes `text` encodes.

@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HaulCore
 
 /// Hashing of files on disk: the finished partial before its rename, and blocks of it on resume.
 enum FileHashing {

@@ -1,3 +1,4 @@
+import HaulHTTP
 /// Hexadecimal text for digests: lowercase out, either case in.
 enum Hex {
     /// Lowercase hexadecimal digits for `bytes`, two per byte.

@@ -1,3 +1,4 @@
+import HaulHTTP
 /// A digest of the whole file that the server sent without being asked, to verify the
 /// download against.
 ///

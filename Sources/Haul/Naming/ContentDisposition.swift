@@ -1,3 +1,4 @@
+import HaulHTTP
 /// Reads the file name a server proposes in a `Content-Disposition` header (RFC 6266).
 ///
 /// The value is a disposition type (`attachment`, `inline` or any other token) followed by

@@ -1,3 +1,4 @@
+import HaulHTTP
 /// Turns an untrusted name (from a header or a URL) into a safe single file name.
 ///
 /// The result is one path component with no control characters, never `.` or `..`, never

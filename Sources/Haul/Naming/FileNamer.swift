@@ -1,3 +1,4 @@
+import HaulHTTP
 /// Chooses the name of a downloaded file when the user did not give one (`-o`).
 ///
 /// In order: the `Content-Disposition` of the final response, the last path segment of the

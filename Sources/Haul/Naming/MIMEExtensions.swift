@@ -1,3 +1,4 @@
+import HaulHTTP
 /// The file extension Haul adds to a name that has none, from the response's `Content-Type`.
 ///
 /// Only an allow-list of common, inert types maps to an extension. Anything that could run

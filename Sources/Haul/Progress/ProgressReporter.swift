@@ -1,4 +1,5 @@
 import Synchronization
+import HaulCore
 
 /// Collects a download's byte count from its transfer threads and turns it into throttled
 /// ``DownloadEvent/progress(_:)`` events.
@@ -26,7 +27,7 @@ final class ProgressReporter: Sendable {
     private let ticking = Atomic<Bool>(false)
 
     /// A reporter for `events`, sampled every `interval` by `ticker` once started.
-    init(events: EventQueue, interval: Duration, ticker: ProgressTicker = .shared) {
+    init(events: EventQueue, interval: Duration, ticker: ProgressTicker) {
         self.events = events
         self.interval = interval
         self.ticker = ticker

@@ -1,4 +1,5 @@
 import Synchronization
+import HaulCore
 
 /// One task that wakes the progress reporters of every running download at their intervals,
 /// instead of a sleeping task (and a kernel timer) per download: with 1,000 small files, 16 at
@@ -8,9 +9,6 @@ import Synchronization
 /// starts a new one. A reporter is first woken one interval after it registers, at most
 /// ``longestSleep`` late when it registers while the task sleeps towards a later deadline.
 final class ProgressTicker: Sendable {
-    /// The process-wide ticker.
-    static let shared = ProgressTicker()
-
     /// The longest the task sleeps at a time, so a reporter registered during a long sleep
     /// is not woken much later than its interval (the default interval: with it, the task wakes
     /// only when a reporter is due).

@@ -1,3 +1,4 @@
+import HaulCore
 /// Turns (time, completed bytes) samples into a speed and an ETA: a pure value type.
 ///
 /// Speed is measured over a sliding window (default 3 s) of samples, so it follows changes

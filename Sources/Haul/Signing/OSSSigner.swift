@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import HaulHTTP
 
 /// Signs GET URLs for Aliyun (Alibaba Cloud) Object Storage Service, with the V4 algorithm
 /// (`x-oss-signature-version=OSS4-HMAC-SHA256`, the default) or the older V1 one

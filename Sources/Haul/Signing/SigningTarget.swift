@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import HaulHTTP
 
 /// The parts of a URL that a query-string signature covers, decoded, plus the canonical
 /// encoding both AWS and OSS use (RFC 3986: everything but `A-Z a-z 0-9 - . _ ~` as `%XX`).
@@ -28,7 +29,7 @@ struct SigningTarget: Sendable {
     ///
     /// - Throws: `invalidURL` / `unsupportedScheme` as ``HTTPURL/parse(_:)`` does.
     init(url: URL) throws(DownloadError) {
-        let parsed = try HTTPURL.parse(url.absoluteString)
+        let parsed = try mappingHTTPErrors { () throws(HTTPClientError) in try HTTPURL.parse(url.absoluteString) }
         scheme = parsed.scheme.rawValue
         host = parsed.host
         port = parsed.port == parsed.scheme.defaultPort ? nil : parsed.port

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import HaulCore
 
 /// Turns a URL into a freshly signed request, for storage services whose URLs expire.
 ///

@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HaulCore
 
 /// Commits finished small files (``FileCommit``) on a thread of its own, so a download's thread
 /// moves on to the next download at once, and makes the files that finished meanwhile durable
@@ -20,8 +21,6 @@ import Darwin
 /// nothing. A batch of one is synced with its own `fsync`. A file in a larger batch may wait for
 /// other programs' dirty data on the same file system: that is the price of the shared sync.
 final class BatchCommitter: @unchecked Sendable {   // all state is under `monitor`
-    static let shared = BatchCommitter()
-
     /// The largest file the committer takes. A larger one was written back while it arrived
     /// (``WritebackTracker``), so its own `fsync` finds little to do, and it has its own thread.
     static let largestFile: Int64 = WritebackTracker.interval
@@ -60,6 +59,7 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
     /// two descriptors (the file, with its lock, and its folder), so on a disk slower than the
     /// network a download's thread waits at ``submit(_:done:)`` instead.
     private let maximumWaiting: Int
+    private let threads: ThreadPool
     private let syncFileSystem: @Sendable (Int32) -> Int32
     private let checkWritten: @Sendable (Int32) -> Int32
 
@@ -78,9 +78,11 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
     ///   - syncFileSystem: syncs the file system of a descriptor, returning 0 or an `errno`
     ///     (tests count and fail it).
     ///   - checkWritten: reports a failed write of one file after a successful sync, 0 or an `errno`.
-    init(maximumWaiting: Int = 64,
+    ///   - threads: where the committer's thread runs.
+    init(threads: ThreadPool, maximumWaiting: Int = 64,
          syncFileSystem: @escaping @Sendable (Int32) -> Int32 = { BatchCommitter.syncFileSystem(of: $0) },
          checkWritten: @escaping @Sendable (Int32) -> Int32 = { BatchCommitter.checkWritten($0) }) {
+        self.threads = threads
         self.maximumWaiting = maximumWaiting
         self.syncFileSystem = syncFileSystem
         self.checkWritten = checkWritten
@@ -96,7 +98,7 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
             serving = true
             return true
         }
-        if start { spawnThread(name: "haul-commit") { self.serve() } }
+        if start { threads.run(name: "haul-commit") { self.serve() } }
     }
 
     /// Commits batches until none is waiting; what arrives during a batch is the next batch.

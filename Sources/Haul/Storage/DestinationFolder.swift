@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HaulCore
 
 /// An open folder that downloads land in; every file operation is relative to it (`openat`,
 /// `renameat`), so a name can never reach outside it.
@@ -20,36 +21,8 @@ final class DestinationFolder: Sendable {
     private let permissions: Permissions
     /// The type of that file system (Linux `statfs.f_type`; 0 when unknown).
     let fileSystemType: UInt
-    /// Shared by every download of this process into this folder.
+    /// Shared by every download of the downloader into this folder.
     let shared: FolderSync
-
-    /// The folder at `path`, opened, created (and its parents) when missing, checked writable.
-    ///
-    /// A folder that a running download of this process has open already, still at `path` with
-    /// the same device and inode, mode, owner and group, is shared instead of opened again: with
-    /// many small downloads into one folder, opening and checking it cost five system calls per
-    /// download; sharing costs one (`stat`). A folder whose mode, owner or group changed is
-    /// opened and checked again, so a `chmod` that takes the write permission away fails the
-    /// next download before any network I/O, as it would a first one.
-    ///
-    /// - Throws: `fileSystem` when it cannot be created, opened or written.
-    static func openOrReuse(path: String) throws(DownloadError) -> DestinationFolder {
-        var info = stat()
-        if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
-            if let open = openFolders.withLock({ $0[path]?.folder }), open.identity == FolderIdentity(info),
-               open.permissions == Permissions(info) {
-                return open
-            }
-        }
-        let made = try DestinationFolder(path: path)
-        openFolders.withLock { folders in
-            folders = folders.filter { $0.value.folder != nil }
-            folders[path] = WeakFolder(folder: made)
-        }
-        return made
-    }
-
-    private struct WeakFolder { weak var folder: DestinationFolder? }
 
     /// What decides whether this process may write into a folder, as `stat` tells it.
     private struct Permissions: Equatable {
@@ -63,13 +36,10 @@ final class DestinationFolder: Sendable {
             group = info.st_gid
         }
     }
-    /// The folders open now, by path; an entry goes when its last download lets go of it.
-    private static let openFolders = SharedStateLock<[String: WeakFolder]>([:])
-
     /// Opens `path`, creating it (and its parents) when missing, and checks it is writable.
     ///
     /// - Throws: `fileSystem` when it cannot be created, opened or written.
-    init(path: String) throws(DownloadError) {
+    init(path: String, registry: FolderRegistry = FolderRegistry()) throws(DownloadError) {
         self.path = path
         try Self.createDirectories(path)
         let fd = open(path, O_RDONLY | haul_o_directory() | haul_o_cloexec())
@@ -86,11 +56,17 @@ final class DestinationFolder: Sendable {
         identity = FolderIdentity(info)
         permissions = Permissions(info)
         fileSystemType = UInt(haul_file_system_type(fd))
-        shared = FolderSync.shared(for: identity)
+        shared = registry.sync(for: identity)
         descriptor = fd
     }
 
     deinit { close(descriptor) }
+
+    /// Whether `info` (a `stat` of this folder's path) shows this folder, still with the mode,
+    /// owner and group it had when it was checked writable.
+    func stillMatches(_ info: stat) -> Bool {
+        identity == FolderIdentity(info) && permissions == Permissions(info)
+    }
 
     private static func createDirectories(_ path: String) throws(DownloadError) {
         var isDirectory = stat()

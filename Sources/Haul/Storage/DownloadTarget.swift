@@ -11,6 +11,8 @@ import Foundation
 /// written fails fast with `fileSystem`.
 struct DownloadTarget {
     let folder: DestinationFolder
+    /// The names the downloader's running downloads are writing.
+    let reservations: FileReservations
     /// The exact name for `.file` destinations; `nil` when the server or URL names the file.
     let fixedName: String?
 
@@ -24,10 +26,11 @@ struct DownloadTarget {
         case finished(name: String)
     }
 
-    init(destination: Destination) throws(DownloadError) {
+    init(destination: Destination, folders: FolderRegistry = FolderRegistry()) throws(DownloadError) {
+        reservations = folders.reservations
         switch destination {
         case .directory(let url):
-            folder = try DestinationFolder.openOrReuse(path: Self.path(of: url))
+            folder = try folders.folder(at: folders.path(of: url))
             fixedName = nil
         case .file(let url):
             let path = url.path
@@ -36,23 +39,10 @@ struct DownloadTarget {
                 throw DownloadError(.invalidArgument, "'\(path)' is not a file name")
             }
             let parent = url.deletingLastPathComponent().path
-            folder = try DestinationFolder.openOrReuse(path: parent.isEmpty ? "." : parent)
+            folder = try folders.folder(at: parent.isEmpty ? "." : parent)
             fixedName = name
         }
     }
-
-    /// `url.path`, remembered for the last folder URL asked about: a list of downloads into one
-    /// folder asks about the same URL each time, and `URL.path` decodes it anew (measured: a third
-    /// of the cost of opening the target of a small download, more than comparing two URLs).
-    private static func path(of url: URL) -> String {
-        if let known = lastFolder.withLock({ $0?.url == url ? $0?.path : nil }) { return known }
-        let path = url.path
-        lastFolder.withLock { $0 = (url, path) }
-        return path
-    }
-
-    /// The last folder URL ``path(of:)`` was asked about, and its path.
-    private static let lastFolder = Mutex<(url: URL, path: String)?>(nil)
 
     /// The file URL of `name` in the folder (made without a look at the disk: the plain
     /// initialisers stat the path to learn whether it is a folder, two calls per download).
@@ -62,7 +52,13 @@ struct DownloadTarget {
         return URL(fileURLWithPath: path, isDirectory: false)
     }
 
-    /// Chooses the final name for `response`, applies the conflict policy and reserves the name
+    /// What a server said about a file's name: its `Content-Disposition` and `Content-Type`.
+    struct NameHint: Equatable {
+        var contentDisposition: String?
+        var contentType: String?
+    }
+
+    /// Chooses the final name from the server's `hint` and the URL's path, applies the conflict policy and reserves the name
     /// for this download (give it back with ``release(_:)``).
     ///
     /// A name that a running download of this process holds counts as taken.
@@ -74,18 +70,16 @@ struct DownloadTarget {
     ///   - finished: whether an existing file holds this download, finished by an earlier run;
     ///     asked of the names the policy would look at (not of those another running download of
     ///     this process holds), before the policy applies.
-    func choose(response: ResponseHead, originalURL: HTTPURL, urlName: String? = nil, policy: ConflictPolicy,
+    func choose(hint: NameHint, urlPath: String, urlName: String? = nil, policy: ConflictPolicy,
                 finished: (String) -> Bool = { _ in false }) throws(DownloadError) -> Choice {
-        let reservations = FileReservations.shared
         if let fixedName {
             if !reservations.isReserved(fixedName, in: folder), finished(fixedName) { return .finished(name: fixedName) }
             try checkReplaceable(fixedName)
             guard reservations.reserve(fixedName, in: folder) else { throw lockedError(fixedName) }
             return .write(name: fixedName, replaces: true)
         }
-        let name = FileNamer.name(contentDisposition: response.headers["Content-Disposition"],
-                                  originalURLPath: originalURL.path, contentType: response.headers["Content-Type"],
-                                  urlName: urlName)
+        let name = FileNamer.name(contentDisposition: hint.contentDisposition, originalURLPath: urlPath,
+                                  contentType: hint.contentType, urlName: urlName)
         // Another download may take the chosen name between resolving and reserving: resolve again.
         while true {
             let resolution = ConflictResolver.resolve(name: name, policy: policy, exists: {
@@ -112,9 +106,8 @@ struct DownloadTarget {
     }
 
     /// A name for the file after `taken` appeared under its chosen name while downloading
-    /// (policy `.rename` only), reserved like ``choose(response:originalURL:policy:)``'s.
+    /// (policy `.rename` only), reserved like ``choose(hint:urlPath:urlName:policy:finished:)``'s.
     func nextFreeName(after taken: String) -> String? {
-        let reservations = FileReservations.shared
         while true {
             let resolution = ConflictResolver.resolve(name: taken, policy: .rename) {
                 folder.entry($0) != .missing || reservations.isReserved($0, in: folder)
@@ -124,9 +117,9 @@ struct DownloadTarget {
         }
     }
 
-    /// Gives back a name reserved by ``choose(response:originalURL:policy:)`` or ``nextFreeName(after:)``.
+    /// Gives back a name reserved by ``choose(hint:urlPath:urlName:policy:finished:)`` or ``nextFreeName(after:)``.
     func release(_ name: String) {
-        FileReservations.shared.release(name, in: folder)
+        reservations.release(name, in: folder)
     }
 
     private func checkReplaceable(_ name: String) throws(DownloadError) {

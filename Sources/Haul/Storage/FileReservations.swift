@@ -1,4 +1,5 @@
 import Synchronization
+import HaulCore
 
 /// The final paths that running downloads of this process are writing, so that two downloads
 /// never pick the same name (or partial file) in one folder.
@@ -6,9 +7,6 @@ import Synchronization
 /// Another process is kept out by the lock on the partial file (a later issue); within one
 /// process this registry is the lock.
 final class FileReservations: Sendable {
-    /// The process-wide registry.
-    static let shared = FileReservations()
-
     private let paths = SharedStateLock<Set<Key>>([])
 
     /// A name in a folder (a key made without joining two strings, which allocated).

@@ -4,8 +4,9 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HaulCore
 
-/// What every download of this process into one folder shares: one `fsync` of the folder for all
+/// What every download of a downloader into one folder shares: one `fsync` of the folder for all
 /// the renames made before it started (a group commit).
 ///
 /// Measured with 1,000 files of 64 KiB, 16 at once, into one folder: each download syncing the
@@ -13,18 +14,6 @@ import Darwin
 /// of the folder: a lock of this process around them, first added when 16 threads spun on the
 /// kernel's, later measured 4% slower in wall time, once renames came in batches.)
 final class FolderSync: @unchecked Sendable {   // all state is under `monitor`
-    private static let registry = SharedStateLock<[FolderIdentity: FolderSync]>([:])
-
-    /// The one instance for the folder of this identity (device and inode).
-    static func shared(for identity: FolderIdentity) -> FolderSync {
-        registry.withLock { registry in
-            if let existing = registry[identity] { return existing }
-            let made = FolderSync()
-            registry[identity] = made
-            return made
-        }
-    }
-
     private let syncFolder: @Sendable (Int32) -> Int32
     private let monitor = Monitor()
     /// Sync requests so far; the last request every finished sync covers; whether one runs.

@@ -5,6 +5,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HaulCore
 
 /// The file a download writes into (`NAME.part`), never opened through a symlink, and held under
 /// an exclusive `flock` for as long as the download runs.

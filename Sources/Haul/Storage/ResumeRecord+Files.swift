@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HaulCore
 
 /// The record's file, `NAME.resume` beside `NAME.part`, read and written relative to the
 /// destination folder's descriptor and never through a symlink.

@@ -1,3 +1,4 @@
+import HaulHTTP
 /// What a later run needs to continue a download: the file `NAME.resume` beside `NAME.part`.
 ///
 /// It says which resource the partial file holds (``resourceKey``, ``etag``, ``lastModified``,

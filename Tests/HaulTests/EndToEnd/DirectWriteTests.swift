@@ -35,7 +35,7 @@ struct DirectWriteTests {
 
     /// Whether `dir` is on a file system that takes direct writes (else the test has nothing to see).
     static func takesDirectWrites(_ dir: URL) throws -> Bool {
-        PartialFile.takesDirectWrites(fileSystemType: try DownloadTarget(destination: .directory(dir)).folder.fileSystemType)
+        PartialFile.takesDirectWrites(fileSystemType: try DownloadTarget(destination: .directory(dir), folders: FolderRegistry()).folder.fileSystemType)
     }
 
     @Test func aLargeFileOverFourConnectionsLeavesThePageCacheAlone() async throws {

@@ -8,6 +8,8 @@ import HaulTestSupport
 import Synchronization
 import Testing
 @testable import Haul
+import HaulCore
+import HaulHTTP
 @testable import HaulServer   // ContentResponse, and a connection's descriptor (has its client hung up?)
 
 /// `maximumConnectionsPerHost` caps the connections to one server across every download of a
@@ -46,7 +48,7 @@ struct HostSlotTests {
             #expect(listFiles(dir) == ["a.bin", "b.bin"])
             #expect(try contents(dir.appendingPathComponent("a.bin")) == HaulServer.content(seed: 1).bytes(0..<size))
             #expect(try contents(dir.appendingPathComponent("b.bin")) == HaulServer.content(seed: 2).bytes(0..<size))
-            #expect(downloader.resources.hostSlots?.taken(for: try HTTPURL.parse(url(server, "/a.bin").absoluteString)) == 0,
+            #expect(downloader.resources.hostSlots.taken(for: try HTTPURL.parse(url(server, "/a.bin").absoluteString)) == 0,
                     "every slot is given back")
         }
     }
@@ -124,13 +126,13 @@ struct HostSlotTests {
 
             // Then none is still taken, and two more downloads at once (the cap) both finish
             let address = try HTTPURL.parse(url(server, "/slow.bin").absoluteString)
-            #expect(await eventually { downloader.resources.hostSlots?.taken(for: address) == 0 },
-                    "slots still taken: \(downloader.resources.hostSlots?.taken(for: address) ?? -1)")
+            #expect(await eventually { downloader.resources.hostSlots.taken(for: address) == 0 },
+                    "slots still taken: \(downloader.resources.hostSlots.taken(for: address))")
             async let one = runToEnd(downloader, DownloadRequest(url: url(server, "/bytes/3000000/t1.bin")), to: .directory(dir))
             async let two = runToEnd(downloader, DownloadRequest(url: url(server, "/bytes/3000000/t2.bin")), to: .directory(dir))
             let both = await [one, two]
             #expect(both.allSatisfy { $0.error == nil }, "\(both.map { $0.error?.description ?? "ok" })")
-            #expect(downloader.resources.hostSlots?.taken(for: address) == 0)
+            #expect(downloader.resources.hostSlots.taken(for: address) == 0)
         }
     }
 }

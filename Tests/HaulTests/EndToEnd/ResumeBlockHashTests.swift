@@ -3,6 +3,8 @@ import HaulServer
 import HaulTestSupport
 import Testing
 @testable import Haul
+import HaulCore
+import HaulHTTP
 
 /// The resume record keeps a CRC-32C per piece of completed bytes (within 4 MiB blocks); a resume
 /// checks them and downloads again any piece whose bytes changed on disk.

@@ -3,6 +3,8 @@ import HaulServer
 import HaulTestSupport
 import Testing
 @testable import Haul
+import HaulCore
+import HaulHTTP
 
 /// A cancelled download continues where it stopped when it runs again: it asks for the missing
 /// bytes with `Range` and `If-Range`, and the server sends each byte about once.

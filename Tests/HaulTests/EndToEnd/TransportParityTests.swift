@@ -3,6 +3,8 @@ import HaulServer
 import HaulTestSupport
 import Testing
 @testable import Haul
+import HaulCore
+import HaulHTTP
 @testable import HaulURLSession
 
 /// The shared end-to-end behaviours, run with both transports: Haul's own HTTP/1.1 client and a

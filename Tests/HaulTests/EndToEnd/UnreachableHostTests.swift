@@ -3,6 +3,8 @@ import HaulTestSupport
 import Synchronization
 import Testing
 @testable import Haul
+import HaulCore
+import HaulHTTP
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -107,12 +109,14 @@ struct UnreachableHostTests {
     @Test func aRefusedConnectionNamesItsOrigin() throws {
         let port = try SwitchablePort()
         let url = try HTTPURL.parse(port.url("/x").absoluteString)
-        let tls = TLSContextCache(options: Downloader.TLSOptions())
-        let error = #expect(throws: DownloadError.self) {
-            _ = try Connection(to: url, tls: try tls.get(), connectTimeout: .seconds(2), cancellation: CancellationSignal())
+        let tls = TLSContextCache(options: TLSSettings())
+        let error = #expect(throws: HTTPClientError.self) {
+            _ = try Connection(to: url, tls: try tls.get(), connectTimeout: .seconds(2), cancellation: CancellationSignal(),
+                               threads: ThreadPool())
         }
-        #expect(error?.code == .connectionRefused)
+        #expect(error?.kind == .connectionRefused)
         #expect(error?.unreachableOrigin == url.origin)
+        #expect(error.map(DownloadError.init)?.unreachableOrigin == url.origin, "the download's error keeps the origin")
         #expect(DownloadError(.connectTimeout, "the TLS handshake timed out").unreachableOrigin == nil)
     }
 

@@ -1,4 +1,6 @@
 @testable import Haul
+import HaulCore
+import HaulHTTP
 import Synchronization
 import HaulTestSupport
 import Testing
@@ -46,7 +48,7 @@ struct FolderSyncTests {
         let threads = ThreadPool()   // real threads: the cooperative pool has one per core
         func call() async {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                threads.run {
+                threads.run(name: "haul-test") {
                     entered.count.add(1, ordering: .relaxed)
                     results.add(folder.sync(descriptor: 3))
                     done.resume()
@@ -82,7 +84,8 @@ struct FolderSyncTests {
         defer { close(fd) }
         #expect(FolderSync(sync: { fsync($0) == 0 ? 0 : errno }).sync(descriptor: fd) == 0)
         let one = FolderIdentity(device: 1, inode: 1), other = FolderIdentity(device: 1, inode: 2)
-        #expect(FolderSync.shared(for: one) === FolderSync.shared(for: one))
-        #expect(FolderSync.shared(for: one) !== FolderSync.shared(for: other))
+        let folders = FolderRegistry()
+        #expect(folders.sync(for: one) === folders.sync(for: one))
+        #expect(folders.sync(for: one) !== folders.sync(for: other))
     }
 }

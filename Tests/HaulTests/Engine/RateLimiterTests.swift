@@ -2,6 +2,8 @@ import Synchronization
 import HaulTestSupport
 import Testing
 @testable import Haul
+import HaulCore
+import HaulHTTP
 
 @Suite(.exclusive, .serialized) struct RateLimiterTests {
     static let rates: [Int64] = [10 << 10, 100 << 10, 1 << 20, 25 << 20, 200 << 20, 1 << 30]
@@ -103,12 +105,13 @@ import Testing
     @Test func realThreadsNeverBeatTheRate() async {
         let rate: Int64 = 64 << 20
         let limiter = RateLimiter(bytesPerSecond: rate)
+        let threads = ThreadPool()
         let perThread = 8 << 20
         let counts = ThreadCounts(running: 4)
         let start = ContinuousClock.now
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            for index in 0..<4 {
-                spawnThread(name: "limiter-\(index)") {
+            for _ in 0..<4 {
+                threads.run(name: "haul-test") {
                     var left = perThread
                     var ok = true
                     while left > 0 {

@@ -1,6 +1,8 @@
 import HaulTestSupport
 import Testing
 @testable import Haul
+import HaulCore
+import HaulHTTP
 
 /// Every branch of ``ResumeDecision/decide(record:requestedStart:facts:)``, without sockets.
 ///

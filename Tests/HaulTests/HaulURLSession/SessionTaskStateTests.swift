@@ -5,6 +5,8 @@ import FoundationNetworking
 import HaulTestSupport
 import Testing
 @testable import Haul
+import HaulCore
+import HaulHTTP
 @testable import HaulURLSession
 
 /// The `URLSession` transport's per-task state without a network: the body queue, its bounds,

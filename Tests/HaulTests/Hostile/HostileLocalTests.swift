@@ -3,6 +3,8 @@ import HaulServer
 import HaulTestSupport
 import Testing
 @testable import Haul
+import HaulCore
+import HaulHTTP
 
 /// Issue 4, "Local faults", through the library: a missing or read-only folder, a disk that
 /// fills up mid-transfer, symlinks planted where the download writes, resume records that

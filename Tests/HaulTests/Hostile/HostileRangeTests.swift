@@ -3,6 +3,8 @@ import HaulServer
 import HaulTestSupport
 import Testing
 @testable import Haul
+import HaulCore
+import HaulHTTP
 
 /// Issue 4, "Range and resume": servers that answer a range wrongly, files that changed or
 /// shrank between runs, validators that cannot be trusted. The result is always one version of

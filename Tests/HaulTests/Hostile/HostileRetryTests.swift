@@ -3,6 +3,8 @@ import HaulServer
 import HaulTestSupport
 import Testing
 @testable import Haul
+import HaulCore
+import HaulHTTP
 
 /// Issue 4, "Retry": which failures are retried, how long Haul waits (`Retry-After` honoured up
 /// to the cap), and that a retry resumes from the bytes on disk.

@@ -3,6 +3,8 @@ import HaulServer
 import HaulTestSupport
 import Testing
 @testable import Haul
+import HaulCore
+import HaulHTTP
 
 /// Issue 4, "Time": servers that stall, trickle or never answer. A stall or a trickle is
 /// dropped, retried and resumed from the bytes on disk. (Trickled heads, a silent server and a
@@ -109,7 +111,7 @@ struct HostileTimeTests {
         ([(100, 0), (100, 0), (100, 0)], nil),                     // no waiting at all: never judged
     ] as [([(Int, Int64)], Int?)])
     func theMonitorJudgesWindowsOfWaiting(reads: [(Int, Int64)], slowAt: Int?) {
-        var monitor = LowSpeedMonitor(Downloader.LowSpeedLimit(bytesPerSecond: 1024, period: .seconds(1)))
+        var monitor = LowSpeedMonitor(LowSpeedMonitor.SpeedFloor(bytesPerSecond: 1024, period: .seconds(1)))
         let verdicts = reads.map { monitor.received($0.0, after: .milliseconds($0.1)) }
         #expect(verdicts.firstIndex(of: true) == slowAt)
     }

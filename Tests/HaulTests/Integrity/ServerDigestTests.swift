@@ -1,6 +1,8 @@
 import HaulTestSupport
 import Testing
 @testable import Haul
+import HaulCore
+import HaulHTTP
 
 @Suite(.exclusive, .serialized) struct ServerDigestTests {
     // The examples of RFC 9530 appendix B (https://www.rfc-editor.org/rfc/rfc9530#appendix-B):

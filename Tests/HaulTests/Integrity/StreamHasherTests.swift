@@ -3,6 +3,8 @@ import Foundation
 import HaulTestSupport
 import Testing
 @testable import Haul
+import HaulCore
+import HaulHTTP
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -22,7 +24,7 @@ struct StreamHasherTests {
         throws -> [ChecksumAlgorithm: [UInt8]] {
         let fd = try Self.openPartial(in: folder)
         defer { close(fd) }
-        let hasher = StreamHasher(algorithms: algorithms, descriptor: fd)
+        let hasher = StreamHasher(algorithms: algorithms, descriptor: fd, threads: ThreadPool())
         defer { hasher.stop() }
         try Self.content.withUnsafeBytes { all in
             for slice in slices {
@@ -82,7 +84,7 @@ struct StreamHasherTests {
         try withTemporaryDirectory { folder in
             let fd = try Self.openPartial(in: folder, holding: Self.content)
             defer { close(fd) }
-            let hasher = StreamHasher(algorithms: [.sha256], descriptor: fd)
+            let hasher = StreamHasher(algorithms: [.sha256], descriptor: fd, threads: ThreadPool())
             Self.content.withUnsafeBytes { all in
                 hasher.offer(UnsafeRawBufferPointer(rebasing: all[0..<(5 << 20)]), at: 0)
             }
@@ -96,7 +98,7 @@ struct StreamHasherTests {
         try withTemporaryDirectory { folder in
             let fd = try Self.openPartial(in: folder, holding: Array(Self.content[0..<1000]))
             defer { close(fd) }
-            let hasher = StreamHasher(algorithms: [.sha1], descriptor: fd)
+            let hasher = StreamHasher(algorithms: [.sha1], descriptor: fd, threads: ThreadPool())
             #expect(throws: DownloadError.self) { try hasher.finish(length: 5000) }
         }
     }
@@ -106,7 +108,7 @@ struct StreamHasherTests {
         try await withTemporaryDirectory { folder in
             let fd = try Self.openPartial(in: folder)
             defer { close(fd) }
-            let hasher = StreamHasher(algorithms: [.sha256], descriptor: fd)
+            let hasher = StreamHasher(algorithms: [.sha256], descriptor: fd, threads: ThreadPool())
             defer { hasher.stop() }
             let firstPart = 6 << 20   // more than one wake-up batch (4 MiB): it hashes the first 2 MiB or more
             Self.content.withUnsafeBytes { all in
@@ -133,7 +135,7 @@ struct StreamHasherTests {
         try withTemporaryDirectory { folder in
             let fd = try Self.openPartial(in: folder)   // empty: the offered bytes are not there
             defer { close(fd) }
-            let hasher = StreamHasher(algorithms: [.sha256], descriptor: fd)
+            let hasher = StreamHasher(algorithms: [.sha256], descriptor: fd, threads: ThreadPool())
             Self.content.withUnsafeBytes { all in
                 hasher.offer(UnsafeRawBufferPointer(rebasing: all[0..<(5 << 20)]), at: 0)
             }
@@ -148,7 +150,7 @@ struct StreamHasherTests {
         try withTemporaryDirectory { folder in
             let fd = try Self.openPartial(in: folder, holding: Array(Self.content[0..<1000]))
             defer { close(fd) }
-            let hasher = StreamHasher(algorithms: [.md5], descriptor: fd)
+            let hasher = StreamHasher(algorithms: [.md5], descriptor: fd, threads: ThreadPool())
             hasher.stop()
             hasher.stop()
             // No follower ever runs now; finish hashes the whole file itself.
@@ -164,7 +166,7 @@ struct StreamHasherTests {
         try await withTemporaryDirectory { folder in
             let fd = try Self.openPartial(in: folder, holding: Self.content)
             defer { close(fd) }
-            let hasher = StreamHasher(algorithms: [.sha512, .sha1], descriptor: fd)
+            let hasher = StreamHasher(algorithms: [.sha512, .sha1], descriptor: fd, threads: ThreadPool())
             Self.content.withUnsafeBytes { all in hasher.offer(UnsafeRawBufferPointer(rebasing: all[...]), at: 0) }
             #expect(await eventually { hasher.followedBytes > 0 })
             hasher.stop()
@@ -191,7 +193,7 @@ struct StreamHasherTests {
     func backgroundThreadIsNotReused() async throws {
         let threads = ThreadPool()
         let alone = await withCheckedContinuation { continuation in
-            threads.runAlone {
+            threads.runAlone(name: "haul-test") {
                 continuation.resume(returning: (haul_thread_background(1), Self.threadID()))
             }
         }
@@ -200,12 +202,12 @@ struct StreamHasherTests {
         #endif
         try await Task.sleep(for: .milliseconds(20))   // it would be parked by now, if it were pooled
         let next = await withCheckedContinuation { continuation in
-            threads.run { continuation.resume(returning: Self.threadID()) }
+            threads.run(name: "haul-test") { continuation.resume(returning: Self.threadID()) }
         }
         #expect(next != alone.1)
         #if os(Linux)
         #expect(await withCheckedContinuation { continuation in
-            threads.run { continuation.resume(returning: sched_getscheduler(0)) }
+            threads.run(name: "haul-test") { continuation.resume(returning: sched_getscheduler(0)) }
         } == SCHED_OTHER)
         #endif
     }
@@ -214,7 +216,7 @@ struct StreamHasherTests {
         try withTemporaryDirectory { dir in
             let fd = try Self.openPartial(in: dir, holding: Self.content)
             defer { close(fd) }
-            let hasher = StreamHasher(algorithms: [.sha256], descriptor: fd)
+            let hasher = StreamHasher(algorithms: [.sha256], descriptor: fd, threads: ThreadPool())
             let error = #expect(throws: DownloadError.self) {
                 try hasher.finish(length: Int64(Self.content.count), stop: { true })
             }

@@ -3,6 +3,8 @@ import Synchronization
 import HaulTestSupport
 import Testing
 @testable import Haul
+import HaulCore
+import HaulHTTP
 
 /// ``EventQueue/observe(_:)``: the callbacks behind ``Downloader/start(_:to:onEvent:completion:)``.
 @Suite("Event observers", .exclusive, .serialized, .timeLimit(.minutes(1)))

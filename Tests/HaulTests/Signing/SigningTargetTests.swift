@@ -2,6 +2,8 @@ import Foundation
 import HaulTestSupport
 import Testing
 @testable import Haul
+import HaulCore
+import HaulHTTP
 
 @Suite(.exclusive, .serialized) struct SigningTargetTests {
     @Test func encodesAllButUnreservedAsUppercaseHex() {

@@ -3,6 +3,8 @@ import HaulTestSupport
 import Synchronization
 import Testing
 @testable import Haul
+import HaulCore
+import HaulHTTP
 
 /// Finished files handed to the batch committer get their names, durably: one sync of the file
 /// system for a batch, each file's own fsync for a batch of one or when that sync fails.
@@ -22,7 +24,7 @@ struct BatchCommitterTests {
         }
 
         func committer() -> BatchCommitter {
-            BatchCommitter(syncFileSystem: { [self] descriptor in
+            BatchCommitter(threads: ThreadPool(), syncFileSystem: { [self] descriptor in
                 calls.withLock { $0 += 1 }
                 if failWith != 0 { return failWith }
                 return BatchCommitter.syncFileSystem(of: descriptor)
@@ -40,7 +42,7 @@ struct BatchCommitterTests {
     /// `name.part` in `dir`, holding `bytes`, written and ready for its commit, its name reserved.
     static func finishedFile(_ name: String, _ bytes: [UInt8], in target: DownloadTarget,
                              renameOnConflict: Bool = true) throws -> FileCommit {
-        #expect(FileReservations.shared.reserve(name, in: target.folder))
+        #expect(target.reservations.reserve(name, in: target.folder))
         let partial = try PartialFile.createEmpty(name + PartialFile.suffix, in: target.folder)
         try bytes.withUnsafeBytes { try partial.write($0, at: 0) }
         partial.markFinished()
@@ -71,7 +73,7 @@ struct BatchCommitterTests {
             }
             // The reservations were released: the names can be taken again.
             for index in 0..<5 {
-                #expect(FileReservations.shared.reserve("f\(index).bin", in: target.folder))
+                #expect(target.reservations.reserve("f\(index).bin", in: target.folder))
                 target.release("f\(index).bin")
             }
         }
@@ -110,7 +112,8 @@ struct BatchCommitterTests {
             let commits = try (0..<3).map { try Self.finishedFile("h\($0).bin", Self.bytes($0), in: target) }
             let bad = commits[1].partial.descriptor
             let checked = Mutex(0)
-            let committer = BatchCommitter(syncFileSystem: { BatchCommitter.syncFileSystem(of: $0) }, checkWritten: { descriptor in
+            let committer = BatchCommitter(threads: ThreadPool(), syncFileSystem: { BatchCommitter.syncFileSystem(of: $0) },
+                                           checkWritten: { descriptor in
                 checked.withLock { $0 += 1 }
                 return descriptor == bad ? EIO : 0
             })
@@ -203,7 +206,7 @@ struct BatchCommitterTests {
     @Test func aHandOffWaitsWhileTooManyFilesWait() async throws {
         try await withTemporaryDirectory { (dir) async throws in
             let target = try DownloadTarget(destination: .directory(dir))
-            let committer = BatchCommitter(maximumWaiting: 2)
+            let committer = BatchCommitter(threads: ThreadPool(), maximumWaiting: 2)
             let gate = DispatchSemaphore(value: 0)
             let inDone = DispatchSemaphore(value: 0)
             let ended = DispatchGroup()

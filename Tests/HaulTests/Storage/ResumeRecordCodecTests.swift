@@ -2,6 +2,8 @@ import Foundation
 import HaulTestSupport
 import Testing
 @testable import Haul
+import HaulCore
+import HaulHTTP
 
 /// Sample records shared by the codec and file tests.
 enum ResumeRecordSamples {

@@ -1,0 +1,122 @@
+import HaulCore
+
+/// Writes one connection's body slices into the partial file, from `start` up to an end that
+/// may shrink while it writes (another connection took over the rest), and accounts for each
+/// run of bytes written: its checksum piece, the progress, the hasher, the rate limit, and the
+/// report to the transfer's state (which answers with the end as it is now).
+///
+/// Without a rate limit or a checksum follower (which read the bytes as they arrive), the bytes
+/// are gathered into whole blocks and written past the page cache (``DirectStaging``): copying
+/// a large file into fresh page-cache pages is about half of the transfer's CPU time, and the
+/// checkpoints' syncs would then write those pages back.
+final class SegmentWriter {
+    /// What the writer reports after each run of bytes: the position reached, the pieces it
+    /// finished and the one it is growing. Returns where the connection must stop now.
+    typealias Report = (_ position: Int64, _ finished: [BlockHash], _ grown: BlockHash?) throws(DownloadError) -> Int64
+
+    private let file: PartialFile
+    private let progress: ProgressReporter
+    private let hasher: StreamHasher?
+    private let limiter: RateLimiter?
+    private let abort: CancellationSignal
+    private let report: Report
+    private var staging: DirectStaging?
+    private let flushInterval: Duration
+    private var lastFlush = ContinuousClock.now
+
+    /// The next byte to receive.
+    private(set) var position: Int64
+    /// Where the connection stops (shrinks when another connection takes over the rest).
+    private(set) var end: Int64
+    /// The run of bytes being written within one block, and the runs finished since the last report.
+    private var piece: BlockHash?
+    private var finishedPieces: [BlockHash] = []
+
+    /// - Parameters:
+    ///   - staging: memory for direct writes (a whole number of blocks), or `nil` to write
+    ///     every slice through the page cache.
+    ///   - flushInterval: on a slow link, staged bytes are written at least this often, so a
+    ///     checkpoint can claim them.
+    init(file: PartialFile, from start: Int64, to end: Int64, progress: ProgressReporter, hasher: StreamHasher?,
+         limiter: RateLimiter?, abort: CancellationSignal, staging: UnsafeMutableRawBufferPointer?,
+         flushInterval: Duration, report: @escaping Report) {
+        self.file = file
+        self.position = start
+        self.end = end
+        self.progress = progress
+        self.hasher = hasher
+        self.limiter = limiter
+        self.abort = abort
+        self.staging = staging.map { DirectStaging(buffer: $0) }
+        self.flushInterval = flushInterval
+        self.report = report
+    }
+
+    /// Takes one slice of the body; returns whether more is wanted.
+    func take(_ slice: UnsafeRawBufferPointer) throws(DownloadError) -> Bool {
+        let usable = Int(min(Int64(slice.count), end - position))
+        guard usable > 0 else { return position < end }
+        let bytes = UnsafeRawBufferPointer(rebasing: slice[0..<usable])
+        if staging != nil {
+            try stage(bytes)
+            return position < end
+        }
+        // No writeback hints here: the checkpoints' fdatasync streams the data out, and a hint
+        // can block this reader when the disk queue is full.
+        try file.write(bytes, at: position)
+        hasher?.offer(bytes, at: position)
+        try account(bytes, at: position)
+        position += Int64(usable)
+        if let limiter, !limiter.consume(usable, sleep: { [abort] in abort.sleep(for: .milliseconds(Int64($0 * 1000))) }) {
+            throw DownloadError(.cancelled, "cancelled")
+        }
+        return position < end
+    }
+
+    /// Writes what is still staged: at the end, and after a `failure` that was not the disk's
+    /// (the bytes that arrived before it are good).
+    func finish(after failure: DownloadError? = nil) throws(DownloadError) {
+        guard staging != nil else { return }
+        if let failure, failure.code == .diskFull || failure.code == .fileSystem { return }
+        try staging!.flush(to: file, all: true, limit: { end }, wrote: account)
+    }
+
+    /// Stages bytes that arrived at `position`; writes a full buffer, everything at the end, and
+    /// on a slow link what it can at least every flush interval (all but a last partial block).
+    private func stage(_ bytes: UnsafeRawBufferPointer) throws(DownloadError) {
+        var taken = 0
+        while taken < bytes.count {
+            taken += staging!.append(UnsafeRawBufferPointer(rebasing: bytes[taken...]), at: position + Int64(taken))
+            if staging!.isFull { try staging!.flush(to: file, all: false, limit: { end }, wrote: account) }
+        }
+        position += Int64(bytes.count)
+        if position >= end {
+            try staging!.flush(to: file, all: true, limit: { end }, wrote: account)
+        } else if !staging!.isEmpty, ContinuousClock.now - lastFlush >= flushInterval {
+            try staging!.flush(to: file, all: false, limit: { end }, wrote: account)
+            lastFlush = ContinuousClock.now
+        }
+    }
+
+    /// Bytes written at `start` (in order): their checksum pieces, the progress, the report.
+    private func account(_ bytes: UnsafeRawBufferPointer, at start: Int64) throws(DownloadError) {
+        var done = 0
+        while done < bytes.count {
+            let at = start + Int64(done)
+            let blockEnd = (at / BlockHash.blockSize + 1) * BlockHash.blockSize
+            let count = Int(min(Int64(bytes.count - done), blockEnd - at))
+            if let current = piece, current.range.upperBound != at || at % BlockHash.blockSize == 0 {
+                finishedPieces.append(current)
+                piece = nil
+            }
+            var current = piece ?? BlockHash(range: at..<at, crc32c: 0)
+            current.crc32c = BlockHashes.crc(current.crc32c, UnsafeRawBufferPointer(rebasing: bytes[done..<(done + count)]))
+            current.range = current.range.lowerBound..<(at + Int64(count))
+            piece = current
+            done += count
+        }
+        progress.add(bytes.count)
+        end = try report(start + Int64(bytes.count), finishedPieces, piece)
+        finishedPieces.removeAll(keepingCapacity: true)
+    }
+}

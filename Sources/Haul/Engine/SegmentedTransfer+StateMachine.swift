@@ -1,0 +1,275 @@
+extension SegmentedTransfer {
+    /// Every decision of a segmented transfer, as a pure state machine: events in (a host slot
+    /// granted, bytes written, a segment ended, a failure, a back-off over, the checkpoint timer),
+    /// actions out (wait for a slot, transfer a range, back off, end a worker, save a record),
+    /// which ``SegmentedTransfer`` executes outside its lock. No clock, no socket, no file.
+    ///
+    /// Host slots belong to this state: a worker holds at most one, from the grant until the
+    /// action that gives it back (``WorkerAction/backOff(_:releasingSlot:)`` or
+    /// ``WorkerAction/end(releasingSlot:stopsTransfer:)`` with `true`), and every worker ends
+    /// with none.
+    struct StateMachine {
+        /// What a worker (one connection) does next.
+        enum WorkerAction: Equatable, Sendable {
+            /// Wait for a host slot, then report ``slotGranted(worker:)`` (or ``slotWaitEnded(worker:)``).
+            case acquireSlot
+            /// Fetch exactly this range (the slot is held), then report how it went.
+            case transfer(SegmentPlanner.Segment)
+            /// Sleep this long before asking again; give the slot back first when told to.
+            case backOff(Duration, releasingSlot: Bool)
+            /// Stop; give the slot back first when told to, and stop every other worker when the
+            /// transfer is over (complete or failed for good).
+            case end(releasingSlot: Bool, stopsTransfer: Bool)
+        }
+
+        /// What the checkpoint timer does next.
+        enum TimerAction: Equatable {
+            /// Sync the data, then save a record of these ranges and pieces, then report
+            /// ``recordSaved(_:)`` or ``recordFailed(_:)``.
+            case save(ranges: [Range<Int64>], pieces: [BlockHash], savedBefore: Bool)
+            /// Sleep until this instant (or until a worker ends), then tick again.
+            case wait(until: ContinuousClock.Instant)
+            /// No worker is left and the last record (if any was due) is written.
+            case finished
+        }
+
+        private enum Phase: Equatable { case waitingForSlot, transferring, backingOff, ending, ended }
+
+        private struct Worker {
+            var phase: Phase
+            var holdsSlot: Bool
+            var failures = 0
+        }
+
+        private(set) var planner: SegmentPlanner
+        private var workers: [Int: Worker] = [:]
+        /// The checksum of every completed piece, by first byte; changed in step with `planner`.
+        private var pieces: [Int64: BlockHash]
+        /// The first failure that cannot be retried.
+        private(set) var failure: DownloadError?
+        /// Cancelled from outside (pause or cancel).
+        private(set) var cancelled = false
+        /// Whether a record was saved (the download must remove it after its commit).
+        private(set) var recordSaved = false
+        private var savedRanges: [Range<Int64>]?
+        private var saving = false
+        private var finalRecordDone = false
+        private var lastCheckpoint: ContinuousClock.Instant?
+        private var timerStarted = false
+        private let retry: RetryPolicy
+        private let interval: Duration
+
+        /// - Parameters:
+        ///   - planner: the plan, with the ranges already complete.
+        ///   - pieces: the checksums of the completed pieces a resume kept.
+        ///   - retry: how many failures a worker may have, and its back-off.
+        ///   - recordInterval: how often the timer saves a record.
+        init(planner: SegmentPlanner, pieces: [BlockHash], retry: RetryPolicy, recordInterval: Duration) {
+            self.planner = planner
+            // What is complete at the start is on disk already (a resumed record says so, and a
+            // new download has nothing): the first record is for something new.
+            self.savedRanges = planner.completed
+            self.pieces = Dictionary(pieces.map { ($0.range.lowerBound, $0) }, uniquingKeysWith: { $1 })
+            self.retry = retry
+            self.interval = recordInterval
+        }
+
+        /// The workers that have not exited yet.
+        var runningWorkers: Int { workers.values.count { $0.phase != .ended } }
+
+        /// How many workers have exited so far (the timer waits for this to change).
+        private(set) var endings = 0
+
+        /// The host slots the workers hold now.
+        var slotsHeld: Int { workers.values.count { $0.holdsSlot } }
+
+        /// Whether every byte is written.
+        var isComplete: Bool { planner.isComplete }
+
+        /// The completed pieces, in file order.
+        var allPieces: [BlockHash] { pieces.values.sorted { $0.range.lowerBound < $1.range.lowerBound } }
+
+        // MARK: - Workers
+
+        /// Hands out the first segments, the first to the worker that holds the first response
+        /// and its host slot; the others wait for a slot each. Empty when nothing is missing
+        /// (then the first response's slot goes back).
+        mutating func start(now: ContinuousClock.Instant) -> [(segment: SegmentPlanner.Segment, action: WorkerAction)] {
+            lastCheckpoint = now
+            let segments = planner.start()
+            return segments.enumerated().map { index, segment in
+                let first = index == 0
+                workers[segment.worker] = Worker(phase: first ? .transferring : .waitingForSlot, holdsSlot: first)
+                return (segment, first ? .transfer(segment) : .acquireSlot)
+            }
+        }
+
+        /// A worker has its host slot: it fetches its segment as it is now (others may have taken
+        /// over its back meanwhile), or ends when nothing is left to it.
+        mutating func slotGranted(worker: Int) -> WorkerAction {
+            workers[worker]?.holdsSlot = true
+            guard !isStopped, let position = planner.position(of: worker) else { return end(worker) }
+            let end = planner.end(of: worker)
+            guard position < end else { return segmentEnded(worker: worker, progressed: false) }
+            workers[worker]?.phase = .transferring
+            return .transfer(SegmentPlanner.Segment(worker: worker, start: position, end: end))
+        }
+
+        /// A worker's wait for a slot was cut short (the transfer stopped).
+        mutating func slotWaitEnded(worker: Int) -> WorkerAction {
+            end(worker)
+        }
+
+        /// A worker wrote `[.., position)` and grew `grown` (a piece within one block) after
+        /// finishing `finished`: the bytes count as complete, the pieces that do not reach past
+        /// its end are kept. Returns where the worker must stop now.
+        mutating func wrote(worker: Int, upTo position: Int64, finished: [BlockHash], grown: BlockHash?) -> Int64 {
+            // Another worker may have taken over the end of this range while these bytes were
+            // written (it writes the same bytes again): a piece reaching past the new end is not
+            // kept, so pieces never overlap; those bytes go without a checksum.
+            let limit = planner.end(of: worker)
+            for piece in finished where piece.range.upperBound <= limit { pieces[piece.range.lowerBound] = piece }
+            if let grown, grown.range.upperBound <= limit { pieces[grown.range.lowerBound] = grown }
+            planner.advance(worker: worker, to: position)
+            return planner.end(of: worker)
+        }
+
+        /// Where `worker` must stop now.
+        func end(of worker: Int) -> Int64 { planner.end(of: worker) }
+
+        /// A worker's range ended cleanly: it goes on with its next one (keeping its slot), or
+        /// ends; the last byte of the file stops the transfer.
+        mutating func segmentEnded(worker: Int, progressed: Bool) -> WorkerAction {
+            if progressed { workers[worker]?.failures = 0 }
+            guard !isStopped else { return end(worker) }
+            if let next = planner.finished(worker: worker) {
+                workers[worker]?.phase = .transferring
+                return .transfer(next)
+            }
+            return end(worker)
+        }
+
+        /// A worker's request or body failed. `stopped`: the transfer was stopped meanwhile (the
+        /// failure is its consequence). A retryable failure within the retries gives the rest of
+        /// the range back and backs off; any other stops the transfer.
+        mutating func failed(worker: Int, error: DownloadError, stopped: Bool, jitter: Double) -> WorkerAction {
+            if stopped, failure == nil, !planner.isComplete { cancelled = true }
+            guard !isStopped, var state = workers[worker] else { return end(worker) }
+            state.failures += 1
+            guard error.isRetryable, state.failures <= retry.maximumRetries else {
+                if failure == nil { failure = error }
+                return end(worker)
+            }
+            _ = planner.failed(worker: worker)   // its rest goes back as a gap
+            let released = state.holdsSlot
+            state.holdsSlot = false
+            state.phase = .backingOff
+            workers[worker] = state
+            return .backOff(retry.delay(beforeRetry: state.failures, jitter: jitter, retryAfter: error.retryAfter),
+                            releasingSlot: released)
+        }
+
+        /// A worker's back-off is over: it takes its own gap back when still free, else another,
+        /// and waits for a slot; or ends when nothing is left (or the transfer stopped).
+        mutating func backOffEnded(worker: Int, interrupted: Bool) -> WorkerAction {
+            guard !interrupted, !isStopped, planner.retry(worker: worker) != nil else { return end(worker) }
+            workers[worker]?.phase = .waitingForSlot
+            return .acquireSlot
+        }
+
+        /// The run was paused or cancelled: every worker stops at its next step.
+        mutating func cancel() {
+            if failure == nil { cancelled = true }
+        }
+
+        /// Whether the workers must stop: failed for good, cancelled, or every byte written.
+        private var isStopped: Bool { failure != nil || cancelled || planner.isComplete }
+
+        /// A worker carried out its ``WorkerAction/end(releasingSlot:stopsTransfer:)``: its
+        /// connection is closed and its slot given back.
+        mutating func exited(worker: Int) {
+            guard workers[worker]?.phase == .ending else { return }
+            workers[worker]?.phase = .ended
+            endings += 1
+        }
+
+        /// Ends `worker`, giving its slot back; an ending that finds the transfer over (complete
+        /// or failed) stops the others.
+        private mutating func end(_ worker: Int) -> WorkerAction {
+            guard let state = workers[worker], state.phase != .ending, state.phase != .ended else {
+                return .end(releasingSlot: false, stopsTransfer: false)
+            }
+            workers[worker] = Worker(phase: .ending, holdsSlot: false, failures: state.failures)
+            let over = failure != nil || planner.isComplete
+            return .end(releasingSlot: state.holdsSlot, stopsTransfer: over && !cancelled)
+        }
+    }
+}
+
+extension SegmentedTransfer.StateMachine {
+    // MARK: - Records
+
+    /// The checkpoint timer fired (or a worker ended). While workers run, saves a record every
+    /// interval when something new is complete; once none is left, saves the last one when the
+    /// transfer stopped short, or when it is complete and a record exists (so a crash before the
+    /// rename costs a 416 on the next run, not the interval's bytes).
+    mutating func tick(now: ContinuousClock.Instant) -> TimerAction {
+        if saving { return .wait(until: now + interval) }
+        if runningWorkers > 0 {
+            let due = (lastCheckpoint ?? now) + interval
+            guard now >= due else { return .wait(until: due) }
+            lastCheckpoint = now
+            return saveIfNew() ?? .wait(until: now + interval)
+        }
+        guard !finalRecordDone else { return .finished }
+        finalRecordDone = true
+        let needed = failure != nil || cancelled || !planner.isComplete || recordSaved
+        return (needed ? saveIfNew() : nil) ?? .finished
+    }
+
+    /// `.save` when the complete ranges changed since the last record (a stalled server costs no
+    /// sync and no write).
+    private mutating func saveIfNew() -> TimerAction? {
+        let ranges = planner.completed
+        if savedRanges == ranges { return nil }
+        saving = true
+        return .save(ranges: ranges, pieces: allPieces, savedBefore: recordSaved)
+    }
+
+    /// Claims the checkpoint timer for the caller: `true` once, when it should start. With
+    /// `inline` (one connection on the caller's thread), only after the transfer ran for an
+    /// interval: a short transfer then needs no timer thread at all.
+    mutating func timerWanted(now: ContinuousClock.Instant, inline: Bool) -> Bool {
+        guard !timerStarted else { return false }
+        if inline, let since = lastCheckpoint, now - since < interval { return false }
+        timerStarted = true
+        return true
+    }
+
+    /// Whether the timer ran to its end (or never started and no worker is left).
+    var recordsFinished: Bool { finalRecordDone && !saving }
+
+    /// Whether a timer thread owns the records.
+    var hasTimer: Bool { timerStarted }
+
+    /// The record of `ranges` is on disk (after the data it describes).
+    mutating func recordSaved(_ ranges: [Range<Int64>]) {
+        saving = false
+        recordSaved = true
+        savedRanges = ranges
+    }
+
+    /// Saving a record failed: the transfer stops with that failure.
+    mutating func recordFailed(_ error: DownloadError) {
+        saving = false
+        if failure == nil { failure = error }
+    }
+
+    /// How the transfer ended, once no worker is left.
+    var outcome: Result<Void, DownloadError> {
+        if let failure { return .failure(failure) }
+        if cancelled { return .failure(DownloadError(.cancelled, "cancelled; the partial file is kept")) }
+        guard planner.isComplete else { return .failure(DownloadError(.internalError, "the transfer ended with bytes missing")) }
+        return .success(())
+    }
+}

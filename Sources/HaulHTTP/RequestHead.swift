@@ -1,0 +1,164 @@
+import HaulCore
+/// The request methods Haul sends.
+package enum HTTPMethod: String, Sendable {
+    case get = "GET"
+    case head = "HEAD"
+}
+
+/// A `Range: bytes=first-` or `bytes=first-last` request (both ends inclusive).
+package struct ByteRangeRequest: Sendable, Equatable {
+    /// The first byte offset wanted.
+    package var first: Int64
+    /// The last byte offset wanted (inclusive), `nil` for "to the end".
+    package var last: Int64?
+
+    package init(first: Int64, last: Int64?) {
+        self.first = first
+        self.last = last
+    }
+
+    /// The `Range` header value.
+    package var headerValue: String { "bytes=\(first)-" + (last.map(String.init) ?? "") }
+}
+
+/// The method, target and header fields of one request.
+package struct RequestHead: Sendable {
+    /// `GET` or `HEAD`.
+    package var method: HTTPMethod
+    /// Path and query, as in the request line.
+    package var target: String
+    /// The header fields, in the order they are sent.
+    package var headers: HTTPHeaders
+
+    /// Header names a user header may not set: Haul owns them.
+    private static let reservedNames = [
+        "host", "range", "if-range", "content-length", "transfer-encoding", "connection", "accept-encoding",
+    ]
+
+    /// Builds the request head for a URL.
+    ///
+    /// Always sends `Host`, `User-Agent` (a user header may override it), `Accept: */*` (likewise),
+    /// `Accept-Encoding: identity`, `Range`/`If-Range` when asked, and
+    /// `Authorization: Basic ...` when `sendUserinfo` is set and the URL has a user (a user
+    /// `Authorization` header wins). User values for Host, Range, If-Range, Content-Length,
+    /// Transfer-Encoding, Connection and Accept-Encoding are dropped.
+    ///
+    /// - Parameters:
+    ///   - method: `GET` or `HEAD`.
+    ///   - url: the URL to request.
+    ///   - userAgent: the default `User-Agent` value.
+    ///   - userHeaders: headers the user asked for, in order.
+    ///   - sendUserinfo: whether the URL's user and password may be sent (original origin only).
+    ///   - range: the byte range to ask for.
+    ///   - ifRange: the validator (ETag or date) for `If-Range`.
+    /// - Returns: the head.
+    /// - Throws: `.invalidArgument` when a header name is not a token, a value contains CR, LF
+    ///   or NUL, or the range is empty or negative.
+    package static func make(
+        method: HTTPMethod, url: HTTPURL, userAgent: String, userHeaders: [(name: String, value: String)],
+        sendUserinfo: Bool, range: ByteRangeRequest?, ifRange: String?
+    ) throws(HTTPClientError) -> RequestHead {
+        for header in userHeaders {
+            try validate(name: header.name, value: header.value)
+        }
+        try validate(name: "User-Agent", value: userAgent)
+        if let ifRange { try validate(name: "If-Range", value: ifRange) }
+        if let range, range.first < 0 || (range.last.map { $0 < range.first } ?? false) {
+            throw HTTPClientError(.invalidRequest, "invalid byte range \(range.first)-\(range.last.map(String.init) ?? "")")
+        }
+        let kept = userHeaders.filter { header in !reservedNames.contains { header.name.asciiCaseInsensitiveEquals($0) } }
+        func userValue(_ name: String) -> String? {
+            kept.first { $0.name.asciiCaseInsensitiveEquals(name) }?.value
+        }
+
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(7 + kept.count)
+        headers.add(name: "Host", value: url.hostHeader)
+        headers.add(name: "User-Agent", value: userValue("User-Agent") ?? userAgent)
+        headers.add(name: "Accept", value: userValue("Accept") ?? "*/*")
+        headers.add(name: "Accept-Encoding", value: "identity")
+        if sendUserinfo, let user = url.user, userValue("Authorization") == nil {
+            let credentials = Array("\(user):\(url.password ?? "")".utf8)
+            headers.add(name: "Authorization", value: "Basic " + base64(credentials))
+        }
+        if let range {
+            headers.add(name: "Range", value: range.headerValue)
+            if let ifRange { headers.add(name: "If-Range", value: ifRange) }
+        }
+        for header in kept where !headers.contains(header.name) || isRepeatable(header.name) {
+            headers.add(name: header.name, value: header.value)
+        }
+        return RequestHead(method: method, target: url.target, headers: headers)
+    }
+
+    /// The request line and header block, ready to write.
+    package func serialized() -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256)
+        bytes.appendUTF8(method.rawValue)
+        bytes.append(UInt8(ascii: " "))
+        bytes.appendUTF8(target)
+        bytes.appendUTF8(" HTTP/1.1\r\n")
+        for field in headers {
+            bytes.appendUTF8(field.name)
+            bytes.append(UInt8(ascii: ":"))
+            bytes.append(UInt8(ascii: " "))
+            bytes.appendUTF8(field.value)
+            bytes.append(0x0D)
+            bytes.append(0x0A)
+        }
+        bytes.append(0x0D)
+        bytes.append(0x0A)
+        return bytes
+    }
+
+    /// Fields Haul may already have set from the user's value (sent once) versus any other.
+    private static func isRepeatable(_ name: String) -> Bool {
+        !["user-agent", "accept", "authorization"].contains { name.asciiCaseInsensitiveEquals($0) }
+    }
+
+    private static func validate(name: String, value: String) throws(HTTPClientError) {
+        guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
+            throw HTTPClientError(.invalidRequest, "invalid header name '\(quotedForMessage(name))' (letters, digits and !#$%&'*+-.^_`|~ only)")
+        }
+        guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {
+            throw HTTPClientError(.invalidRequest, "the value of header '\(name)' contains CR, LF or NUL")
+        }
+    }
+}
+
+/// Whether a byte may appear in an HTTP token (RFC 9110 §5.6.2 `tchar`).
+package func isTokenByte(_ byte: UInt8) -> Bool {
+    // A `switch`, not a search of the list: every byte of every field name goes through here.
+    switch byte {
+    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        return true
+    case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+         UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+         UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+        return true
+    default:
+        return false
+    }
+}
+
+/// Standard base64 with padding.
+package func base64(_ bytes: [UInt8]) -> String {
+    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    var out: [UInt8] = []
+    out.reserveCapacity((bytes.count + 2) / 3 * 4)
+    var index = 0
+    while index < bytes.count {
+        let remaining = bytes.count - index
+        let b0 = UInt32(bytes[index])
+        let b1 = remaining > 1 ? UInt32(bytes[index + 1]) : 0
+        let b2 = remaining > 2 ? UInt32(bytes[index + 2]) : 0
+        let triple = b0 << 16 | b1 << 8 | b2
+        out.append(alphabet[Int(triple >> 18 & 63)])
+        out.append(alphabet[Int(triple >> 12 & 63)])
+        out.append(remaining > 1 ? alphabet[Int(triple >> 6 & 63)] : UInt8(ascii: "="))
+        out.append(remaining > 2 ? alphabet[Int(triple & 63)] : UInt8(ascii: "="))
+        index += 3
+    }
+    return String(decoding: out, as: UTF8.self)
+}

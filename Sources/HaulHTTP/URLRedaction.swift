@@ -1,0 +1,111 @@
+import HaulCore
+/// Removes secrets from a URL-like string so it can appear in messages, logs and events.
+///
+/// Works on any string, parseable or not: the userinfo (`user:password@`) is removed, and the
+/// value of every query (or fragment) parameter whose name looks secret is replaced by
+/// `REDACTED`. A name looks secret when, compared case-insensitively, it contains `sig`,
+/// `signature`, `token`, `key`, `secret`, `password`, `passwd`, `pwd`, `credential`, `auth`,
+/// `session` or `policy`, or starts with `x-amz-` or `x-oss-`.
+///
+/// - Parameters:
+///   - string: the URL text, as typed by a user or received in a header.
+///   - aggressive: also treat an `@` after a `/` (but before the query) as the end of a
+///     userinfo. Used for strings that failed to parse, whose password may contain a raw `/`.
+/// - Returns: the string without its secrets.
+package func redactedURLString(_ string: String, aggressive: Bool = false) -> String {
+    // Without `?`, `#` and `@` there is nothing to redact (the usual URL of a file): no copy.
+    let hasNothingToRedact = string.utf8.withContiguousStorageIfAvailable { bytes in
+        !bytes.contains { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") || $0 == UInt8(ascii: "@") }
+    }
+    if hasNothingToRedact == true { return string }
+    let bytes = Array(string.utf8)
+    let queryStart = bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
+    var output: [UInt8] = []
+    output.reserveCapacity(bytes.count)
+
+    // Userinfo: between the first "//" and the last "@" of the authority.
+    var cursor = 0
+    if let slashes = firstDoubleSlash(bytes[..<queryStart]) {
+        let authorityStart = slashes + 2
+        let authorityEnd = aggressive
+            ? queryStart
+            : bytes[authorityStart..<queryStart].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") } ?? queryStart
+        output.append(contentsOf: bytes[..<authorityStart])
+        if let at = bytes[authorityStart..<authorityEnd].lastIndex(of: UInt8(ascii: "@")) {
+            cursor = at + 1
+        } else {
+            cursor = authorityStart
+        }
+    }
+    output.append(contentsOf: bytes[cursor..<queryStart])
+
+    // Query and fragment parameters.
+    var index = queryStart
+    while index < bytes.endIndex {
+        output.append(bytes[index])  // "?", "#", "&" or ";"
+        index += 1
+        let end = bytes[index...].firstIndex { isParameterSeparator($0) } ?? bytes.endIndex
+        let parameter = bytes[index..<end]
+        if let equals = parameter.firstIndex(of: UInt8(ascii: "=")), equals + 1 < end,
+           isSecretParameterName(parameter[..<equals]) {
+            output.append(contentsOf: parameter[...equals])
+            output.append(contentsOf: "REDACTED".utf8)
+        } else {
+            output.append(contentsOf: parameter)
+        }
+        index = end
+    }
+    return String(decoding: output, as: UTF8.self)
+}
+
+private func firstDoubleSlash(_ bytes: ArraySlice<UInt8>) -> Int? {
+    var index = bytes.startIndex
+    while index + 1 < bytes.endIndex {
+        if bytes[index] == UInt8(ascii: "/") && bytes[index + 1] == UInt8(ascii: "/") { return index }
+        index += 1
+    }
+    return nil
+}
+
+private func isParameterSeparator(_ byte: UInt8) -> Bool {
+    byte == UInt8(ascii: "&") || byte == UInt8(ascii: ";") || byte == UInt8(ascii: "#") || byte == UInt8(ascii: "?")
+}
+
+private let secretNameParts = [
+    "sig", "signature", "token", "key", "secret", "password", "passwd", "pwd", "credential", "auth", "session", "policy",
+]
+
+/// Whether a (still percent-encoded) parameter name looks like it carries a secret.
+private func isSecretParameterName(_ raw: ArraySlice<UInt8>) -> Bool {
+    let name = String(decoding: percentDecodedLowercase(raw), as: UTF8.self)
+    if name.hasPrefix("x-amz-") || name.hasPrefix("x-oss-") { return true }
+    return secretNameParts.contains { name.contains($0) }
+}
+
+/// Percent-decodes (leniently: malformed escapes stay as they are) and lowercases ASCII letters.
+private func percentDecodedLowercase(_ raw: ArraySlice<UInt8>) -> [UInt8] {
+    var result: [UInt8] = []
+    var index = raw.startIndex
+    while index < raw.endIndex {
+        var byte = raw[index]
+        if byte == UInt8(ascii: "%"), index + 2 < raw.endIndex,
+           let high = hexValue(raw[index + 1]), let low = hexValue(raw[index + 2]) {
+            byte = high << 4 | low
+            index += 2
+        }
+        if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { byte += 32 }
+        result.append(byte)
+        index += 1
+    }
+    return result
+}
+
+/// The value of an ASCII hexadecimal digit, or `nil`.
+package func hexValue(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+    default: nil
+    }
+}
