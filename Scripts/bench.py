@@ -26,7 +26,8 @@ time, CPU time (user + sys of the client and everything it waited for, from wait
 (GNU time wraps the client: a child forked from python would inherit python's RSS as a floor).
 Then one untimed run per client under a counter (perf stat: instructions:u/k where the machine
 has the counters, syscalls from the raw_syscalls tracepoint; else strace -f -c for syscalls;
---callgrind adds valgrind's user-space instruction count to the small part).
+--callgrind adds valgrind's user-space instruction count to the small part, for a haul built
+with the Swift runtime linked in, as Scripts/build-release.sh makes it).
 
 The report is one markdown table per part (and protocol), with medians, haul's ratios to the
 others (each taken round by round, then the median) and the command that reproduces it; the raw
@@ -1310,7 +1311,9 @@ def option_parser() -> argparse.ArgumentParser:
     add("--counters", choices=("auto", "perf", "strace", "none"), default="auto",
         help="what counts the untimed run (auto: perf where it counts syscalls, else strace)")
     add("--callgrind", type=names(PART_NAMES), nargs="?", const=["small"], default=[],
-        help="also count user-space instructions with valgrind (slow) in these parts (default: small)")
+        help="also count user-space instructions with valgrind (slow) in these parts (default: small); "
+             "haul must be the installed build (--build installed): valgrind 3.19 stops on a haul "
+             "linked to the shared Swift runtime")
     add("--timeout", type=float, default=600, help="seconds a run may take before it is killed and fails")
     add("--probe-mib", type=ranged(0, 1 << 20), help="MiB dd writes to probe the disk, 0 skips (default 256)")
     return p
