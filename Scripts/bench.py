@@ -314,7 +314,7 @@ class Server:
         try:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            self.process.kill()
+            kill_group(self.process.pid)  # the master and its workers
             self.process.wait()
 
 
