@@ -5,7 +5,7 @@
 # time, which this machine's neighbours move by a third from one hour to the next, the count is
 # repeatable (within ~1% here: threads interleave differently), so it tells whether a change to
 # the per-file path did less work. It says nothing about what the kernel does, nor about cache
-# misses and thread switches: Scripts/bench.sh, part small, measures the time.
+# misses and thread switches: Scripts/bench.py, part small, measures the time.
 #
 # Each client runs ROUNDS times (1 warm-up round first, not counted); the script prints the
 # median count of each, the ratio, and checks every run's files against the sources.

@@ -1,0 +1,1423 @@
+#!/usr/bin/env python3
+"""Benchmark: haul against other download clients, all fed by a private nginx on loopback.
+
+Parts (--parts picks some; they run in this order):
+  single     one big file (--size-mib, 2 GiB) over plain HTTP and HTTPS: haul (its defaults)
+             vs curl and aria2c on one connection; curl+sync (curl, then a sync of the file);
+             over HTTP also haul-urlsession (when built beside haul) and disk (dd writers alone,
+             no network: about the most this disk takes)
+  capped     a server capping each connection at 25 MiB/s, one 500 MiB file split across 8
+             connections: haul -x 8 vs aria2c -x8 -s8 -k1M vs axel -n 8
+  small      1,000 files of 64 KiB, 16 at once from a URL list: haul -j 16 -i vs aria2c -j16 -i
+             vs curl --parallel --parallel-max 16 (and curl+sync: then sync -f DIR)
+  ratelimit  each client's own rate limit (20 MiB/s for 10 s)
+  checksum   the single part's file with and without --checksum=sha256 (4 connections, -x 1,
+             -x 1 --limit-rate 400M) vs openssl dgst -sha256 of the same file on the same disk
+
+Each part lists its clients as data (PARTS below): a name, a command line template and how the
+output is verified (bytes: compared byte for byte with the source; sha256: its digest; files:
+exactly the source's names, each byte for byte; digest: the digest printed; written: every block
+of a reserved file written). Every run writes into a fresh folder in which nothing else may be
+left, and must leave no process behind; a run that fails any check counts as failed, not fast.
+
+Within a part the clients run interleaved, round robin (haul, curl, aria2c, haul, ...), so a slow
+spell of the machine hits all of them alike; warm-up rounds are not counted. For each run: wall
+time, CPU time (user + sys of the client and everything it waited for, from wait4) and peak RSS
+(GNU time wraps the client: a child forked from python would inherit python's RSS as a floor).
+Then one untimed run per client under a counter (perf stat: instructions:u/k where the machine
+has the counters, syscalls from the raw_syscalls tracepoint; else strace -f -c for syscalls;
+--callgrind adds valgrind's user-space instruction count to the small part, for a haul built
+with the Swift runtime linked in, as Scripts/build-release.sh makes it).
+
+The report is one markdown table per part (and protocol), with medians, haul's ratios to the
+others (each taken round by round, then the median) and the command that reproduces it; the raw
+rows (TSV, JSON) and the report (markdown) go to --results-dir.
+
+  python3 Scripts/bench.py                            # everything: 1 warm-up + 5 runs each
+  python3 Scripts/bench.py --quick                    # smoke test: small sizes, 1 run
+  python3 Scripts/bench.py --parts single,checksum --runs 3
+  python3 Scripts/bench.py --parts small --haul-b-bin OTHER/haul --runs 9   # two builds
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+MIB = 1 << 20
+SCRIPT = Path(__file__).resolve()
+REPO = SCRIPT.parent.parent
+PART_NAMES = ("single", "capped", "small", "ratelimit", "checksum")
+GNU_TIME = "/usr/bin/time"
+# The Debian package that provides each tool the benchmark may run.
+PACKAGES = {
+    "nginx": "nginx", "curl": "curl", "aria2c": "aria2", "axel": "axel", "openssl": "openssl",
+    "perf": "linux-perf", "strace": "strace", "valgrind": "valgrind", GNU_TIME: "time",
+    "strip": "binutils", "filefrag": "e2fsprogs", "dd": "coreutils", "sh": "dash",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Client:
+    """One client of a part: its command line and how what it wrote is checked.
+
+    argv is a template: "{key}" is replaced by the run's value (an element that is exactly
+    "{key}" whose value is a list is replaced by that list's elements)."""
+
+    name: str
+    argv: tuple[str, ...]
+    verify: str  # bytes | sha256 | files | digest | written
+    variants: tuple[str, ...] = ()  # the variants (protocols) it runs in; empty: all
+    copy_source: bool = False  # the source is copied to {out} before the run (not timed)
+    beside_haul: str = ""  # a program it needs beside the haul binary (else it is left out)
+    needs: tuple[str, ...] = ()  # commands it runs besides argv[0] (installed when missing)
+
+    def tools(self) -> list[str]:
+        """The commands this client runs, for installing the missing ones."""
+        first = self.argv[0]
+        return ([] if first.startswith("{") else [first]) + list(self.needs)
+
+
+@dataclasses.dataclass(frozen=True)
+class Part:
+    """A part of the benchmark: what is served, which clients fetch it, how it is reported."""
+
+    name: str
+    title: str  # formatted with the config and {variant}
+    clients: tuple[Client, ...]
+    per_file: bool = False  # counters per file (else per MiB) and a files/s column
+    of: str = ""  # an extra column: "limit" (the capped server's) or "rate" (the one asked for)
+    aside: bool = False  # each run's folder is moved aside until the part ends
+
+
+QUIET_ARIA2C = ("--quiet=true", "--allow-overwrite=true", "--auto-file-renaming=false")
+CURL = ("curl", "--silent", "--show-error", "--fail")
+CURL_SYNC_FILE = ("sh", "-c", 'out=$1; shift; curl "$@" -o "$out" && sync "$out"', "curl+sync",
+                  "{out}", "--silent", "--show-error", "--fail")
+CURL_SMALL = ("--parallel", "--parallel-max", "{jobs}", "--remote-name-all", "--output-dir", "{dir}",
+              "--config", "{curl_config}")
+CURL_SYNC_DIR = ("sh", "-c", 'dir=$1; shift; curl "$@" && sync -f "$dir"', "curl+sync", "{dir}",
+                 "--silent", "--show-error", "--fail")
+HAUL_FILE = ("-o", "{out}", "{url}")
+SUM = "--checksum=sha256={sha256}"
+
+PARTS = {
+    "single": Part("single", "One {size_mib} MiB file over {VARIANT}", (
+        Client("haul", ("{haul}", "-q", "{haul_args}", "{haul_tls}") + HAUL_FILE, "bytes"),
+        Client("curl", CURL + ("{curl_tls}", "-o", "{out}", "{url}"), "bytes"),
+        Client("aria2c", ("aria2c", "-x1", "-s1") + QUIET_ARIA2C + (
+            "--file-allocation=falloc", "{aria2c_tls}", "--dir={dir}", "--out={name}", "{url}"), "bytes"),
+        Client("curl+sync", CURL_SYNC_FILE + ("{curl_tls}", "{url}"), "bytes", needs=("curl",)),
+        Client("haul-urlsession", ("{haul}", "-q", "--engine=urlsession", "{haul_args}") + HAUL_FILE,
+               "bytes", variants=("http",), beside_haul="haul-urlsession"),
+        Client("disk", ("{python}", "{self}", "--disk-writer", "{out}", "{bytes}", "{writers}"),
+               "written", variants=("http",), needs=("dd", "filefrag")),
+    )),
+    "capped": Part("capped", "{capped_mib} MiB from a server capping each connection at {cap}, "
+                   "{connections} connections", (
+        Client("haul", ("{haul}", "-q", "-x", "{connections}", "{haul_args}") + HAUL_FILE, "bytes"),
+        Client("aria2c", ("aria2c", "-x{connections}", "-s{connections}", "-k1M") + QUIET_ARIA2C + (
+            "--file-allocation=falloc", "--dir={dir}", "--out={name}", "{url}"), "bytes"),
+        Client("axel", ("axel", "--quiet", "-n", "{connections}") + HAUL_FILE, "bytes"),
+    ), of="limit"),
+    "small": Part("small", "{small_count} files of {small_kib} KiB, {jobs} at once", (
+        Client("haul", ("{haul}", "-q", "-j", "{jobs}", "{haul_args}", "-i", "{list}", "-d", "{dir}"), "files"),
+        Client("aria2c", ("aria2c", "-j{jobs}") + QUIET_ARIA2C + ("-i", "{list}", "-d", "{dir}"), "files"),
+        Client("curl", CURL + CURL_SMALL, "files"),
+        Client("curl+sync", CURL_SYNC_DIR + CURL_SMALL, "files", needs=("curl",)),
+    ), per_file=True, aside=True),
+    "ratelimit": Part("ratelimit", "{rate_mib} MiB, each client limiting itself to {rate_mib_s} MiB/s", (
+        Client("haul", ("{haul}", "-q", "--limit-rate", "{rate}", "{haul_args}") + HAUL_FILE, "bytes"),
+        Client("curl", CURL + ("--limit-rate", "{rate}", "-o", "{out}", "{url}"), "bytes"),
+        Client("aria2c", ("aria2c",) + QUIET_ARIA2C + (
+            "--max-overall-download-limit={rate}", "--dir={dir}", "--out={name}", "{url}"), "bytes"),
+    ), of="rate"),
+    "checksum": Part("checksum", "{size_mib} MiB with and without --checksum=sha256, and openssl dgst "
+                     "-sha256 of the same file", (
+        Client("haul", ("{haul}", "-q", "{haul_args}") + HAUL_FILE, "sha256"),
+        Client("haul+sum", ("{haul}", "-q", SUM, "{haul_args}") + HAUL_FILE, "sha256"),
+        Client("haul-x1", ("{haul}", "-q", "-x", "1", "{haul_args}") + HAUL_FILE, "sha256"),
+        Client("haul-x1+sum", ("{haul}", "-q", "-x", "1", SUM, "{haul_args}") + HAUL_FILE, "sha256"),
+        Client("haul-x1-link", ("{haul}", "-q", "-x", "1", "--limit-rate", "{link_rate}", "{haul_args}")
+               + HAUL_FILE, "sha256"),
+        Client("haul-x1-link+sum", ("{haul}", "-q", "-x", "1", "--limit-rate", "{link_rate}", SUM,
+                                    "{haul_args}") + HAUL_FILE, "sha256"),
+        Client("openssl", ("openssl", "dgst", "-sha256", "{out}"), "digest", copy_source=True),
+    )),
+}
+
+# Targets from the issues, checked on haul's figures: (parts and variants, label, metric, limit).
+# A metric is "speed:X" (X's wall over haul's, paired by round), "wall:X" (haul's over X's),
+# "cpu:X" (haul's CPU over X's), "rss" (haul's highest peak RSS), "of" (haul's share of the
+# limit or the rate), "rate-error" (|achieved / asked - 1| in %), "sum-cost" (the time
+# --checksum adds to the segmented download over openssl's time).
+TARGETS = (
+    ("single/http", "haul speed / curl's", "speed:curl", ">=", 1.5),
+    ("single/http", "haul CPU / curl's", "cpu:curl", "<=", 0.7),
+    ("single/https", "haul speed / curl's", "speed:curl", ">=", 1.1),
+    ("single", "haul peak RSS MiB", "rss", "<=", 32),
+    ("capped", "haul wall / aria2c's", "wall:aria2c", "<=", 0.95),
+    ("capped", "haul CPU / aria2c's", "cpu:aria2c", "<=", 0.6),
+    ("capped", "haul wall / axel's", "wall:axel", "<=", 1.02),
+    ("capped", "haul speed / the limit", "of", ">=", 0.95),
+    ("capped", "haul peak RSS MiB", "rss", "<=", 48),
+    ("small", "haul wall / curl's", "wall:curl", "<=", 1.0),
+    ("small", "haul peak RSS MiB", "rss", "<=", 48),
+    ("ratelimit", "haul |achieved / asked - 1| %", "rate-error", "<=", 5.0),
+    ("checksum", "time --checksum adds (4 connections) / openssl's", "sum-cost", "<=", 1.1),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tools
+
+
+def log(message: str) -> None:
+    """Prints a progress message to stderr."""
+    print(f"bench.py: {message}", file=sys.stderr, flush=True)
+
+
+def die(message: str) -> None:
+    """Stops the benchmark with an error (the cleanup still runs)."""
+    raise SystemExit(f"bench.py: error: {message}")
+
+
+def which(command: str) -> str | None:
+    """The path of COMMAND, also looking in the sbin folders a non-login PATH may lack."""
+    if command.startswith("/"):
+        return command if os.access(command, os.X_OK) else None
+    return shutil.which(command) or shutil.which(command, path="/usr/sbin:/sbin")
+
+
+_apt_updated = False
+
+
+def require(command: str) -> str:
+    """Returns COMMAND's path, installing its Debian package first when it is missing."""
+    global _apt_updated
+    found = which(command)
+    if found:
+        return found
+    package = PACKAGES.get(command, command)
+    if os.geteuid() != 0:
+        die(f"'{command}' is missing; install the Debian package '{package}' (needs root)")
+    log(f"installing Debian package '{package}' (for '{command}')")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    apt = {"stdin": subprocess.DEVNULL, "stdout": sys.stderr, "env": env, "check": False}
+    if not _apt_updated:
+        subprocess.run(["apt-get", "update", "-qq"], **apt)
+        _apt_updated = True
+    subprocess.run(["apt-get", "install", "-y", "-qq", "-o", "Dpkg::Use-Pty=0",
+                    "--no-install-recommends", package], **apt)
+    found = which(command)
+    if not found:
+        die(f"installing '{package}' did not provide '{command}'")
+    return found
+
+
+def output_of(argv: list[str], **kwargs) -> str:
+    """The stripped stdout (and stderr) of a short command, or "" when it cannot run."""
+    try:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=60, check=False, **kwargs)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return (done.stdout + done.stderr).strip()
+
+
+def nonempty(path: Path) -> bool:
+    """True when PATH is a file with at least one byte."""
+    return path.is_file() and path.stat().st_size > 0
+
+
+def client_env() -> dict[str, str]:
+    """The environment of every client: no proxy (everything stays on loopback), C locale."""
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    env["LC_ALL"] = "C"
+    return env
+
+
+# ---------------------------------------------------------------------------------------------
+# The server: a private nginx on loopback
+
+
+class Server:
+    """nginx with its own config, logs and temp folders in WORK, listening on 127.0.0.1 only.
+
+    Everything under /capped/ is sent at most CAP_RATE per connection (nginx limit_rate), like a
+    server that caps each connection. TLS uses a throwaway CA and a certificate for localhost and
+    127.0.0.1 made with the openssl tool. nginx runs in the foreground as this script's child."""
+
+    def __init__(self, work: Path, cap_rate: str):
+        self.work, self.cap_rate = work, cap_rate
+        self.root, self.ca = work / "www", work / "tls" / "ca.pem"
+        self.process: subprocess.Popen | None = None
+        self.http_port = self.https_port = 0
+
+    def url(self, variant: str) -> str:
+        """The base URL of the http or https listener."""
+        port = self.https_port if variant == "https" else self.http_port
+        return f"{variant}://127.0.0.1:{port}"
+
+    def setup(self) -> None:
+        """Writes the certificates (unless kept from an earlier run) and the config."""
+        require("nginx")
+        require("openssl")
+        for folder in (self.root, self.work / "tls", self.work / "logs", self.work / "temp"):
+            folder.mkdir(parents=True, exist_ok=True)
+        if not all(nonempty(p) for p in (self.ca, self.work / "tls/server.pem", self.work / "tls/server.key")):
+            make_certificates(self.work / "tls")
+        self.http_port, self.https_port = free_ports(2)
+        (self.work / "nginx.conf").write_text(nginx_config(self))
+        done = subprocess.run(["nginx", "-t", "-q", *self.nginx_args()], capture_output=True, text=True)
+        if done.returncode != 0:
+            die(f"nginx rejected {self.work}/nginx.conf: {done.stderr.strip()}")
+
+    def nginx_args(self) -> list[str]:
+        """nginx's options for this work folder and config."""
+        w = str(self.work)
+        return ["-p", w, "-e", f"{w}/logs/error.log", "-c", f"{w}/nginx.conf"]
+
+    def start(self) -> None:
+        """Starts nginx and waits until both listeners accept connections."""
+        self.process = subprocess.Popen(["nginx", *self.nginx_args()], stdin=subprocess.DEVNULL,
+                                        start_new_session=True)
+        deadline = time.monotonic() + 10
+        while not (port_open(self.http_port) and port_open(self.https_port)):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                die(f"nginx did not start listening; see {self.work}/logs/error.log")
+            time.sleep(0.05)
+        log(f"nginx serving {self.root} on {self.url('http')} and {self.url('https')}")
+
+    def stop(self) -> None:
+        """Stops the nginx this script started (graceful first) and waits for it."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            kill_group(self.process.pid)  # the master and its workers
+            self.process.wait()
+
+
+def free_ports(count: int) -> list[int]:
+    """COUNT distinct free TCP ports on 127.0.0.1 (nginx cannot listen on port 0 and say which)."""
+    sockets = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def port_open(port: int) -> bool:
+    """True when something accepts TCP connections on 127.0.0.1:PORT."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def make_certificates(folder: Path) -> None:
+    """Writes a throwaway CA (ca.pem) and a server certificate for localhost / 127.0.0.1."""
+    f = {name: str(folder / name) for name in ("ca.key", "ca.pem", "server.key", "server.csr",
+                                                 "server.ext", "server.pem")}
+    Path(f["server.ext"]).write_text(
+        "basicConstraints = CA:FALSE\nkeyUsage = critical, digitalSignature, keyEncipherment\n"
+        "extendedKeyUsage = serverAuth\nsubjectAltName = DNS:localhost, IP:127.0.0.1\n")
+    commands = [
+        ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-sha256",
+         "-subj", "/CN=Haul Bench CA", "-addext", "basicConstraints=critical,CA:TRUE",
+         "-addext", "keyUsage=critical,keyCertSign,cRLSign", "-keyout", f["ca.key"], "-out", f["ca.pem"]],
+        ["req", "-newkey", "rsa:2048", "-nodes", "-sha256", "-subj", "/CN=localhost",
+         "-keyout", f["server.key"], "-out", f["server.csr"]],
+        ["x509", "-req", "-in", f["server.csr"], "-CA", f["ca.pem"], "-CAkey", f["ca.key"],
+         "-set_serial", "0x" + os.urandom(8).hex(), "-days", "2", "-sha256",
+         "-extfile", f["server.ext"], "-out", f["server.pem"]],
+    ]
+    for command in commands:
+        subprocess.run(["openssl", *command], check=True, capture_output=True)
+
+
+def nginx_config(server: Server) -> str:
+    """The nginx config: plain and TLS listeners on loopback, sendfile, /capped/ rate-limited."""
+    w = server.work
+    user = "user root;\n" if os.geteuid() == 0 else ""  # workers read the work folder as it is
+    capped = f"location /capped/ {{ limit_rate {server.cap_rate}; }}"
+    return f"""# Written by Scripts/bench.py for a throwaway loopback server.
+{user}worker_processes 2;
+daemon off;
+pid {w}/nginx.pid;
+error_log {w}/logs/error.log warn;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    client_body_temp_path {w}/temp/body;
+    proxy_temp_path {w}/temp/proxy;
+    fastcgi_temp_path {w}/temp/fastcgi;
+    uwsgi_temp_path {w}/temp/uwsgi;
+    scgi_temp_path {w}/temp/scgi;
+    types {{ application/octet-stream bin; text/plain txt; }}
+    default_type application/octet-stream;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_timeout 30s;
+    server {{
+        listen 127.0.0.1:{server.http_port};
+        server_name localhost;
+        root {server.root};
+        {capped}
+    }}
+    server {{
+        listen 127.0.0.1:{server.https_port} ssl;
+        server_name localhost;
+        root {server.root};
+        ssl_certificate {w}/tls/server.pem;
+        ssl_certificate_key {w}/tls/server.key;
+        ssl_protocols TLSv1.2 TLSv1.3;
+        {capped}
+    }}
+}}
+"""
+
+
+# ---------------------------------------------------------------------------------------------
+# What is served
+
+
+@dataclasses.dataclass
+class Setup:
+    """What one part serves and where its clients write."""
+
+    source: Path  # the file (or, for many files, the folder) served
+    name: str  # the output file's name ("" when the output is a folder of files)
+    path: str  # the URL path on the server
+    bytes: int  # bytes one run downloads
+    files: int  # files one run downloads
+    values: dict  # the part's own template values (URL list, digest, ...)
+    best_bps: float = 0  # for the extra column: the capped server's limit, or the rate asked for
+
+
+def keystream(password: str) -> subprocess.Popen:
+    """An openssl process printing AES-128-CTR keystream (zeros encrypted with a key derived from
+    PASSWORD): the same bytes on every run and machine, and as Scripts/lib/nginx.sh makes them."""
+    with open("/dev/zero", "rb") as zero:
+        return subprocess.Popen(["openssl", "enc", "-aes-128-ctr", "-pass", f"pass:{password}",
+                                 "-nosalt", "-pbkdf2"], stdin=zero, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL)
+
+
+def read_exact(stream: subprocess.Popen, size: int) -> bytes:
+    """Exactly SIZE bytes from STREAM's stdout."""
+    data = stream.stdout.read(size)
+    if len(data) != size:
+        die(f"openssl enc gave {len(data)} bytes, not {size}")
+    return data
+
+
+def make_file(path: Path, mib: int) -> Path:
+    """Writes MIB MiB of keystream to PATH, unless a file of that size is there already."""
+    size = mib * MIB
+    if path.is_file() and path.stat().st_size == size:
+        return path
+    log(f"creating {path.name} ({mib} MiB)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    stream = keystream("haul")
+    try:
+        with open(temporary, "wb") as out:
+            for offset in range(0, size, 4 * MIB):
+                out.write(read_exact(stream, min(4 * MIB, size - offset)))
+            out.flush()
+            os.fsync(out.fileno())  # written back now, not during the first downloads
+    finally:
+        stream.kill()
+        stream.wait()
+    temporary.replace(path)
+    return path
+
+
+def make_files(folder: Path, count: int, kib: int) -> Path:
+    """Writes COUNT files of KIB KiB (file-0000.bin, ...: one keystream cut into pieces) into
+    FOLDER, unless its marker says it holds exactly that set already."""
+    marker = f"{count} files of {kib} KiB"
+    if (folder / ".complete").is_file() and (folder / ".complete").read_text().strip() == marker:
+        return folder
+    log(f"creating {folder.name}/ ({marker})")
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    stream = keystream("haul-files")
+    try:
+        for index in range(count):
+            (folder / f"file-{index:04d}.bin").write_bytes(read_exact(stream, kib * 1024))
+    finally:
+        stream.kill()
+        stream.wait()
+    os.sync()
+    (folder / ".complete").write_text(marker + "\n")
+    return folder
+
+
+def nginx_bytes(size: str) -> int:
+    """An nginx size (a number with an optional k, m or g suffix, 1024-based) in bytes."""
+    match = re.fullmatch(r"(\d+)([kKmMgG]?)", size)
+    if not match:
+        die(f"not an nginx size: '{size}' (a number with an optional k, m or g suffix)")
+    return int(match.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[match.group(2).lower()]
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of PATH's content, in hex."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(4 * MIB):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def prepare(part: str, cfg: argparse.Namespace, server: Server) -> Setup:
+    """Makes (or reuses) what PART serves, and the lists its clients read."""
+    root = server.root
+    if part in ("single", "checksum"):
+        source = make_file(root / "bench.bin", cfg.size_mib)
+        setup = Setup(source, "bench.bin" if part == "single" else "checksum.bin", "/bench.bin",
+                      source.stat().st_size, 1, {})
+        if part == "checksum":
+            log("checksum: hashing the source once for --checksum")
+            setup.values["sha256"] = file_sha256(source)
+        return setup
+    if part == "capped":
+        source = make_file(root / "capped" / "capped.bin", cfg.capped_mib)
+        return Setup(source, "capped.bin", "/capped/capped.bin", source.stat().st_size, 1, {},
+                     nginx_bytes(cfg.cap_rate) * cfg.connections)
+    if part == "ratelimit":
+        source = make_file(root / "rate" / "rate.bin", cfg.rate_mib_s * cfg.rate_seconds)
+        return Setup(source, "rate.bin", "/rate/rate.bin", source.stat().st_size, 1, {},
+                     cfg.rate_mib_s * MIB)
+    source = make_files(root / "small", cfg.small_count, cfg.small_kib)
+    names = sorted(n for n in os.listdir(source) if n.startswith("file-"))
+    urls = [f"{server.url('http')}/small/{name}" for name in names]
+    url_list, curl_config = server.work / "small-urls.txt", server.work / "small-urls.curl"
+    url_list.write_text("".join(f"{url}\n" for url in urls))
+    curl_config.write_text("".join(f'url = "{url}"\n' for url in urls))
+    return Setup(source, "", "/small/", len(names) * cfg.small_kib * 1024, len(names),
+                 {"list": str(url_list), "curl_config": str(curl_config)})
+
+
+# ---------------------------------------------------------------------------------------------
+# One run: measured, checked
+
+
+@dataclasses.dataclass
+class Outcome:
+    """How one run of a client went."""
+
+    exit: int
+    wall: float
+    user: float
+    sys: float
+    rss_kib: int
+    left: int  # processes of its group still running after it exited (killed then)
+
+
+def execute(argv: list[str], log_path: Path, timeout: float, rss_file: Path | None) -> Outcome:
+    """Runs ARGV in a process group of its own, output to LOG_PATH. Wall time is a monotonic clock
+    around it, CPU time comes from wait4 (the child and what it waited for, nothing else), and
+    peak RSS from GNU time wrapped around it when RSS_FILE is given. A run longer than TIMEOUT
+    seconds is killed (its group) and gets exit 124."""
+    if rss_file:
+        argv = [GNU_TIME, "-q", "-f", "%M", "-o", str(rss_file), *argv]
+    expired = threading.Event()
+    with open(log_path, "wb") as out:
+        start = time.perf_counter()
+        child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                 env=client_env(), start_new_session=True)
+        timer = threading.Timer(timeout, lambda: (expired.set(), kill_group(child.pid)))
+        timer.start()
+        try:
+            _, status, usage = os.wait4(child.pid, 0)
+            wall = time.perf_counter() - start
+        except BaseException:  # interrupted: the client, in a session of its own, goes too
+            kill_group(child.pid)
+            child.wait()
+            raise
+        finally:
+            timer.cancel()
+    child.returncode = code = os.waitstatus_to_exitcode(status)
+    left = kill_group(child.pid)
+    if expired.is_set():
+        code = 124
+    elif code < 0:
+        code = 128 - code
+    return Outcome(code, wall, usage.ru_utime, usage.ru_stime, read_rss(rss_file), left)
+
+
+def kill_group(pgid: int) -> int:
+    """Kills what is left of the process group PGID (one this script started for a client);
+    returns how many processes were still in it."""
+    members = []
+    for entry in os.listdir("/proc"):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text() if entry.isdigit() else ""
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(entry))
+    for pid in members:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return len(members)
+
+
+def read_rss(rss_file: Path | None) -> int:
+    """The peak RSS in KiB that GNU time wrote (0 when there is none)."""
+    try:
+        return int(rss_file.read_text().split()[-1]) if rss_file else 0
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def same_bytes(a: Path, b: Path) -> bool:
+    """True when files A and B hold the same bytes."""
+    if a.stat().st_size != b.stat().st_size:
+        return False
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        while True:
+            x, y = fa.read(4 * MIB), fb.read(4 * MIB)
+            if x != y:
+                return False
+            if not x:
+                return True
+
+
+def listing_problem(folder: Path, expected: set[str]) -> str:
+    """Why FOLDER does not hold exactly the names EXPECTED ("" when it does)."""
+    found = set(os.listdir(folder)) if folder.is_dir() else set()
+    problems = []
+    if missing := sorted(expected - found):
+        problems.append(f"{len(missing)} of {len(expected)} missing ({' '.join(missing[:3])})")
+    if extra := sorted(found - expected):
+        problems.append(f"left other files beside the download ({' '.join(extra[:3])})")
+    return "; ".join(problems)
+
+
+def verify(client: Client, setup: Setup, folder: Path, log_path: Path) -> str:
+    """Why what CLIENT wrote into FOLDER is wrong, or "" when it is right (see the module doc)."""
+    if client.verify == "digest":
+        printed = log_path.read_text(errors="replace")
+        return "" if setup.values["sha256"] in printed else f"printed no or another digest: {printed[-200:]}"
+    expected = sorted(n for n in os.listdir(setup.source) if n.startswith("file-")) \
+        if client.verify == "files" else [setup.name]
+    if problem := listing_problem(folder, set(expected)):
+        return problem
+    if client.verify == "files":
+        differ = [n for n in expected if not same_bytes(folder / n, setup.source / n)]
+        return f"{len(differ)} files differ from their source ({' '.join(differ[:3])})" if differ else ""
+    out = folder / setup.name
+    if client.verify == "bytes":
+        return "" if same_bytes(out, setup.source) else f"differs from the source ({out.stat().st_size} bytes)"
+    if client.verify == "sha256":
+        return "" if file_sha256(out) == setup.values["sha256"] else "its SHA-256 is not the source's"
+    if out.stat().st_size != setup.bytes:  # written
+        return f"{out.stat().st_size} bytes, not {setup.bytes}"
+    extents = output_of([which("filefrag") or "filefrag", "-v", str(out)])
+    return "blocks of the file were never written" if "unwritten" in extents or not extents else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Counters: deterministic figures from one untimed run per client
+
+PERF_EVENTS = {"instructions:u": "instr_u", "instructions:k": "instr_k",
+               "raw_syscalls:sys_enter": "syscalls", "context-switches": "ctx_switches",
+               "page-faults": "page_faults"}
+
+
+class Counter:
+    """Counts what one run does: "perf" (perf stat, the EVENTS it supports here), "strace"
+    (strace -f -c: syscalls only, and slow) or "callgrind" (valgrind: user-space instructions,
+    very slow; haul runs as a copy without debug information, which valgrind cannot read)."""
+
+    def __init__(self, tool: str, work: Path, events: tuple[str, ...] = ()):
+        self.tool, self.events, self.folder = tool, events, work / f"counter-{tool}"
+        self.haul_copies: dict[str, str] = {}
+
+    def describe(self) -> str:
+        """The command that counts, for the report."""
+        if self.tool == "perf":
+            return f"perf stat -e {','.join(self.events)}"
+        return "strace -f -c" if self.tool == "strace" else "valgrind --tool=callgrind --trace-children=yes"
+
+    def wrap(self, argv: list[str]) -> list[str]:
+        """ARGV run under the counter (its report goes to a fresh folder)."""
+        shutil.rmtree(self.folder, ignore_errors=True)
+        self.folder.mkdir(parents=True)
+        out = str(self.folder / "out")
+        if self.tool == "perf":
+            return ["perf", "stat", "-x,", "-o", out, "-e", ",".join(self.events), "--", *argv]
+        if self.tool == "strace":
+            return ["strace", "-f", "-c", "-o", out, "--", *argv]
+        return ["valgrind", "-q", "--tool=callgrind", "--trace-children=yes",
+                f"--callgrind-out-file={out}.%p", *argv]
+
+    def haul(self, binary: str) -> str:
+        """The haul binary to count: for callgrind a copy stripped of debug information."""
+        if self.tool != "callgrind":
+            return binary
+        if binary not in self.haul_copies:
+            copy = self.folder.parent / f"haul-stripped-{len(self.haul_copies)}"
+            shutil.copyfile(binary, copy)
+            subprocess.run([require("strip"), "-g", str(copy)], check=True)
+            copy.chmod(0o755)
+            self.haul_copies[binary] = str(copy)
+        return self.haul_copies[binary]
+
+    def read(self) -> dict[str, float]:
+        """The counts of the last run, by name (instr_u, instr_k, syscalls, ir, ...)."""
+        texts = [p.read_text(errors="replace") for p in sorted(self.folder.glob("out*"))]
+        counts: dict[str, float] = {}
+        for text in texts:
+            for line in text.splitlines():
+                fields = line.strip().split(",") if self.tool == "perf" else line.split()
+                if self.tool == "perf" and len(fields) > 2 and fields[2] in PERF_EVENTS:
+                    if fields[0].replace(".", "").isdigit():
+                        value = float(fields[0])
+                        counts[PERF_EVENTS[fields[2]]] = int(value) if value.is_integer() else value
+                elif self.tool == "strace" and fields[-1:] == ["total"] and len(fields) >= 5:
+                    counts["syscalls"] = int(fields[3])
+                elif self.tool == "callgrind" and fields[:1] in (["summary:"], ["totals:"]):
+                    counts["ir"] = counts.get("ir", 0) + int(fields[1])
+        return counts
+
+
+def perf_supports(event: str) -> bool:
+    """True when `perf stat -e EVENT` counts here (VMs often lack the hardware counters)."""
+    with tempfile.NamedTemporaryFile("r") as out:
+        done = subprocess.run(["perf", "stat", "-x,", "-o", out.name, "-e", event, "--", "true"],
+                              capture_output=True, text=True, check=False)
+        report = out.read()
+    return done.returncode == 0 and any(
+        line.split(",")[0].replace(".", "").isdigit() and f",{event}," in line for line in report.splitlines())
+
+
+def pick_counter(choice: str, work: Path) -> tuple[Counter | None, str]:
+    """The counter for the untimed runs (perf where it counts syscalls, else strace), and a note
+    on what this machine counts."""
+    if choice == "none":
+        return None, "none (--counters none)"
+    if choice in ("auto", "perf") and (which("perf") or try_require("perf")):
+        supported = tuple(e for e in PERF_EVENTS if perf_supports(e))
+        missing = [e for e in PERF_EVENTS if e not in supported]
+        note = f"{', '.join(missing)}: not supported by perf on this machine" if missing else ""
+        if "raw_syscalls:sys_enter" in supported:
+            return Counter("perf", work, supported), note
+        if choice == "perf":
+            die(f"perf cannot count syscalls here; {note}")
+    require("strace")
+    return Counter("strace", work), "perf cannot count syscalls here, so strace -f -c does (no instructions)"
+
+
+def try_require(command: str) -> str | None:
+    """Like require, but None instead of stopping when the package cannot be installed."""
+    try:
+        return require(command)
+    except SystemExit as error:
+        log(str(error))
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The rounds
+
+
+@dataclasses.dataclass
+class Bench:
+    """Everything one benchmark run shares: options, server, binaries, results so far."""
+
+    cfg: argparse.Namespace
+    server: Server
+    work: Path
+    out: Path  # the output folders' parent, on the same disk as the sources
+    counters: list[Counter]
+    counter_note: str
+    runs: list[dict] = dataclasses.field(default_factory=list)
+    counts: list[dict] = dataclasses.field(default_factory=list)
+    setups: dict[str, Setup] = dataclasses.field(default_factory=dict)
+    failures: int = 0
+    aside: int = 0
+
+
+def expand(template: tuple[str, ...], values: dict) -> list[str]:
+    """The command line of TEMPLATE with VALUES put in (list values spliced as elements)."""
+    argv: list[str] = []
+    for item in template:
+        whole = re.fullmatch(r"\{(\w+)\}", item)
+        if whole and isinstance(values.get(whole.group(1)), list):
+            argv += values[whole.group(1)]
+        else:
+            argv.append(item.format(**values))
+    return argv
+
+
+def template_values(bench: Bench, setup: Setup, variant: str, folder: Path, display: bool = False) -> dict:
+    """The values a client's template may use. With DISPLAY, short stand-ins for the paths (for
+    the commands printed under a table)."""
+    cfg, tls = bench.cfg, variant == "https"
+    ca = "CA.pem" if display else str(bench.server.ca)
+    values = {
+        "haul": "haul" if display else cfg.haul_bin, "haul_args": shlex.split(cfg.haul_args),
+        "out": "OUT" if display else str(folder / setup.name), "dir": "DIR" if display else str(folder),
+        "name": "OUT" if display else setup.name, "url": "URL" if display else bench.server.url(variant) + setup.path,
+        "python": "python3" if display else sys.executable, "self": "Scripts/bench.py" if display else str(SCRIPT),
+        "haul_tls": [f"--cacert={ca}"] if tls else [], "curl_tls": ["--cacert", ca] if tls else [],
+        "aria2c_tls": [f"--ca-certificate={ca}"] if tls else [],
+        "connections": cfg.connections, "jobs": cfg.jobs, "rate": f"{cfg.rate_mib_s}M",
+        "link_rate": cfg.link_rate, "bytes": setup.bytes, "writers": cfg.disk_writers,
+    }
+    values.update(setup.values)
+    if display:
+        values.update(list="LIST", curl_config="CONFIG", sha256="HEX", haul_b="haul-b")
+    return values
+
+
+def run_once(bench: Bench, part: Part, variant: str, client: Client, setup: Setup,
+             counter: Counter | None = None) -> tuple[Outcome, str, dict]:
+    """Runs CLIENT once into a fresh folder (under COUNTER if given, else timed with GNU time),
+    checks what it wrote, and clears the folder. Returns the outcome, why it failed ("" when it
+    did not) and the counts."""
+    folder = bench.out / part.name
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    values = template_values(bench, setup, variant, folder)
+    if client.copy_source:
+        shutil.copyfile(setup.source, folder / setup.name)
+        os.sync()
+    for key in ("haul", "haul_b"):
+        if counter and key in values:
+            values[key] = counter.haul(values[key])
+    argv = expand(client.argv, values)
+    log_path = bench.work / "client.log"
+    outcome = execute(counter.wrap(argv) if counter else argv, log_path, bench.cfg.timeout,
+                      None if counter else bench.work / "rss")
+    reason = failure(outcome, bench.cfg.timeout) or verify(client, setup, folder, log_path)
+    counts = counter.read() if counter and not reason else {}
+    if part.aside:
+        # On ext4 without a journal the inodes of deleted files are not reused for minutes and
+        # each new file's allocation steps over them, so removing 1,000 files before every run
+        # slows every later run's file creations alike: the folder waits until the part is over.
+        bench.aside += 1
+        folder.rename(bench.out / "aside" / f"{part.name}-{bench.aside}")
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
+    os.sync()
+    if reason:
+        bench.failures += 1
+        said = log_path.read_text(errors="replace")[-300:].strip()
+        log(f"FAIL: {part.name} {variant} {client.name}: {reason}; client said: {said}")
+    return outcome, reason, counts
+
+
+def failure(outcome: Outcome, timeout: float) -> str:
+    """Why the run failed by its exit or its leftovers ("" when it did not)."""
+    if outcome.exit == 124:
+        return f"killed after {timeout:g} s"
+    if outcome.exit != 0:
+        return f"exit {outcome.exit}"
+    if outcome.left:
+        return f"left {outcome.left} process(es) running after it exited"
+    return ""
+
+
+def run_rounds(bench: Bench, part: Part, variant: str, clients: list[Client], setup: Setup) -> None:
+    """WARMUP + RUNS rounds, every client once per round in the same order, then one untimed
+    run per client under each counter."""
+    cfg = bench.cfg
+    for index in range(cfg.warmup + cfg.runs):
+        phase, number = ("warmup", index + 1) if index < cfg.warmup else ("run", index - cfg.warmup + 1)
+        for client in clients:
+            o, reason, _ = run_once(bench, part, variant, client, setup)
+            bench.runs.append({"part": part.name, "variant": variant, "client": client.name,
+                               "phase": phase, "round": number, "exit": o.exit, "verified": int(not reason),
+                               "reason": reason, "bytes": setup.bytes, "files": setup.files,
+                               "wall_s": round(o.wall, 4), "user_s": round(o.user, 4),
+                               "sys_s": round(o.sys, 4), "maxrss_kib": o.rss_kib})
+            log(f"{part.name} {variant} {phase} {number} {client.name}: {o.wall:.3f} s wall, "
+                f"{o.user + o.sys:.2f} s CPU, {o.rss_kib / 1024:.1f} MiB RSS{', FAILED' if reason else ''}")
+    for counter in bench.counters:
+        if counter.tool == "callgrind" and part.name not in cfg.callgrind:
+            continue
+        for client in clients:
+            _, reason, counts = run_once(bench, part, variant, client, setup, counter)
+            bench.counts.append({"part": part.name, "variant": variant, "client": client.name,
+                                 "tool": counter.tool, "verified": int(not reason), "bytes": setup.bytes,
+                                 "files": setup.files, **counts})
+            log(f"{part.name} {variant} {client.name} under {counter.tool}: "
+                + (", ".join(f"{k} {v:,.0f}" for k, v in counts.items()) or "FAILED"))
+
+
+def part_clients(part: Part, variant: str, cfg: argparse.Namespace) -> list[Client]:
+    """The clients of PART that run in VARIANT: --clients' filter, haul-b beside haul with
+    --haul-b-bin, and only those whose program is built."""
+    chosen = []
+    for client in part.clients:
+        if client.variants and variant not in client.variants:
+            continue
+        if cfg.clients and client.name not in cfg.clients:
+            continue
+        if client.beside_haul and not (Path(cfg.haul_bin).parent / client.beside_haul).exists():
+            if cfg.clients:
+                die(f"{client.name} needs {Path(cfg.haul_bin).parent / client.beside_haul}")
+            continue
+        chosen.append(client)
+        if client.name == "haul" and cfg.haul_b_bin:
+            chosen.append(dataclasses.replace(client, name="haul-b", argv=tuple(
+                "{haul_b}" if a == "{haul}" else a for a in client.argv)))
+    return chosen
+
+
+def run_part(bench: Bench, name: str) -> None:
+    """Prepares PART's files, then runs its rounds for each variant."""
+    part, cfg = PARTS[name], bench.cfg
+    setup = bench.setups[name] = prepare(name, cfg, bench.server)
+    if cfg.haul_b_bin:
+        setup.values["haul_b"] = cfg.haul_b_bin
+    (bench.out / "aside").mkdir(parents=True, exist_ok=True)
+    for variant in (cfg.protocols if name == "single" else ["http"]):
+        clients = part_clients(part, variant, cfg)
+        if not clients:
+            log(f"{name} {variant}: no client left to run")
+            continue
+        log(f"{name} {variant}: {', '.join(c.name for c in clients)}; {cfg.warmup} warm-up + {cfg.runs} runs")
+        run_rounds(bench, part, variant, clients, setup)
+    shutil.rmtree(bench.out / "aside", ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The report
+
+
+def cpu(row: dict) -> float:
+    """A run's CPU seconds (user + sys)."""
+    return row["user_s"] + row["sys_s"]
+
+
+def client_stats(rows: list[dict]) -> dict[str, dict]:
+    """Medians over each client's verified measured runs, in the order the clients ran."""
+    stats = {}
+    for name in dict.fromkeys(r["client"] for r in rows):
+        mine = [r for r in rows if r["client"] == name]
+        ok = [r for r in mine if r["verified"]]
+        s = {"n": len(ok), "total": len(mine)}
+        if ok:
+            s.update(wall=statistics.median(r["wall_s"] for r in ok),
+                     bps=statistics.median(r["bytes"] / r["wall_s"] for r in ok),
+                     fps=statistics.median(r["files"] / r["wall_s"] for r in ok),
+                     cpu=statistics.median(cpu(r) for r in ok),
+                     rss=statistics.median(r["maxrss_kib"] / 1024 for r in ok),
+                     rss_max=max(r["maxrss_kib"] / 1024 for r in ok))
+        stats[name] = s
+    return stats
+
+
+def paired(rows: list[dict], a: str, b: str, ratio) -> list[float]:
+    """RATIO(a's run, b's run) for each round in which both were verified (the clients of a
+    round run back to back, so a slow spell of the machine slows both)."""
+    def by_round(name):
+        return {r["round"]: r for r in rows if r["client"] == name and r["verified"]}
+    mine, theirs = by_round(a), by_round(b)
+    return [ratio(mine[k], theirs[k]) for k in sorted(set(mine) & set(theirs))]
+
+
+def speed(h: dict, o: dict) -> float:
+    """The other's wall time over haul's: haul's speed relative to it."""
+    return o["wall_s"] / h["wall_s"]
+
+
+def cpu_ratio(h: dict, o: dict) -> float:
+    """haul's CPU time over the other's."""
+    return cpu(h) / cpu(o) if cpu(o) > 0 else float("nan")
+
+
+def spread(values: list[float], digits: int = 2) -> str:
+    """The median of VALUES, with their range when there are several."""
+    if not values:
+        return "–"
+    middle = f"{statistics.median(values):.{digits}f}"
+    return middle if len(values) == 1 else f"{middle} ({min(values):.{digits}f}–{max(values):.{digits}f})"
+
+
+def count_cell(value: float | None) -> str:
+    """A counter per MiB or per file: three significant figures, thousands grouped."""
+    if value is None:
+        return "–"
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
+COUNT_COLUMNS = (("syscalls", "syscalls"), ("instr_u", "instr:u"), ("instr_k", "instr:k"),
+                 ("ir", "Ir (callgrind)"))
+
+
+def counter_cells(bench: Bench, part: Part, variant: str) -> tuple[list[str], dict[str, list[str]]]:
+    """The counter columns' headers and, per client, their cells (per file or per MiB)."""
+    counts = [c for c in bench.counts if c["part"] == part.name and c["variant"] == variant]
+    unit = "file" if part.per_file else "MiB"
+    present = [(key, label) for key, label in COUNT_COLUMNS if any(key in c for c in counts)]
+    cells: dict[str, list[str]] = {}
+    for c in counts:
+        per = c["files"] if part.per_file else c["bytes"] / MIB
+        row = cells.setdefault(c["client"], ["–"] * len(present))
+        for i, (key, _) in enumerate(present):
+            if key in c:
+                row[i] = count_cell(c[key] / per)
+            elif not c["verified"] and row[i] == "–":
+                row[i] = "failed"
+    return [f"{label}/{unit}" for _, label in present], cells
+
+
+def part_table(bench: Bench, part: Part, variant: str, rows: list[dict]) -> list[str]:
+    """The markdown table of one part and variant."""
+    stats = client_stats(rows)
+    has_haul = stats.get("haul", {}).get("n", 0) > 0
+    best = bench.setups[part.name].best_bps
+    headers = ["client", "runs", "wall s", "files/s" if part.per_file else "MB/s", "CPU s", "peak RSS MiB"]
+    headers += [f"of the {part.of}"] if part.of and best else []
+    headers += ["haul speed ×", "haul CPU ×"] if has_haul else []
+    count_headers, counts = counter_cells(bench, part, variant)
+    lines = ["| " + " | ".join(headers + count_headers) + " |", "|" + "---|" * (len(headers) + len(count_headers))]
+    for name, s in stats.items():
+        cells = [name, f"{s['n']}/{s['total']}"]
+        if not s["n"]:
+            cells += ["failed"] * (len(headers) - 2)
+        else:
+            rate = f"{s['fps']:.0f}" if part.per_file else f"{s['bps'] / 1e6:.1f}"
+            cells += [f"{s['wall']:.3f}", rate, f"{s['cpu']:.3f}", f"{s['rss']:.1f}"]
+            cells += [f"{s['bps'] / best:.3f}"] if part.of and best else []
+            if has_haul and name == "haul":
+                cells += ["–", "–"]
+            elif has_haul:
+                cells += [spread(paired(rows, "haul", name, speed)), spread(paired(rows, "haul", name, cpu_ratio))]
+        cells += counts.get(name, ["–"] * len(count_headers))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def added_time(rows: list[dict], plain: str, summed: str) -> list[float]:
+    """Seconds SUMMED took beyond PLAIN, round by round."""
+    return paired(rows, summed, plain, lambda s, p: s["wall_s"] - p["wall_s"])
+
+
+def part_notes(part: Part, rows: list[dict]) -> list[str]:
+    """Lines under a table: the disk's floor (single), what --checksum costs (checksum)."""
+    stats, notes = client_stats(rows), []
+    ok = {name for name, s in stats.items() if s["n"]}
+    if {"disk", "curl"} <= ok:
+        notes.append(f"- disk (dd writers alone, no network: about what this disk takes) reached "
+                     f"{spread(paired(rows, 'curl', 'disk', lambda c, d: c['wall_s'] / d['wall_s']))}x "
+                     f"curl's speed paired by round" + (f"; haul {spread(paired(rows, 'haul', 'disk', speed))}x "
+                                                         "the disk's" if "haul" in ok else ""))
+    for plain, label in (("haul", "4 connections"), ("haul-x1", "one connection"),
+                         ("haul-x1-link", "one connection, --limit-rate")):
+        if {plain, plain + "+sum"} <= ok:
+            added = added_time(rows, plain, plain + "+sum")
+            share = [a / stats[plain]["wall"] * 100 for a in added]
+            notes.append(f"- {label}: --checksum adds {spread(added, 3)} s to {stats[plain]['wall']:.3f} s "
+                         f"({spread(share, 1)}%)" + (f"; openssl dgst -sha256 alone takes {stats['openssl']['wall']:.3f} s"
+                                                      if "openssl" in ok else ""))
+    return notes
+
+
+def metric(name: str, rows: list[dict], best: float) -> float | None:
+    """One target's figure for haul (see TARGETS), or None when it cannot be had."""
+    stats = client_stats(rows)
+    haul = stats.get("haul", {})
+    if not haul.get("n"):
+        return None
+    kind, _, other = name.partition(":")
+    values: list[float] = []
+    if kind == "speed":
+        values = paired(rows, "haul", other, speed)
+    elif kind == "wall":
+        values = paired(rows, "haul", other, lambda h, o: h["wall_s"] / o["wall_s"])
+    elif kind == "cpu":
+        values = paired(rows, "haul", other, cpu_ratio)
+    elif kind == "sum-cost" and stats.get("openssl", {}).get("n"):
+        values = [a / stats["openssl"]["wall"] for a in added_time(rows, "haul", "haul+sum")]
+    elif kind == "rss":
+        return haul["rss_max"]
+    elif kind in ("of", "rate-error") and best:
+        return haul["bps"] / best if kind == "of" else abs(haul["bps"] / best - 1) * 100
+    return statistics.median(values) if values else None
+
+
+def part_targets(part: Part, variant: str, rows: list[dict], best: float) -> list[str]:
+    """The issues' targets for this part, each met or missed."""
+    lines = []
+    for where, label, name, sign, limit in TARGETS:
+        if where not in (part.name, f"{part.name}/{variant}"):
+            continue
+        value = metric(name, rows, best)
+        if value is not None:
+            met = value >= limit if sign == ">=" else value <= limit
+            lines.append(f"{label}: {value:.2f} (target {sign} {limit:g}) {'met' if met else 'MISSED'}")
+    return ["- targets: " + "; ".join(lines)] if lines else []
+
+
+# The options that shape each part, for the command that reproduces its table.
+PART_OPTIONS = {
+    "single": ("size_mib", "protocols", "disk_writers"), "capped": ("capped_mib", "connections", "cap_rate"),
+    "small": ("small_count", "small_kib", "jobs"), "ratelimit": ("rate_mib_s", "rate_seconds"),
+    "checksum": ("size_mib", "link_rate"),
+}
+
+
+def reproduce(cfg: argparse.Namespace, parts: list[str]) -> str:
+    """The command line that runs PARTS again with the same options."""
+    argv = ["python3", "Scripts/bench.py", "--parts", ",".join(parts), "--runs", str(cfg.runs),
+            "--warmup", str(cfg.warmup)]
+    names = dict.fromkeys(n for p in parts for n in PART_OPTIONS[p])
+    for name in names:
+        value = getattr(cfg, name)
+        argv += [f"--{name.replace('_', '-')}", ",".join(value) if isinstance(value, list) else str(value)]
+    for name in ("clients", "haul_args", "haul_b_bin", "work_dir", "callgrind"):
+        value = getattr(cfg, name)
+        if value:
+            argv += [f"--{name.replace('_', '-')}", ",".join(value) if isinstance(value, list) else str(value)]
+    if cfg.haul_bin_given:
+        argv += ["--haul-bin", cfg.haul_bin]
+    if cfg.counters != "auto":
+        argv += ["--counters", cfg.counters]
+    if cfg.timeout != 600:
+        argv += ["--timeout", f"{cfg.timeout:g}"]
+    return shlex.join(argv)
+
+
+def part_report(bench: Bench, name: str, variant: str) -> list[str]:
+    """The section of one part and variant: title, table, notes, commands, reproduce line."""
+    part, cfg, setup = PARTS[name], bench.cfg, bench.setups[name]
+    rows = [r for r in bench.runs if r["part"] == name and r["variant"] == variant and r["phase"] == "run"]
+    if not rows:
+        return []
+    title = part.title.format(VARIANT=variant.upper(), rate_mib=cfg.rate_mib_s * cfg.rate_seconds,
+                              cap=f"{nginx_bytes(cfg.cap_rate) / MIB:g} MiB/s", **vars(cfg))
+    lines = ["", f"### {name}{f' ({variant})' if name == 'single' else ''}: {title}", ""]
+    lines += part_table(bench, part, variant, rows)
+    lines += [""] + part_notes(part, rows) + part_targets(part, variant, rows, setup.best_bps)
+    display = template_values(bench, setup, variant, Path("DIR"), display=True)
+    lines.append("- commands: " + "; ".join(
+        f"{c.name}: `{shlex.join(expand(c.argv, display))}`" for c in part_clients(part, variant, cfg)))
+    lines.append(f"- reproduce: `{reproduce(cfg, [name])}`")
+    return lines
+
+
+def environment(bench: Bench, before: dict, after: dict) -> list[str]:
+    """The report's header: when, what, on which machine and in which phase of it."""
+    cfg = bench.cfg
+    commit = output_of(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"]) or "unknown"
+    if output_of(["git", "-C", str(REPO), "status", "--porcelain"]):
+        commit += " (with uncommitted changes)"
+    versions = [f"{version([cfg.haul_bin, '--version'])} ({cfg.haul_bin})"]
+    if cfg.haul_b_bin:
+        versions.append(f"haul-b: {version([cfg.haul_b_bin, '--version'])} ({cfg.haul_b_bin})")
+    for tool, flag in (("curl", "--version"), ("aria2c", "--version"), ("axel", "--version"), ("openssl", "version")):
+        if which(tool):
+            versions.append(version([tool, flag]))
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    counted = "; ".join(filter(None, [f"`{c.describe()}`" for c in bench.counters] + [bench.counter_note]))
+    nginx = output_of(["nginx", "-v"]).split("/")[-1]
+    return [
+        f"haul bench: {now}, commit {commit}, {os.cpu_count()} cores, {' '.join(os.uname()[0:3:2])}",
+        f"- server: nginx {nginx} on 127.0.0.1 (sendfile on); downloads written to {before['fs']} beside the sources",
+        f"- load average (1, 5, 15 min): {before['load']} before the runs, {after['load']} after",
+        f"- writes of {cfg.probe_mib} MiB into the output folder: {before['probe']} before the runs, {after['probe']} after",
+        f"- clients: {'; '.join(versions)}",
+        f"- each part: {cfg.warmup} warm-up round(s), then {cfg.runs} measured; clients interleaved round robin; "
+        "medians over the verified measured runs; haul speed ×: the other's wall time over haul's, "
+        "haul CPU ×: haul's CPU time over the other's, each round by round, then the median (range)",
+        f"- counters: one more run per client after the timed rounds, not timed (the counter slows it), "
+        f"verified like the others: {counted}" if bench.counters else f"- counters: {counted}",
+    ]
+
+
+def version(argv: list[str]) -> str:
+    """The first words of a tool's version line, up to the version number."""
+    words = (output_of(argv).splitlines() or ["unknown"])[0].split()
+    for index, word in enumerate(words):
+        if re.search(r"\d\.\d", word):
+            return " ".join(words[:index + 1])
+    return " ".join(words[:2])
+
+
+def disk_probe(folder: Path, mib: int) -> str:
+    """How fast dd writes MIB MiB into FOLDER right now, into the page cache and past it
+    (O_DIRECT into a reserved file, then fdatasync): the machine's phase, which moves every
+    client's time with it."""
+    if not mib:
+        return "not measured"
+    target = folder / ".bench-probe"
+
+    def rate(argv: list[str]) -> str:
+        start = time.perf_counter()
+        done = subprocess.run(argv, capture_output=True, check=False)
+        seconds = time.perf_counter() - start
+        return f"{mib * MIB / 1e6 / seconds:.0f} MB/s" if done.returncode == 0 else "n/a"
+
+    cached = rate(["dd", "if=/dev/zero", f"of={target}", "bs=64k", f"count={mib * 16}"])
+    target.unlink(missing_ok=True)
+    with open(target, "wb") as f:
+        os.posix_fallocate(f.fileno(), 0, mib * MIB)
+    direct = rate(["dd", "if=/dev/zero", f"of={target}", "bs=4M", f"count={mib // 4}",
+                   "oflag=direct", "conv=notrunc,fdatasync"])
+    target.unlink(missing_ok=True)
+    return f"page cache {cached}, direct {direct}"
+
+
+def machine_phase(bench: Bench) -> dict:
+    """The load average, the output folder's file system and the disk probe, now."""
+    with open("/proc/loadavg") as f:
+        load = " ".join(f.read().split()[:3])
+    fs = output_of(["stat", "-f", "-c", "%T", str(bench.out)])
+    return {"load": load, "fs": fs, "probe": disk_probe(bench.out, bench.cfg.probe_mib)}
+
+
+def write_results(bench: Bench, folder: Path, header: list[str], report: str) -> list[Path]:
+    """Writes the raw runs (TSV), the counters (TSV), everything (JSON) and the report
+    (markdown) into FOLDER; returns their paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    paths = [folder / f"bench-{stamp}{suffix}" for suffix in (".tsv", "-counters.tsv", ".json", ".md")]
+    for path, rows in ((paths[0], bench.runs), (paths[1], bench.counts)):
+        columns = list(dict.fromkeys(k for r in rows for k in r))
+        path.write_text("\t".join(columns) + "\n" + "".join(
+            "\t".join(str(r.get(c, "")) for c in columns) + "\n" for r in rows))
+    options = {k: v for k, v in vars(bench.cfg).items()}
+    paths[2].write_text(json.dumps({"environment": header, "options": options, "runs": bench.runs,
+                                    "counters": bench.counts}, indent=1) + "\n")
+    paths[3].write_text(report)
+    return paths
+
+
+# ---------------------------------------------------------------------------------------------
+# The disk client: no network, only this disk
+
+
+def disk_writer(path: str, size: int, writers: int) -> int:
+    """Reserves PATH at SIZE bytes, has WRITERS dd processes write it in O_DIRECT blocks (4 MiB,
+    or 1 MiB when SIZE is not a multiple of 4 MiB), then fdatasyncs it: about the most this disk
+    takes, the floor of a client that makes its bytes durable before it says it is done. Several
+    writers: this virtual disk takes more than one writer gives it."""
+    block = 4 if size % (4 * MIB) == 0 else 1
+    blocks = size // (block * MIB)
+    per = -(-blocks // writers)
+    with open(path, "wb") as f:
+        os.posix_fallocate(f.fileno(), 0, size)
+    children = []
+    for first in range(0, blocks, per):
+        children.append(subprocess.Popen(["dd", "if=/dev/zero", f"of={path}", f"bs={block}M",
+                                          f"count={min(per, blocks - first)}", f"seek={first}",
+                                          "oflag=direct", "conv=notrunc", "status=none"]))
+    failed = [c for c in children if c.wait() != 0]
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.fdatasync(fd)
+    finally:
+        os.close(fd)
+    return 1 if failed else 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Options and the whole run
+
+# Defaults that --quick changes (unless given): small sizes, one round, no warm-up.
+FULL = {"runs": 5, "warmup": 1, "size_mib": 2048, "capped_mib": 500, "small_count": 1000,
+        "rate_seconds": 10, "probe_mib": 256}
+QUICK = {"runs": 1, "warmup": 0, "size_mib": 64, "capped_mib": 50, "small_count": 100,
+         "rate_seconds": 2, "probe_mib": 16}
+
+
+def names(known: tuple[str, ...]):
+    """An argparse type: a comma- or space-separated list of names out of KNOWN."""
+    def parse(text: str) -> list[str]:
+        chosen = [n for n in re.split(r"[,\s]+", text) if n]
+        unknown = [n for n in chosen if n not in known]
+        if unknown or not chosen:
+            raise argparse.ArgumentTypeError(f"unknown {' '.join(unknown) or 'empty list'} (known: {' '.join(known)})")
+        return chosen
+    return parse
+
+
+def ranged(low: int, high: int):
+    """An argparse type: an integer from LOW to HIGH."""
+    def parse(text: str) -> int:
+        value = int(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is not within {low}-{high}")
+        return value
+    return parse
+
+
+def option_parser() -> argparse.ArgumentParser:
+    """The command line's options."""
+    all_clients = tuple(dict.fromkeys(c.name for p in PARTS.values() for c in p.clients)) + ("haul-b",)
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add = p.add_argument
+    add("--parts", type=names(PART_NAMES), default=list(PART_NAMES), help="parts to run, in this order (default: all)")
+    add("--runs", type=ranged(1, 1000), help="measured rounds per part (default 5; --quick 1)")
+    add("--warmup", type=ranged(0, 100), help="warm-up rounds, not counted (default 1; --quick 0)")
+    add("--quick", action="store_true", help="a smoke test: small sizes, one round, no warm-up")
+    add("--clients", type=names(all_clients), default=[], help="run only these clients (e.g. haul,curl)")
+    add("--size-mib", type=ranged(1, 1 << 20), help="the single and checksum parts' file (default 2048)")
+    add("--protocols", type=names(("http", "https")), default=["http", "https"], help="single: http,https")
+    add("--disk-writers", type=ranged(1, 256), default=16, help="single: dd writers of the disk client")
+    add("--capped-mib", type=ranged(1, 1 << 20), help="capped: the file (default 500)")
+    add("--connections", type=ranged(1, 16), default=8, help="capped: connections of each client")
+    add("--cap-rate", default="25m", help="capped: the server's cap per connection, nginx units")
+    add("--small-count", type=ranged(1, 10000), help="small: files (default 1000)")
+    add("--small-kib", type=ranged(1, 1 << 20), default=64, help="small: KiB per file")
+    add("--jobs", type=ranged(1, 256), default=16, help="small: downloads at once")
+    add("--rate-mib-s", type=ranged(1, 10000), default=20, help="ratelimit: the rate asked for")
+    add("--rate-seconds", type=ranged(1, 3600), help="ratelimit: seconds the file takes at it (default 10)")
+    add("--link-rate", default="400M", help="checksum: haul --limit-rate of the -link clients")
+    add("--haul-bin", default=os.environ.get("HAUL_BIN", ""), help="haul binary (default: $HAUL_BIN, else built)")
+    add("--build", choices=("release", "installed", "none"), default="release",
+        help="without --haul-bin: swift build -c release --product haul, or Scripts/build-release.sh "
+             "(installed: the Swift runtime linked in, haul-urlsession beside it), or the existing release build")
+    add("--haul-b-bin", default="", help="another haul build, run as client haul-b beside haul (an A/B)")
+    add("--haul-args", default="", help="extra options for every haul client")
+    add("--work-dir", default="", help="server folder, kept: the files made there are reused")
+    add("--results-dir", default="", help="where the TSV, JSON and markdown go (default: a new temp folder)")
+    add("--counters", choices=("auto", "perf", "strace", "none"), default="auto",
+        help="what counts the untimed run (auto: perf where it counts syscalls, else strace)")
+    add("--callgrind", type=names(PART_NAMES), nargs="?", const=["small"], default=[],
+        help="also count user-space instructions with valgrind (slow) in these parts (default: small); "
+             "haul must be the installed build (--build installed): valgrind 3.19 stops on a haul "
+             "linked to the shared Swift runtime")
+    add("--timeout", type=float, default=600, help="seconds a run may take before it is killed and fails")
+    add("--probe-mib", type=ranged(0, 1 << 20), help="MiB dd writes to probe the disk, 0 skips (default 256)")
+    return p
+
+
+def parse_options(argv: list[str] | None) -> argparse.Namespace:
+    """The options, with --quick's or the full defaults filled in, and checked."""
+    cfg = option_parser().parse_args(argv)
+    for key, value in (QUICK if cfg.quick else FULL).items():
+        if getattr(cfg, key) is None:
+            setattr(cfg, key, value)
+    nginx_bytes(cfg.cap_rate)
+    if not re.fullmatch(r"\d+[KMG]?", cfg.link_rate):
+        die(f"--link-rate: a number with an optional K, M or G suffix, not '{cfg.link_rate}'")
+    if cfg.probe_mib % 4:
+        die("--probe-mib must be a multiple of 4")
+    cfg.haul_bin_given = bool(cfg.haul_bin)
+    return cfg
+
+
+def resolve_haul(cfg: argparse.Namespace) -> None:
+    """Sets cfg.haul_bin: the one given, else the release build (built now unless --build none)."""
+    if not cfg.haul_bin:
+        if cfg.build == "installed":
+            log("building haul: Scripts/build-release.sh")
+            built = subprocess.run([str(REPO / "Scripts/build-release.sh")], stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, text=True, check=True)
+            cfg.haul_bin = built.stdout.strip().splitlines()[-1]
+        else:
+            swift = ["swift", "build", "-c", "release", "--package-path", str(REPO)]
+            if cfg.build == "release":
+                log("building haul: swift build -c release --product haul")
+                subprocess.run(swift + ["--product", "haul"], stdin=subprocess.DEVNULL, stdout=sys.stderr, check=True)
+            cfg.haul_bin = str(REPO / ".build" / "release" / "haul")
+    for binary in filter(None, (cfg.haul_bin, cfg.haul_b_bin)):
+        if not os.access(binary, os.X_OK):
+            die(f"haul binary not found or not executable: {binary}")
+    cfg.haul_bin = str(Path(cfg.haul_bin).resolve())
+    cfg.haul_b_bin = str(Path(cfg.haul_b_bin).resolve()) if cfg.haul_b_bin else ""
+
+
+def install_tools(cfg: argparse.Namespace) -> None:
+    """Installs what the chosen clients and the measuring need and is missing."""
+    tools = {GNU_TIME, "openssl", "nginx", "dd"}
+    for name in cfg.parts:
+        for variant in (cfg.protocols if name == "single" else ["http"]):
+            tools.update(t for c in part_clients(PARTS[name], variant, cfg) for t in c.tools())
+    if cfg.callgrind:
+        tools.update(("valgrind", "strip"))
+    for tool in sorted(tools):
+        require(tool)
+
+
+def run_all(bench: Bench) -> tuple[dict, dict]:
+    """Runs every chosen part; returns the machine's phase before and after."""
+    before = machine_phase(bench)
+    if before["fs"] == "tmpfs":
+        log(f"warning: {bench.out} is on tmpfs; give --work-dir a folder on disk for realistic numbers")
+    log(f"client under test: {bench.cfg.haul_bin}; parts: {', '.join(bench.cfg.parts)}")
+    for name in bench.cfg.parts:
+        run_part(bench, name)
+    return before, machine_phase(bench)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs the benchmark and prints the report; exit 1 when any run failed."""
+    cfg = parse_options(argv)
+    resolve_haul(cfg)
+    install_tools(cfg)
+    work = Path(cfg.work_dir or tempfile.mkdtemp(prefix="haul-bench-work.")).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    server = Server(work, cfg.cap_rate)
+    try:
+        server.setup()
+        counter, note = pick_counter(cfg.counters, work)
+        counters = [counter] if counter else []
+        if cfg.callgrind:
+            counters.append(Counter("callgrind", work))
+        bench = Bench(cfg, server, work, work / "out", counters, note)
+        bench.out.mkdir(exist_ok=True)
+        server.start()
+        before, after = run_all(bench)
+    finally:
+        server.stop()
+        if not cfg.work_dir:
+            shutil.rmtree(work, ignore_errors=True)
+    header = environment(bench, before, after)
+    sections = [line for name in cfg.parts for variant in (cfg.protocols if name == "single" else ["http"])
+                for line in part_report(bench, name, variant)]
+    report = "\n".join(header + sections + ["", f"- all parts: `{reproduce(cfg, cfg.parts)}`"]) + "\n"
+    print(report)
+    results = Path(cfg.results_dir or tempfile.mkdtemp(prefix="haul-bench."))
+    log("results: " + ", ".join(str(p) for p in write_results(bench, results, header, report)))
+    if bench.failures:
+        log(f"{bench.failures} run(s) failed verification or exited non-zero")
+    return 1 if bench.failures else 0
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if sys.argv[1:2] == ["--disk-writer"]:
+        sys.exit(disk_writer(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        log("interrupted")
+        sys.exit(130)
