@@ -116,6 +116,10 @@ public struct RetryPolicy: Sendable, Equatable {
     public var initialDelay: Duration = .seconds(1)
     /// The longest delay. Default 60 s.
     public var maximumDelay: Duration = .seconds(60)
+    /// Whether a refused connection is retried before the server ever answered this download
+    /// (a server that is restarting). Default `false`: a wrong port or a host that is down fails
+    /// at once, as with curl and wget. A refusal after the server answered is always retried.
+    public var retriesRefusedConnections: Bool = false
 
     /// Creates a retry policy.
     ///
@@ -123,10 +127,13 @@ public struct RetryPolicy: Sendable, Equatable {
     ///   - maximumRetries: attempts after the first (0: none).
     ///   - initialDelay: the first backoff delay.
     ///   - maximumDelay: the cap on any delay.
-    public init(maximumRetries: Int = 5, initialDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(60)) {
+    ///   - retriesRefusedConnections: whether a refused first connection is retried.
+    public init(maximumRetries: Int = 5, initialDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(60),
+                retriesRefusedConnections: Bool = false) {
         self.maximumRetries = maximumRetries
         self.initialDelay = initialDelay
         self.maximumDelay = maximumDelay
+        self.retriesRefusedConnections = retriesRefusedConnections
     }
 
     /// The delay before retry number `attempt` (1-based): `initialDelay * 2^(attempt-1)`, capped,

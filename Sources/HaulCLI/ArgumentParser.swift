@@ -95,6 +95,7 @@ public enum ArgumentParser {
             }
             command.rateLimit = rate
         case .noContinue: command.continuesPartial = false
+        case .retryConnectionRefused: command.retriesRefusedConnections = true
         case .insecure: command.insecure = true
         case .engine:
             switch CommandOptions.Engine(rawValue: value ?? "") {

@@ -61,6 +61,8 @@ public struct CommandOptions: Sendable, Equatable {
     public var retries = 5
     /// `--retry-wait SECONDS`: the first backoff delay.
     public var retryWait: Duration = .seconds(1)
+    /// `--retry-connrefused`: retry a refused connection before the server ever answered.
+    public var retriesRefusedConnections = false
     /// `--connect-timeout SECONDS`.
     public var connectTimeout: Duration = .seconds(30)
     /// `--header-timeout SECONDS`.

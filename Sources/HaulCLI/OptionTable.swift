@@ -6,7 +6,7 @@ struct OptionSpec: Sendable {
     /// Identifies an option; the parser switches over it exhaustively.
     enum ID: Sendable, CaseIterable {
         case output, directory, connections, maxDownloads, inputFile, checksum, limitRate
-        case retries, retryWait, connectTimeout, headerTimeout, stallTimeout, header, onConflict
+        case retries, retryWait, retryConnectionRefused, connectTimeout, headerTimeout, stallTimeout, header, onConflict
         case noContinue, caCert, insecure, engine, endpoint, json, quiet, help, version
         case demoSize, demoConnections
     }
@@ -56,7 +56,8 @@ enum OptionTable {
         OptionSpec(.output, "o", "output", "FILE",
                    "save the (single) URL as FILE; an existing FILE is replaced only when the download succeeds"),
         OptionSpec(.directory, "d", "dir", "DIR",
-                   "save into DIR (created if missing); default: the current directory"),
+                   "save into DIR (created if missing); default: the current directory; a relative -o "
+                   + "is inside DIR, an absolute one ignores it"),
         OptionSpec(.connections, "x", "connections", "N",
                    "connections per download, 1-16; default 4; 1 disables splitting"),
         OptionSpec(.maxDownloads, "j", "max-downloads", "N",
@@ -72,12 +73,16 @@ enum OptionTable {
                    + "all failing to connect to a host, the others do not retry that failure"),
         OptionSpec(.retryWait, nil, "retry-wait", "SECONDS",
                    "first backoff delay; default 1; doubles, jittered, capped at 60"),
+        OptionSpec(.retryConnectionRefused, nil, "retry-connrefused", nil,
+                   "retry a refused connection too (a server that is restarting); by default a download "
+                   + "whose server never answered fails at once when refused"),
         OptionSpec(.connectTimeout, nil, "connect-timeout", "SECONDS",
                    "time allowed to connect; default 30"),
         OptionSpec(.headerTimeout, nil, "header-timeout", "SECONDS",
                    "time allowed for the response head once the request is sent; default 30"),
         OptionSpec(.stallTimeout, nil, "stall-timeout", "SECONDS",
-                   "drop and retry a connection that delivers no byte for this long; default 30"),
+                   "drop and retry a connection that delivers no byte for this long, waiting for the "
+                   + "response head included; default 30"),
         OptionSpec(.header, "H", "header", "'Name: value'",
                    "extra request header, repeatable; sent to the original origin only"),
         OptionSpec(.onConflict, nil, "on-conflict", "MODE",

@@ -44,6 +44,8 @@ final class Reporter {
     }
 
     private let style: Style
+    /// `--retry-connrefused`: a refused connection's failure then needs no hint.
+    var retriesRefusedConnections = false
     private let terminal: any Terminal
     private var display: Display
     private var items: [Item]
@@ -230,7 +232,8 @@ final class Reporter {
             notStarted.append(index)
             return
         }
-        let message = interrupted ? "interrupted; the partial file is kept" : error.message
+        var message = interrupted ? "interrupted; the partial file is kept" : error.message
+        if error.code == .connectionRefused, !retriesRefusedConnections { message += "; --retry-connrefused retries it" }
         let line = "haul: \(displayURL(index)): \(HumanFormat.printable(message))"
         switch display {
         case .single(var renderer):

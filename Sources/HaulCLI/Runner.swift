@@ -68,10 +68,13 @@ struct Runner {
         configuration.headerTimeout = options.headerTimeout
         configuration.stallTimeout = options.stallTimeout
         configuration.tls = Downloader.TLSOptions(
-            extraCAFile: options.caCertificateFile.map { absolutePath($0, isDirectory: false).path },
+            extraCAFile: options.caCertificateFile.map {
+                absolutePath($0, isDirectory: false, in: URL(fileURLWithPath: terminal.currentDirectory.path)).path
+            },
             insecure: options.insecure)
         configuration.conflictPolicy = options.conflictPolicy
-        configuration.retry = RetryPolicy(maximumRetries: options.retries, initialDelay: options.retryWait)
+        configuration.retry = RetryPolicy(maximumRetries: options.retries, initialDelay: options.retryWait,
+                                          retriesRefusedConnections: options.retriesRefusedConnections)
         configuration.connectionsPerDownload = options.connections
         configuration.maximumActiveDownloads = options.maxDownloads
         configuration.rateLimit = options.rateLimit
@@ -79,11 +82,15 @@ struct Runner {
         return configuration
     }
 
-    /// Where downloads land: `-o` is an exact file; else `-d` or the working directory.
+    /// Where downloads land: `-o` is an exact file (a relative one inside `-d`, an absolute one
+    /// anywhere); else `-d` or the working directory.
     var destination: Destination {
-        if let output = options.output { return .file(absolutePath(output, isDirectory: false)) }
-        if let directory = options.directory { return .directory(absolutePath(directory, isDirectory: true)) }
-        return .directory(terminal.currentDirectory)
+        let workingDirectory = URL(fileURLWithPath: terminal.currentDirectory.path, isDirectory: true)
+        let folder = options.directory.map { absolutePath($0, isDirectory: true, in: workingDirectory) }
+        if let output = options.output {
+            return .file(absolutePath(output, isDirectory: false, in: folder ?? workingDirectory))
+        }
+        return .directory(folder ?? terminal.currentDirectory)
     }
 
     /// The request for the `index`-th URL of the run.
@@ -100,10 +107,10 @@ struct Runner {
         return request
     }
 
-    /// `path` made absolute against the terminal's working directory, `.` and `..` resolved.
-    private func absolutePath(_ path: String, isDirectory: Bool) -> URL {
-        let base = URL(fileURLWithPath: terminal.currentDirectory.path, isDirectory: true)
-        return URL(fileURLWithPath: path, isDirectory: isDirectory, relativeTo: base).standardizedFileURL
+    /// `path` made absolute against `base` (an absolute `path` stays as it is), `.` and `..` resolved.
+    private func absolutePath(_ path: String, isDirectory: Bool, in base: URL) -> URL {
+        let folder = URL(fileURLWithPath: base.path, isDirectory: true)
+        return URL(fileURLWithPath: path, isDirectory: isDirectory, relativeTo: folder).standardizedFileURL
     }
 
     /// What the downloads' callbacks tell the one task that writes the terminal.
@@ -120,6 +127,7 @@ struct Runner {
     private func download(_ urls: [(url: URL, parsed: HTTPURL?)], texts: [String]) async -> Int32 {
         let style: Reporter.Style = options.json ? .json : options.quiet ? .quiet : .progress
         let reporter = Reporter(style: style, terminal: terminal, urlsAsGiven: texts)
+        reporter.retriesRefusedConnections = options.retriesRefusedConnections
         let downloader = Downloader(configuration: configuration)
         let destination = self.destination
         let interrupts = InterruptState()

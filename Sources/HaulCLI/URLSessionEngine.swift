@@ -56,10 +56,20 @@ public enum URLSessionEngine: Sendable {
             unsetenv(Self.marker)
             let code = errno
             for pointer in argv { free(pointer) }
-            terminal.write("haul: --engine=urlsession needs \(HumanFormat.printable(path)): \(String(cString: strerror(code)))\n",
-                           to: .error)
+            let missing = code == ENOENT ? "; build it with: \(Self.buildCommand(forProgramIn: String(program[..<slash])))" : ""
+            terminal.write("haul: --engine=urlsession needs \(HumanFormat.printable(path)): \(String(cString: strerror(code)))"
+                           + "\(missing)\n", to: .error)
             return .failure(ExitCode(ExitStatus.usage))
         }
+    }
+
+    /// The command that builds the companion program into `folder`, the folder of this `haul`:
+    /// the release or debug build of the package, or `Scripts/build-release.sh` for its
+    /// installable build; in a folder of its own, the command of a release build.
+    static func buildCommand(forProgramIn folder: String) -> String {
+        if folder.contains("/.build/static/") { return "Scripts/build-release.sh" }
+        if folder.hasSuffix("/debug") { return "swift build --product \(companionName)" }
+        return "swift build -c release --product \(companionName)"
     }
 
     /// The running executable's path (symlinks resolved).

@@ -79,7 +79,8 @@ package struct HTTPClient: Sendable {
             let head: ResponseHead
             do throws(HTTPClientError) {
                 try connection.write(request.serialized(), timeout: settings.stallTimeout)
-                head = try reader.readHead(deadline: ContinuousClock.now + settings.headerTimeout)
+                head = try reader.readHead(deadline: ContinuousClock.now + settings.headerTimeout,
+                                           stallTimeout: settings.stallTimeout)
             } catch {
                 connection.close()
                 if reused != nil, error.kind == .connectionReset || error.kind == .networkError, !cancellation.isCancelled {

@@ -40,11 +40,19 @@ package final class ResponseReader {
 
     /// Reads until the response head is complete.
     ///
-    /// - Parameter deadline: when the whole head must have arrived.
-    /// - Throws: `headerTimeout`, parser errors, network errors.
-    package func readHead(deadline: ContinuousClock.Instant) throws(HTTPClientError) -> ResponseHead {
+    /// - Parameters:
+    ///   - deadline: when the whole head must have arrived.
+    ///   - stallTimeout: the longest wait for the next byte of it (waiting for the head counts as
+    ///     a stall, as waiting for the body does); `nil`: only the deadline.
+    /// - Throws: `headerTimeout`, `stalled`, parser errors, network errors.
+    package func readHead(deadline: ContinuousClock.Instant, stallTimeout: Duration? = nil) throws(HTTPClientError) -> ResponseHead {
+        let wait = { () -> (Duration, HTTPClientError.Kind) in
+            let left = deadline - ContinuousClock.now
+            guard let stallTimeout, stallTimeout < left else { return (left, .headerTimeout) }
+            return (stallTimeout, .stalled)
+        }
         while true {
-            switch try nextEvent(timeout: { deadline - ContinuousClock.now }, timeoutCode: .headerTimeout) {
+            switch try nextEvent(wait) {
             case .head(let head): return head
             case .body, .end, .needMore:
                 throw HTTPClientError(.malformedResponse, "the response ended before its head")
@@ -65,7 +73,7 @@ package final class ResponseReader {
     package func readBody(stallTimeout: Duration, _ sink: (UnsafeRawBufferPointer) -> Bool) throws(HTTPClientError) -> Bool {
         if monitor == nil, let lowSpeedLimit { monitor = LowSpeedMonitor(lowSpeedLimit) }
         while true {
-            switch try nextEvent(timeout: { stallTimeout }, timeoutCode: .stalled) {
+            switch try nextEvent({ (stallTimeout, .stalled) }) {
             case .body(let range):
                 if !sink(UnsafeRawBufferPointer(rebasing: buffer[range])) {
                     noteEndIfReached()
@@ -89,12 +97,14 @@ package final class ResponseReader {
         bodyEnded = true
     }
 
-    private func nextEvent(timeout: () -> Duration, timeoutCode: HTTPClientError.Kind) throws(HTTPClientError) -> ResponseParser.Event {
+    /// The next parser event, reading when the parser needs more. `wait` gives the longest wait
+    /// for the next read and the error of a wait that runs out.
+    private func nextEvent(_ wait: () -> (Duration, HTTPClientError.Kind)) throws(HTTPClientError) -> ResponseParser.Event {
         while true {
             if ended { return try parser.inputEnded() }
             let event = try parser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<length]), offset: &offset)
             guard case .needMore = event else { return event }
-            let timeout = timeout()
+            let (timeout, timeoutCode) = wait()
             if timeout <= .zero {
                 throw HTTPClientError(timeoutCode, timeoutCode == .headerTimeout ? "the response head did not arrive in time" : "no data for too long (stalled)")
             }

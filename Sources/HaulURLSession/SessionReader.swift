@@ -82,7 +82,8 @@ final class SessionReader: AlternateResponse {
         var template = SessionRequestTemplate(
             userAgent: configuration.userAgent, range: range, ifRange: ifRange,
             timeout: max(configuration.connectTimeout + configuration.headerTimeout, configuration.stallTimeout) + .seconds(30))
-        let headDeadline = configuration.connectTimeout + configuration.headerTimeout
+        // Waiting for the head counts as a stall too (URLSession does not say when it connected).
+        let headDeadline = configuration.connectTimeout + min(configuration.headerTimeout, configuration.stallTimeout)
         var window = rangeWindow.flatMap { size in range.map { (size, $0) } }
         while true {
             if let (size, range) = window, size < (range.last.map { $0 - range.first + 1 } ?? .max) {

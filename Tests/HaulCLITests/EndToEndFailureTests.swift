@@ -53,7 +53,8 @@ struct EndToEndFailureTests {
             let outcome = try await haul(Self.fast + ["-d", dir.path, url], in: dir)
             #expect(outcome.status == 4)
             #expect(outcome.standardOutput.isEmpty)
-            #expect(outcome.errorLines == ["haul: \(url): connection to 127.0.0.1 port \(refusing.port) refused"])
+            #expect(outcome.errorLines == ["haul: \(url): connection to 127.0.0.1 port \(refusing.port) refused; "
+                                           + "--retry-connrefused retries it"])
             #expect(listFiles(dir) == [])
         }
     }
@@ -62,7 +63,8 @@ struct EndToEndFailureTests {
         let refusing = try RefusingPort()
         try await withTemporaryDirectory { dir in
             let url = refusing.url("/file.bin")
-            let outcome = try await haul(["--retries=1", "--retry-wait=0.1", "--connect-timeout=2", "-d", dir.path, url], in: dir)
+            let outcome = try await haul(["--retry-connrefused", "--retries=1", "--retry-wait=0.1", "--connect-timeout=2",
+                                          "-d", dir.path, url], in: dir)
             #expect(outcome.status == 4)
             let lines = outcome.errorLines
             #expect(lines.count == 2, "\(lines)")
@@ -79,7 +81,8 @@ struct EndToEndFailureTests {
         let refusing = try RefusingPort()
         try await withTemporaryDirectory { dir in
             let urls = ["/a.bin", "/b.bin", "/c.bin"].map { refusing.url($0) }
-            let outcome = try await haul(["--retries=2", "--retry-wait=0.05", "--connect-timeout=2", "-j", "1", "-d", dir.path] + urls,
+            let outcome = try await haul(["--retry-connrefused", "--retries=2", "--retry-wait=0.05", "--connect-timeout=2", "-j", "1",
+                                          "-d", dir.path] + urls,
                                          in: dir)
             #expect(outcome.status == 4)
             let refused = "connection to 127.0.0.1 port \(refusing.port) refused"

@@ -148,7 +148,8 @@ struct EndToEndJSONTests {
         let refusing = try RefusingPort()
         try await withTemporaryDirectory { dir in
             let url = refusing.url("/r.bin")
-            let outcome = try await haul(["--json", "--retries=1", "--retry-wait=0.1", "--connect-timeout=2", "-d", dir.path, url],
+            let outcome = try await haul(["--json", "--retry-connrefused", "--retries=1", "--retry-wait=0.1", "--connect-timeout=2",
+                                          "-d", dir.path, url],
                                          in: dir)
             #expect(outcome.status == 4)
             let events = outcome.jsonEvents()

@@ -17,7 +17,8 @@ import Testing
               -o, --output=FILE              save the (single) URL as FILE; an existing FILE
                                              is replaced only when the download succeeds
               -d, --dir=DIR                  save into DIR (created if missing); default:
-                                             the current directory
+                                             the current directory; a relative -o is inside
+                                             DIR, an absolute one ignores it
               -x, --connections=N            connections per download, 1-16; default 4; 1
                                              disables splitting
               -j, --max-downloads=N          downloads running at once; default 4; the
@@ -34,11 +35,16 @@ import Testing
                                              that failure
                   --retry-wait=SECONDS       first backoff delay; default 1; doubles,
                                              jittered, capped at 60
+                  --retry-connrefused        retry a refused connection too (a server that
+                                             is restarting); by default a download whose
+                                             server never answered fails at once when
+                                             refused
                   --connect-timeout=SECONDS  time allowed to connect; default 30
                   --header-timeout=SECONDS   time allowed for the response head once the
                                              request is sent; default 30
                   --stall-timeout=SECONDS    drop and retry a connection that delivers no
-                                             byte for this long; default 30
+                                             byte for this long, waiting for the response
+                                             head included; default 30
               -H, --header='Name: value'     extra request header, repeatable; sent to the
                                              original origin only
                   --on-conflict=MODE         when the chosen name exists: rename (default,

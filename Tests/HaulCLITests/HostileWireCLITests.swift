@@ -201,7 +201,8 @@ struct HostileWireCLITests {
         }
         try await withTemporaryDirectory { dir async throws in
             let folder = dir.appendingPathComponent("output")
-            let process = try HaulBinary.prepare(["--retries=1", "--retry-wait=20", "-d", dir.path, url], outputIn: folder,
+            let process = try HaulBinary.prepare(["--retry-connrefused", "--retries=1", "--retry-wait=20", "-d", dir.path, url],
+                                                 outputIn: folder,
                                                  workingDirectory: dir, environment: ProcessInfo.processInfo.environment)
             try process.run()
             defer { if process.isRunning { process.terminate() } }

@@ -54,7 +54,7 @@ private func progress(_ bytes: Int64, of total: Int64?) -> DownloadProgress {
             "1 progress 100", "1 finished 100",
         ])
         #expect(events[0]["url"] as? String == "http://h/c" && events[1]["url"] as? String == "http://h/a")
-        #expect(terminal.standardError == "haul: http://h/b: connection refused\n")
+        #expect(terminal.standardError == "haul: http://h/b: connection refused; --retry-connrefused retries it\n")
     }
 
     @Test func jsonHoldsTheLastThrottledProgressOfEachDownloadUntilItEnds() throws {
@@ -135,14 +135,14 @@ private func progress(_ bytes: Int64, of total: Int64?) -> DownloadProgress {
         let typed = ["http://user:hunter2@h/a?X-Amz-Signature=s3cr3t&X-Amz-Date=1", "http://h/b\u{1B}[31m"]
         let reporter = Reporter(style: .json, terminal: terminal, urlsAsGiven: typed)
         reporter.started(0, start("a", total: 10), at: .zero)
-        reporter.failed(0, DownloadError(.connectionRefused, "connection refused"), interrupted: false, at: .zero)
-        reporter.failed(1, DownloadError(.connectionRefused, "connection refused"), interrupted: false, at: .zero)
+        reporter.failed(0, DownloadError(.connectionReset, "connection reset"), interrupted: false, at: .zero)
+        reporter.failed(1, DownloadError(.connectionReset, "connection reset"), interrupted: false, at: .zero)
         let everything = terminal.standardOutput + terminal.standardError
         #expect(!everything.contains("hunter2") && !everything.contains("s3cr3t") && !everything.contains("\u{1B}"))
         let lines = terminal.standardError.split(separator: "\n").map(String.init)
         #expect(lines.count == 2)
-        #expect(lines[0] == "haul: \(HumanFormat.printable(URLRedaction.redact(typed[0]))): connection refused")
-        #expect(lines[1].hasPrefix("haul: http://h/b") && lines[1].hasSuffix(": connection refused"))
+        #expect(lines[0] == "haul: \(HumanFormat.printable(URLRedaction.redact(typed[0]))): connection reset")
+        #expect(lines[1].hasPrefix("haul: http://h/b") && lines[1].hasSuffix(": connection reset"))
         let started = try #require(try JSONSerialization.jsonObject(with: Data(terminal.standardOutput.split(separator: "\n")[0].utf8))
                                    as? [String: Any])
         #expect(started["url"] as? String == HumanFormat.printable(URLRedaction.redact(typed[0])))

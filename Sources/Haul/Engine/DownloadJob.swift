@@ -43,62 +43,85 @@ package struct DownloadJob {
         let buffer = resources.buffers.take(size: configuration.bufferSize)
         defer { resources.buffers.give(buffer) }
 
-        var failures = 0
-        var startFresh = request.startOver
-        var restarts = 0
-        // Consecutive failures to connect to one origin: when they outlast the retries, the
-        // other downloads stop retrying that failure (see UnreachableHosts).
-        var unreachableStreak = (origin: HTTPURL.Origin?.none, count: 0)
+        var state = RetryState(startFresh: request.startOver)
         while true {
             let signal = control.signal
             do throws(DownloadError) {
                 let attempt = DownloadAttempt(job: self, source: source, target: target, context: context, buffer: buffer,
                                               signal: signal)
-                return try attempt.run(startFresh: startFresh)
+                return try attempt.run(startFresh: state.startFresh)
             } catch {
-                startFresh = false
-                if control.isCancelled { throw DownloadError(.cancelled, "cancelled; the partial file is kept") }
-                if control.isPaused {
-                    events.yield(.paused)
-                    guard control.waitWhilePaused() else { throw DownloadError(.cancelled, "cancelled; the partial file is kept") }
-                    events.yield(.resumed)
-                    continue
-                }
-                if signal !== control.signal {   // paused and resumed before this thread noticed
-                    events.yield(.paused)
-                    events.yield(.resumed)
-                    continue
-                }
-                if error.code == .resourceChanged, restarts < 3 {
-                    restarts += 1
-                    startFresh = true
-                    events.yield(.startingOver(reason: error.message))
-                    continue
-                }
-                if signal.isCancelled { throw DownloadError(.cancelled, "cancelled; the partial file is kept") }
-                failures += 1
-                if let origin = error.unreachableOrigin {
-                    let unreachable = resources.pool.unreachable
-                    unreachableStreak = (origin, unreachableStreak.origin == origin ? unreachableStreak.count + 1 : 1)
-                    if unreachableStreak.count > configuration.retry.maximumRetries {
-                        unreachable.gaveUp(on: origin)
-                    } else if failures <= configuration.retry.maximumRetries, unreachable.contains(origin) {
-                        var given = error
-                        given.message += " (not retried: an earlier download gave up connecting to this host)"
-                        throw given
-                    }
-                } else {
-                    unreachableStreak = (nil, 0)
-                }
-                guard error.isRetryable, failures <= configuration.retry.maximumRetries else { throw error }
-                let delay = configuration.retry.delay(beforeRetry: failures, jitter: Double.random(in: 0...1),
-                                                      retryAfter: error.retryAfter)
-                events.yield(.retrying(attempt: failures, delay: delay.seconds, error: error))
-                if !signal.sleep(for: delay) {
-                    if control.isPaused { continue }
-                    throw DownloadError(.cancelled, "cancelled; the partial file is kept")
-                }
+                state.startFresh = false
+                state.answered = state.answered || error.httpStatus != nil || error.code != .connectionRefused
+                    && error.unreachableOrigin == nil
+                try recover(from: error, signal: signal, state: &state)
             }
+        }
+    }
+
+    /// What the attempts of one job have met so far.
+    private struct RetryState {
+        var startFresh: Bool
+        var failures = 0
+        var restarts = 0
+        /// Consecutive failures to connect to one origin: when they outlast the retries, the
+        /// other downloads stop retrying that failure (see ``UnreachableHosts``).
+        var unreachable = (origin: HTTPURL.Origin?.none, count: 0)
+        /// Whether the server answered any attempt (a refusal after that is a restart, retried).
+        var answered = false
+    }
+
+    /// Returns when another attempt should run (after a pause, a start-over, or a backoff), or
+    /// throws the error that ends the job.
+    private func recover(from error: DownloadError, signal: CancellationSignal,
+                         state: inout RetryState) throws(DownloadError) {
+        let cancelled = DownloadError(.cancelled, "cancelled; the partial file is kept")
+        if control.isCancelled { throw cancelled }
+        if control.isPaused {
+            events.yield(.paused)
+            guard control.waitWhilePaused() else { throw cancelled }
+            events.yield(.resumed)
+            return
+        }
+        if signal !== control.signal {   // paused and resumed before this thread noticed
+            events.yield(.paused)
+            events.yield(.resumed)
+            return
+        }
+        if error.code == .resourceChanged, state.restarts < 3 {
+            state.restarts += 1
+            state.startFresh = true
+            events.yield(.startingOver(reason: error.message))
+            return
+        }
+        if signal.isCancelled { throw cancelled }
+        if error.code == .connectionRefused, !state.answered, !configuration.retry.retriesRefusedConnections {
+            throw error   // a wrong port or a host that is down: said at once, as curl and wget do
+        }
+        state.failures += 1
+        try checkReachable(error, state: &state)
+        guard error.isRetryable, state.failures <= configuration.retry.maximumRetries else { throw error }
+        let delay = configuration.retry.delay(beforeRetry: state.failures, jitter: Double.random(in: 0...1),
+                                              retryAfter: error.retryAfter)
+        events.yield(.retrying(attempt: state.failures, delay: delay.seconds, error: error))
+        if !signal.sleep(for: delay), !control.isPaused { throw cancelled }
+    }
+
+    /// A failure to connect to an origin that another download of the downloader gave up on is
+    /// not retried; one that outlasts the retries gives up on the origin for the others.
+    private func checkReachable(_ error: DownloadError, state: inout RetryState) throws(DownloadError) {
+        guard let origin = error.unreachableOrigin else {
+            state.unreachable = (nil, 0)
+            return
+        }
+        let unreachable = resources.pool.unreachable
+        state.unreachable = (origin, state.unreachable.origin == origin ? state.unreachable.count + 1 : 1)
+        if state.unreachable.count > configuration.retry.maximumRetries {
+            unreachable.gaveUp(on: origin)
+        } else if state.failures <= configuration.retry.maximumRetries, unreachable.contains(origin) {
+            var given = error
+            given.message += " (not retried: an earlier download gave up connecting to this host)"
+            throw given
         }
     }
 

@@ -1,6 +1,11 @@
 import HaulCore
 import HaulHTTP
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// What the downloads of one ``Downloader`` share, and nothing outside it does: threads, receive
 /// buffers, the progress ticker, the committer of small files, the folders and names in use,
@@ -16,6 +21,8 @@ final class DownloaderResources: Sendable {
     let limiter: RateLimiter?
     let hostSlots: HostSlots
     let pool: ConnectionPool
+    /// The permissions of finished files (0666 less the umask when the downloader was made).
+    let finishedFileMode: mode_t
     /// The transport of another client (`URLSession`), made on first use: it keeps its own
     /// connections, so it is held for the downloader's lifetime.
     private let alternate = Mutex<(any AlternateTransport)?>(nil)
@@ -34,6 +41,7 @@ final class DownloaderResources: Sendable {
         limiter = configuration.rateLimit.map { RateLimiter(bytesPerSecond: $0) }
         hostSlots = HostSlots(maximumPerHost: configuration.maximumConnectionsPerHost)
         pool = ConnectionPool()
+        finishedFileMode = FileMode.forFinishedFiles()
     }
 
     /// The downloader's transport of another client (one for every download), made on first use.

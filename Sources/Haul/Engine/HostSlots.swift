@@ -49,3 +49,33 @@ final class HostSlots: Sendable {
         counts.withLock { $0[Server(host: url.host, port: url.port), default: 0] }
     }
 }
+
+/// The host slot of an attempt's first request: taken before the request, and given back once,
+/// when its connection is done, unless it is handed over to the segmented transfer, whose
+/// state owns it from then on.
+final class HostSlotClaim {
+    private let slots: HostSlots
+    private let url: HTTPURL
+    private var held = true
+
+    /// Takes a slot for `url`'s server, waiting while the server is full.
+    ///
+    /// - Throws: `cancelled` when cancelled while waiting.
+    init(_ slots: HostSlots, for url: HTTPURL, cancellation: CancellationSignal) throws(DownloadError) {
+        guard slots.acquire(for: url, cancellation: cancellation) else { throw DownloadError(.cancelled, "cancelled") }
+        self.slots = slots
+        self.url = url
+    }
+
+    /// Gives the slot back (once; nothing after a hand-over).
+    func release() {
+        guard held else { return }
+        held = false
+        slots.release(for: url)
+    }
+
+    /// The slot now belongs to whoever took the first response over.
+    func handOver() {
+        held = false
+    }
+}

@@ -13,7 +13,7 @@ import HaulCore
 /// The lock is what keeps a second process (or a second download in this process) away from
 /// the same file: it is released by the kernel when the process dies, `kill -9` included.
 /// Bytes go in with `pwrite` (safe from several threads at once, each at its own offsets).
-/// ``markFinished()``, ``syncFinished()`` and ``publish(as:replace:)`` make the data durable and
+/// ``markFinished(mode:)``, ``syncFinished()`` and ``publish(as:replace:)`` make the data durable and
 /// give it its final name atomically (see ``FileCommit``).
 final class PartialFile: @unchecked Sendable {   // the descriptor is fixed until close; pwrite is thread-safe
     let folder: DestinationFolder
@@ -270,11 +270,12 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
         }
     }
 
-    /// Gives the finished file the usual permissions (0666 less the process umask, like any file a
-    /// program creates); the partial file is private (0600) while it is incomplete. Then the data
-    /// is made durable (``syncFinished()``, or one sync for many files) and ``publish(as:replace:)``.
-    func markFinished() {
-        _ = fchmod(descriptor, mode_t(0o666) & ~processUmask)
+    /// Gives the finished file the usual permissions, `mode` (0666 less the umask, like any file a
+    /// program creates; see ``FileMode``); the partial file is private (0600) while it is
+    /// incomplete. Then the data is made durable (``syncFinished()``, or one sync for many files)
+    /// and ``publish(as:replace:)``.
+    func markFinished(mode: mode_t) {
+        _ = fchmod(descriptor, mode)
     }
 
     /// Makes the finished file durable, its data and its metadata (`fsync`).
@@ -340,10 +341,3 @@ struct WritebackTracker {
         length = 0
     }
 }
-
-/// The process umask, read once (umask can only be read by setting it, so it is restored at once).
-let processUmask: mode_t = {
-    let mask = umask(0o022)
-    umask(mask)
-    return mask
-}()

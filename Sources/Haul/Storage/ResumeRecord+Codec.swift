@@ -78,21 +78,34 @@ extension ResumeRecord {
     }
 
     private static func decodeThrowing(_ bytes: [UInt8]) throws(ResumeRecordError) -> ResumeRecord {
-        let newline = UInt8(ascii: "\n")
-        // Header: "haul-resume N\n".
+        let headerEnd = try checkHeader(bytes)
+        let lastLineStart = try checkTrailer(bytes, after: headerEnd)
+        let values = try keyValues(bytes[(headerEnd + 1)..<lastLineStart])
+        let record = try record(from: values)
+        // Whatever got this far must be exactly what Haul writes (key order, empty values...).
+        guard record.encoded() == bytes else { throw .corrupt("it is not in the form Haul writes") }
+        return record
+    }
+
+    /// Header: `haul-resume N\n` with this format version. Returns the index of its newline.
+    private static func checkHeader(_ bytes: [UInt8]) throws(ResumeRecordError) -> Int {
         let prefix = Array("\(magic) ".utf8)
         guard bytes.starts(with: prefix) else {
             throw prefix.starts(with: bytes) ? .truncated : .corrupt("it does not start with '\(magic)'")
         }
-        guard let headerEnd = bytes.firstIndex(of: newline) else { throw .truncated }
+        guard let headerEnd = bytes.firstIndex(of: UInt8(ascii: "\n")) else { throw .truncated }
         guard let version = number(bytes[prefix.count..<headerEnd]) else {
             throw .corrupt("the format version is not a number")
         }
         guard version == Int64(formatVersion) else {
             throw .unsupportedVersion(version > Int64(Int.max) ? Int.max : Int(version))
         }
+        return headerEnd
+    }
 
-        // Trailer: "checksum HEX\n", last, over every byte above it.
+    /// Trailer: `checksum HEX\n`, last, over every byte above it. Returns where its line starts.
+    private static func checkTrailer(_ bytes: [UInt8], after headerEnd: Int) throws(ResumeRecordError) -> Int {
+        let newline = UInt8(ascii: "\n")
         guard bytes.last == newline else { throw .truncated }
         let lastLineStart = bytes[..<(bytes.count - 1)].lastIndex(of: newline).map { $0 + 1 } ?? 0
         let checksumPrefix = Array("checksum ".utf8)
@@ -108,10 +121,13 @@ extension ResumeRecord {
         guard SHA256.hex(Array(bytes[..<lastLineStart])).utf8.elementsEqual(storedChecksum) else {
             throw .corrupt("its checksum does not match its content")
         }
+        return lastLineStart
+    }
 
-        // Body: "key value" lines.
+    /// Body: `key value` lines, each key known and once, every required key present.
+    private static func keyValues(_ body: ArraySlice<UInt8>) throws(ResumeRecordError) -> [Key: String] {
         var values: [Key: String] = [:]
-        for line in bytes[(headerEnd + 1)..<lastLineStart].split(separator: newline, omittingEmptySubsequences: false).dropLast() {
+        for line in body.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast() {
             let space = line.firstIndex(of: UInt8(ascii: " ")) ?? line.endIndex
             let keyText = String(decoding: line[..<space], as: UTF8.self)
             guard let key = Key(rawValue: keyText) else {
@@ -123,7 +139,11 @@ extension ResumeRecord {
         for key in Key.allCases where key.isRequired && values[key] == nil {
             throw .corrupt("the key '\(key.rawValue)' is missing")
         }
+        return values
+    }
 
+    /// The record the values describe, each checked.
+    private static func record(from values: [Key: String]) throws(ResumeRecordError) -> ResumeRecord {
         let resource = values[.resource]!
         guard isLowercaseHexDigest(resource.utf8[...]) else { throw .corrupt("the resource key is malformed") }
         guard let length = number(Array(values[.length]!.utf8)[...]) else { throw .corrupt("the length is not a number") }
@@ -132,16 +152,12 @@ extension ResumeRecord {
         guard let blocks = BlockHash.decode(values[.blockHashes] ?? "", length: length) else {
             throw .corrupt("a block hash is malformed")
         }
-
-        let record = ResumeRecord(
+        return ResumeRecord(
             redactedURL: values[.url]!, redactedFinalURL: values[.finalURL]!, resourceKey: resource,
             etag: values[.etag], lastModified: values[.lastModified], totalLength: length,
             completed: completed, expectedChecksum: values[.expectedChecksum],
             serverDigest: values[.serverDigest], blockHashes: blocks
         )
-        // Whatever got this far must be exactly what Haul writes (key order, empty values...).
-        guard record.encoded() == bytes else { throw .corrupt("it is not in the form Haul writes") }
-        return record
     }
 
     /// What ``decode(_:)`` would reject in the completed ranges or the block hashes of this

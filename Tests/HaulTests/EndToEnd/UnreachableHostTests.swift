@@ -23,10 +23,35 @@ struct UnreachableHostTests {
 
     static let note = "(not retried: an earlier download gave up connecting to this host)"
 
+    /// A wrong port or a host that is down fails at once; a server that is restarting is waited
+    /// for when the policy says so, or once it has answered this download before.
+    @Test func aRefusedFirstConnectionIsRetriedOnlyWhenAskedOrAfterAnAnswer() async throws {
+        let port = try SwitchablePort()
+        try await withTemporaryDirectory { dir in
+            let plain = testDownloader { $0.retry = RetryPolicy(maximumRetries: 2, initialDelay: .milliseconds(20)) }
+            let once = await Self.retrying(plain.download(port.url("/a.bin"), to: .directory(dir)))
+            #expect(once.retries == 0)
+            #expect(once.error?.code == .connectionRefused)
+
+            let asked = testDownloader {
+                $0.retry = RetryPolicy(maximumRetries: 2, initialDelay: .milliseconds(20), retriesRefusedConnections: true)
+            }
+            #expect(await Self.retrying(asked.download(port.url("/b.bin"), to: .directory(dir))).retries == 2)
+
+            // The server answers (503, retryable), then refuses while it restarts: retried.
+            try port.serveOnce(status: 503, body: "restarting")
+            let restarting = testDownloader { $0.retry = RetryPolicy(maximumRetries: 2, initialDelay: .milliseconds(20)) }
+            let after = await Self.retrying(restarting.download(port.url("/c.bin"), to: .directory(dir)))
+            #expect(after.retries == 2)
+            #expect(after.error?.code == .connectionRefused)
+            #expect(listFiles(dir).isEmpty)
+        }
+    }
+
     @Test func theDownloadsAfterOneThatGaveUpDoNotRetryARefusedConnection() async throws {
         let port = try SwitchablePort()
         try await withTemporaryDirectory { dir in
-            let downloader = testDownloader { $0.retry = RetryPolicy(maximumRetries: 2, initialDelay: .milliseconds(20)) }
+            let downloader = testDownloader { $0.retry = RetryPolicy(maximumRetries: 2, initialDelay: .milliseconds(20), retriesRefusedConnections: true) }
             let first = await Self.retrying(downloader.download(port.url("/a.bin"), to: .directory(dir)))
             #expect(first.retries == 2)
             #expect(first.error?.code == .connectionRefused)
@@ -59,7 +84,7 @@ struct UnreachableHostTests {
     @Test func onlyConnectFailuresInARowMarkAHost() async throws {
         let port = try SwitchablePort()
         try await withTemporaryDirectory { dir in
-            let downloader = testDownloader { $0.retry = RetryPolicy(maximumRetries: 2, initialDelay: .milliseconds(20)) }
+            let downloader = testDownloader { $0.retry = RetryPolicy(maximumRetries: 2, initialDelay: .milliseconds(20), retriesRefusedConnections: true) }
             try port.serveOnce(status: 503, body: "")
             let mixed = await Self.retrying(downloader.download(port.url("/a.bin"), to: .directory(dir)))
             #expect(mixed.retries == 2)
@@ -76,7 +101,7 @@ struct UnreachableHostTests {
     @Test func aCancelledDownloadDoesNotMarkTheHost() async throws {
         let port = try SwitchablePort()
         await withTemporaryDirectory { dir in
-            let downloader = testDownloader { $0.retry = RetryPolicy(maximumRetries: 2, initialDelay: .seconds(5)) }
+            let downloader = testDownloader { $0.retry = RetryPolicy(maximumRetries: 2, initialDelay: .seconds(5), retriesRefusedConnections: true) }
             let download = downloader.download(port.url("/a.bin"), to: .directory(dir))
             let cancelled = await collect(download) { event in
                 if case .retrying = event { download.cancel() }
@@ -98,7 +123,7 @@ struct UnreachableHostTests {
     @Test func anotherDownloaderKeepsItsOwnRetries() async throws {
         let port = try SwitchablePort()
         await withTemporaryDirectory { dir in
-            let policy = RetryPolicy(maximumRetries: 1, initialDelay: .milliseconds(20))
+            let policy = RetryPolicy(maximumRetries: 1, initialDelay: .milliseconds(20), retriesRefusedConnections: true)
             let one = testDownloader { $0.retry = policy }, two = testDownloader { $0.retry = policy }
             #expect(await Self.retrying(one.download(port.url("/a.bin"), to: .directory(dir))).retries == 1)
             #expect(await Self.retrying(two.download(port.url("/b.bin"), to: .directory(dir))).retries == 1)
@@ -133,84 +158,5 @@ struct UnreachableHostTests {
         #expect(!hosts.contains(a) && hosts.contains(b))
         hosts.reached(b)
         #expect(!hosts.contains(b))
-    }
-}
-
-/// A port of 127.0.0.1 that refuses connections (bound, not listening), and can answer one
-/// request before it refuses again (the listening socket closed, the port bound again).
-final class SwitchablePort: Sendable {
-    let port: Int
-    private let descriptor: Mutex<Int32>
-
-    init() throws {
-        let (fd, port) = try Self.socket(boundTo: 0)
-        self.port = port
-        descriptor = Mutex(fd)
-    }
-
-    deinit { descriptor.withLock { _ = close($0) } }
-
-    func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
-
-    /// Listens, answers the first connection's request with `status` and `body` (then closes it),
-    /// and refuses again before that answer's client can connect anew.
-    func serveOnce(status: Int, body: String) throws {
-        let listener = descriptor.withLock { $0 }
-        try #require(listen(listener, 1) == 0)
-        let port = self.port
-        Thread { [self] in
-            let connection = accept(listener, nil, nil)
-            guard connection >= 0 else { return }
-            var request = [UInt8](repeating: 0, count: 4096)
-            var received = 0
-            while received < request.count {
-                let n = request.withUnsafeMutableBytes { recv(connection, $0.baseAddress! + received, $0.count - received, 0) }
-                if n <= 0 { break }
-                received += n
-                if String(decoding: request[..<received], as: UTF8.self).contains("\r\n\r\n") { break }
-            }
-            // Refuse again first: the client's next attempt comes once it has read this answer.
-            descriptor.withLock { fd in
-                close(fd)
-                fd = (try? Self.socket(boundTo: port).0) ?? -1
-            }
-            let reason = status == 200 ? "OK" : "Service Unavailable"
-            let response = Array("HTTP/1.1 \(status) \(reason)\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)".utf8)
-            _ = response.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Self.noSignal) }
-            close(connection)
-        }.start()
-    }
-
-    #if canImport(Glibc)
-    private static let noSignal = Int32(MSG_NOSIGNAL)
-    #else
-    private static let noSignal: Int32 = 0
-    #endif
-
-    private static func socket(boundTo port: Int) throws -> (Int32, Int) {
-        #if canImport(Glibc)
-        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = Darwin.socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        try #require(fd >= 0)
-        var one: Int32 = 1
-        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        #if canImport(Darwin)
-        address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
-        #endif
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        if !bound { close(fd) }
-        try #require(bound, "cannot bind 127.0.0.1:\(port)")
-        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 }

@@ -45,7 +45,7 @@ struct BatchCommitterTests {
         #expect(target.reservations.reserve(name, in: target.folder))
         let partial = try PartialFile.createEmpty(name + PartialFile.suffix, in: target.folder)
         try bytes.withUnsafeBytes { try partial.write($0, at: 0) }
-        partial.markFinished()
+        partial.markFinished(mode: 0o644)
         return FileCommit(partial: partial, name: name, fileURL: target.fileURL(name), ownsName: true, byteCount: Int64(bytes.count),
                           head: ResponseHead(status: 200, headers: HTTPHeaders([])), replaceAllowed: false,
                           renameOnConflict: renameOnConflict, recordMayExist: false, sha256: nil, target: target)

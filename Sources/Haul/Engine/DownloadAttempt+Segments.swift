@@ -1,0 +1,76 @@
+import HaulHTTP
+
+/// What kind of transfer a first response calls for.
+struct TransferShape {
+    /// The file's length, when known.
+    let total: Int64?
+    /// Bytes already on disk (a resume).
+    let resumedFrom: Int64
+    /// A length, ranges and a validator: segments, records and resume.
+    let resumable: Bool
+    /// The whole body came with the head (a small file on a fast link): it is written straight
+    /// from the receive buffer, with no record, checkpoints, block hashes or segment plan. Only
+    /// a body of the file's whole length (a 206 that holds less, from a server that caps its
+    /// ranges, goes on with the segments, which ask for the rest), and not under a rate limit,
+    /// which may hold the bytes back for a while. A pause or cancel that comes while such a body
+    /// is written lets the download end, as one during the commit does.
+    let wholeBodyHere: Bool
+
+    init(_ file: DownloadAttempt.FileToWrite, exchange: HTTPExchange, limited: Bool) {
+        let facts = file.facts
+        total = file.record?.totalLength ?? facts.totalLength
+        resumedFrom = file.record?.completed.byteCount ?? 0
+        let validator = file.record.flatMap { $0.etag ?? $0.lastModified } ?? facts.strongETag ?? facts.lastModified
+        if file.record == nil, !limited, exchange.bodyIsBuffered, let total,
+           case .length(let length)? = exchange.framing, length == total {
+            wholeBodyHere = true
+        } else {
+            wholeBodyHere = false
+        }
+        resumable = total != nil && facts.acceptsRanges && validator != nil && !wholeBodyHere
+    }
+}
+
+extension DownloadAttempt {
+    /// The segmented transfer of a resumable file, with the record it keeps (first written at the
+    /// first checkpoint: a download that ends sooner never pays for it, and a crash before it
+    /// just starts over).
+    func segmentedTransfer(_ file: FileToWrite, exchange: HTTPExchange, progress: ProgressReporter,
+                           hasher: StreamHasher?) throws(DownloadError) -> SegmentedTransfer? {
+        let facts = file.facts
+        guard let total = file.record?.totalLength ?? facts.totalLength else { return nil }
+        let shownURL = url.description
+        let shownFinalURL = exchange.finalURL == url ? shownURL : exchange.finalURL.description
+        var template = file.record ?? ResumeRecord(url: url, finalURL: exchange.finalURL, etagHeader: facts.strongETag,
+                                                   lastModified: facts.lastModified, totalLength: total, shownURL: shownURL,
+                                                   shownFinalURL: shownFinalURL, resourceKey: file.resourceKey)
+        template.redactedFinalURL = shownFinalURL
+        template.serverDigest = file.verification?.serverDigest?.description
+        let writesDirect = try writesPastThePageCache(file.partial, total: total, hashed: hasher != nil)
+        let (folder, name) = (self.folder, file.name)
+        let validator = file.record.flatMap { $0.etag ?? $0.lastModified } ?? facts.strongETag ?? facts.lastModified
+        let setup = SegmentedTransfer.Setup(
+            url: url, context: context, partial: file.partial, progress: progress, total: total, ifRange: validator,
+            limiter: job.resources.limiter, hostSlots: job.resources.hostSlots,
+            checkpoint: { [template] (completed, pieces, savedBefore) throws(DownloadError) in
+                var record = template
+                record.completed = ByteRangeSet(completed)
+                record.blockHashes = pieces
+                try record.save(for: name, in: folder, fieldsChecked: savedBefore)
+            }, source: source, hasher: hasher, pieces: file.pieces.all, writesDirect: writesDirect)
+        return SegmentedTransfer(setup: setup, completed: template.completed.ranges,
+                                 connections: configuration.connectionsPerDownload)
+    }
+
+    /// Whether the connections write whole blocks past the page cache (see ``SegmentWriter``):
+    /// not under a rate limit or a checksum follower, which read the bytes as they arrive, nor
+    /// for files the ``BatchCommitter`` may take (their sync is shared), nor for segments under
+    /// 64 KiB (mostly edges, which go through the page cache anyway). Such a file gets its blocks
+    /// reserved first: direct writes into reserved blocks are faster than into a growing file.
+    private func writesPastThePageCache(_ partial: PartialFile, total: Int64, hashed: Bool) throws(DownloadError) -> Bool {
+        let direct = total > BatchCommitter.largestFile && job.resources.limiter == nil && !hashed
+            && configuration.minimumSegmentSize >= 64 << 10 && partial.directDescriptor() != nil
+        if direct { try partial.reserve(length: total) }
+        return direct
+    }
+}
