@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fails, listing them, when a public symbol of Haul, HaulURLSession, HaulServer or HaulCLI has no doc comment.
+# Fails, listing them, when a public symbol of HaulHTTP, Haul, HaulURLSession, HaulServer or HaulCLI has no doc comment.
 #
 # Builds the modules, extracts their symbol graphs with the toolchain's swift-symbolgraph-extract
 # (public symbols only), and reports every symbol declared in this package whose doc comment is
@@ -15,7 +15,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 cd "$HAUL_REPO_ROOT"
 
-MODULES=${MODULES:-"Haul HaulURLSession HaulServer HaulCLI"}
+MODULES=${MODULES:-"HaulHTTP Haul HaulURLSession HaulServer HaulCLI"}
 require_command jq
 
 if [[ -z "${SKIP_BUILD:-}" ]]; then

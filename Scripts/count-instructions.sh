@@ -2,8 +2,8 @@
 # Counts the user-space instructions haul and curl execute for the same many-small-files job,
 # with valgrind's callgrind: COUNT files of KIB KiB from a private nginx, JOBS at once
 # (haul -j JOBS -i LIST -d DIR against curl --parallel --parallel-max JOBS). Unlike wall and CPU
-# time, which this machine's neighbours move by a third from one hour to the next, the count is
-# repeatable (within ~1% here: threads interleave differently), so it tells whether a change to
+# time, which a shared machine moves from one hour to the next, the count is repeatable (within
+# about 1%: threads interleave differently), so it tells whether a change to
 # the per-file path did less work. It says nothing about what the kernel does, nor about cache
 # misses and thread switches: Scripts/bench.py, part small, measures the time.
 #

@@ -12,11 +12,11 @@ extension Downloader {
     ///   ``TLSOptions`` on every platform.
     /// - `urlSession`: Foundation's `URLSession`, from the `HaulURLSession` module (`import
     ///   HaulURLSession`). It lives apart so that programs which do not use it do not load
-    ///   Foundation's networking (on Linux FoundationNetworking, libcurl and their libraries:
-    ///   11 MiB of memory and 10 ms at every start, measured with the `haul` tool).
+    ///   Foundation's networking (on Linux FoundationNetworking, libcurl and their libraries,
+    ///   which cost memory and start-up time in every process that links them).
     ///
-    /// A transport is known by its ``name`` (it was an enum with raw values before the
-    /// `URLSession` one moved to its own module).
+    /// A transport is known by its ``name``, so another module can add one (as `HaulURLSession`
+    /// adds `urlSession`).
     public struct Transport: Sendable, Hashable, CustomStringConvertible {
         /// The transport's name (`native`, `urlSession`).
         public let name: String

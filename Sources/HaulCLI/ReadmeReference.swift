@@ -1,8 +1,9 @@
-/// The parts of README.md that are generated from the code, so the README cannot drift from it.
+/// The parts of the documentation (docs/CLI.md) that are generated from the code, so they cannot
+/// drift from it.
 ///
 /// Each block sits between `<!-- NAME:BEGIN -->` and `<!-- NAME:END -->` lines. `ReadmeTests`
-/// holds the README equal to ``blocks``; `HAUL_UPDATE_README=1 swift test --filter ReadmeTests`
-/// rewrites the README's blocks from them after a change to the option table.
+/// holds the file equal to ``blocks``; `HAUL_UPDATE_README=1 swift test --filter ReadmeTests`
+/// rewrites its blocks from them after a change to the option table.
 enum ReadmeReference {
     /// Each generated block: its marker name and its text (ending with a newline).
     static var blocks: [(name: String, text: String)] {

@@ -9,7 +9,7 @@ import Darwin
 ///
 /// The URLSession transport lives in the `HaulURLSession` module, apart, so that the `haul`
 /// program does not load Foundation's networking (on Linux FoundationNetworking, libcurl and their
-/// libraries: measured 24.6 -> 13.3 MiB at start and 20.8 -> 10.0 ms to start). `haul` runs the
+/// libraries, which roughly double its memory and start-up time). `haul` runs the
 /// companion program `haul-urlsession` (built beside it: the same command linked with that
 /// module) for the rare run that asks for it.
 public enum URLSessionEngine: Sendable {

@@ -11,11 +11,9 @@ import Darwin
 /// Why not `Mutex`: on Linux, Synchronization's `Mutex` is a priority-inheritance futex, whose
 /// unlock hands the lock to the sleeping waiter. With more threads than cores that builds a
 /// convoy: the lock belongs to a thread that is not running yet, every thread that comes along
-/// meanwhile sleeps too, and each hand-over costs two context switches. Measured with 1,000
-/// files of 64 KiB, 16 at once, on 2 cores: 1,275 of the run's ~5,000 voluntary context
-/// switches were threads sleeping on the progress ticker's `Mutex` and ~500 on the connection
-/// pool's, for critical sections of a few hundred nanoseconds. A plain pthread mutex (adaptive:
-/// it spins briefly before sleeping) lets a running thread take a lock that was just released.
+/// meanwhile sleeps too, and each hand-over costs two context switches, for critical sections of
+/// a few hundred nanoseconds. A plain pthread mutex (adaptive: it spins briefly before sleeping)
+/// lets a running thread take a lock that was just released.
 /// The writers of one partial file take turns on it too (several connections of one download
 /// contend there as many downloads do elsewhere). Other per-download state with one or two
 /// users stays in `Mutex`.

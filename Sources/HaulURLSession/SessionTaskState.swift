@@ -18,8 +18,8 @@ import Darwin
 /// The body is a bounded queue of chunks. The engine waits in `poll` on this state's wake-up
 /// descriptor and on its cancellation signal, so a cancel ends a wait at once. When the engine
 /// falls behind by more than ``highWater`` bytes the task is suspended, and resumed below
-/// ``lowWater``. On Linux a suspended task starts its request again when resumed (measured: the
-/// body arrives twice), so ranged requests are sent in windows instead (see ``SessionReader``),
+/// ``lowWater``. On Linux a suspended task starts its request again when resumed (the body
+/// arrives twice), so ranged requests are sent in windows instead (see ``SessionReader``),
 /// and a task more than ``hardLimit`` bytes ahead (a server that ignores `Range`) is ended with
 /// a retryable error (the engine resumes from the bytes it wrote, when it can).
 final class SessionTaskState: Sendable {

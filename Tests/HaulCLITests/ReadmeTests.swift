@@ -3,24 +3,33 @@ import Foundation
 import HaulTestSupport
 import Testing
 
-/// The README's generated blocks (the CLI reference is the `--help` text, word for word) match
-/// the code. After changing the option table, regenerate them with
-/// `HAUL_UPDATE_README=1 swift test --filter ReadmeTests`.
-@Suite(.exclusive, .serialized) struct ReadmeTests {
-    static let readmeURL = URL(fileURLWithPath: #filePath)
+/// The documentation's generated blocks (docs/CLI.md: the `--help` texts, word for word) match
+/// the code, and the README's exit status table lists every status. After changing the option
+/// table, regenerate the blocks with `HAUL_UPDATE_README=1 swift test --filter ReadmeTests`.
+@Suite("README and CLI reference", .serialized) struct ReadmeTests {
+    static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("README.md")
+    static let readmeURL = repository.appendingPathComponent("README.md")
+    static let referenceURL = repository.appendingPathComponent("docs/CLI.md")
 
-    @Test func readmeCarriesTheGeneratedBlocks() throws {
-        var text = try String(contentsOf: Self.readmeURL, encoding: .utf8)
+    @Test func theReferenceCarriesTheGeneratedBlocks() throws {
+        var text = try String(contentsOf: Self.referenceURL, encoding: .utf8)
         if ProcessInfo.processInfo.environment["HAUL_UPDATE_README"] == "1" {
             let updated = ReadmeReference.updating(text)
-            if updated != text { try updated.write(to: Self.readmeURL, atomically: true, encoding: .utf8) }
+            if updated != text { try updated.write(to: Self.referenceURL, atomically: true, encoding: .utf8) }
             text = updated
         }
         for (name, generated) in ReadmeReference.blocks {
-            let block = try #require(ReadmeReference.block(name, in: text), "README.md has no \(name) markers")
-            #expect(block == generated, "README.md's \(name) is stale: HAUL_UPDATE_README=1 swift test --filter ReadmeTests")
+            let block = try #require(ReadmeReference.block(name, in: text), "docs/CLI.md has no \(name) markers")
+            #expect(block == generated, "docs/CLI.md's \(name) is stale: HAUL_UPDATE_README=1 swift test --filter ReadmeTests")
+        }
+    }
+
+    @Test func theReadmeStaysShortAndPointsNowhereOutsideTheRepository() throws {
+        for url in [Self.readmeURL, Self.repository.appendingPathComponent("docs/ARCHITECTURE.md")] {
+            let text = try String(contentsOf: url, encoding: .utf8)
+            #expect(text.split(separator: "\n", omittingEmptySubsequences: false).count <= 300, "\(url.lastPathComponent)")
+            #expect(!text.contains("../shared"), "\(url.lastPathComponent) points outside the repository")
         }
     }
 

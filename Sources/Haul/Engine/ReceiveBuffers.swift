@@ -2,13 +2,12 @@ import Synchronization
 import HaulCore
 
 /// Receive buffers reused from one transfer to the next: a 1 MiB buffer allocated and freed per
-/// download is an `mmap`, page faults and a `munmap` each (measured on 1,000 files of 64 KiB:
-/// a twentieth of the CPU samples). Every buffer given back is kept idle, up to ``maximumIdle``:
-/// a buffer is only made when none of its size is idle, and then an idle buffer of another size
-/// (a downloader with another buffer size) is freed, so the idle ones are never more than were
-/// out at once and keeping them never raises the peak memory (room for 8 with 16 transfers at
-/// once still mapped and unmapped a buffer for every eleventh file). Idle buffers are freed when
-/// a thread of ``ThreadPool`` retires after its idle time, so an idle process holds none for long.
+/// download is an `mmap`, page faults and a `munmap` each, which shows with many small files.
+/// Every buffer given back is kept idle, up to ``maximumIdle``: a buffer is only made when none of
+/// its size is idle, and then an idle buffer of another size is freed, so the idle ones are never
+/// more than were out at once and keeping them never raises the peak memory. Idle buffers are
+/// freed when a thread of the downloader's ``ThreadPool`` retires after its idle time, so an idle
+/// downloader holds none for long.
 final class ReceiveBuffers: Sendable {
     /// The most idle buffers kept (one per transfer of `-j 64`).
     let maximumIdle = 64

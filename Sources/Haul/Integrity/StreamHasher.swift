@@ -8,10 +8,9 @@ import HaulCore
 /// ``offer(_:at:)`` notes every written slice (no hashing on the writer's thread). A follower
 /// thread in the idle scheduling class reads the written bytes back (from the page cache, just
 /// written) and hashes the file in order from byte 0, as far as the written bytes reach without
-/// a gap, woken per 4 MiB. It only uses CPU that neither the download nor anything else wants:
-/// measured on 2 cores shared with the server, one connection, 2 GiB, hashing in the writer's
-/// thread added 57% to the download, a follower at normal priority 29%, this one 3%. With several
-/// connections the hashed prefix grows as the first ranges fill. ``finish(length:)`` stops the
+/// a gap, woken per 4 MiB. It only uses CPU that neither the download nor anything else wants
+/// (hashing on the writer's thread, or at normal priority, slows the download itself). With
+/// several connections the hashed prefix grows as the first ranges fill. ``finish(length:)`` stops the
 /// follower (it looks between reads of 256 KiB) and hashes what is left on its caller's thread.
 ///
 /// Writers never wait for the follower: they keep the written ranges under a lock of their own

@@ -11,10 +11,9 @@ import HaulCore
 /// together: one `syncfs` of their file system in place of an `fsync` of each, then the renames,
 /// then one `fsync` of each folder.
 ///
-/// Measured on this machine (ext4, 1,000 files of 64 KiB written by 16 threads): an `fsync` of each
-/// file on its writer's thread took 0.17 s against 0.05 s with no sync at all; writers handing
-/// their files to one committer that syncs each batch with `syncfs` took 0.06-0.07 s. Writers
-/// that wait for a group sync themselves took 0.20-0.25 s: the hand-off is what makes it pay.
+/// An `fsync` of each small file on its writer's thread costs several times the transfer itself;
+/// one `syncfs` per batch costs little more than no sync at all. Writers that waited for a group
+/// sync themselves would lose that again: the hand-off to this thread is what makes it pay.
 ///
 /// A file goes through here (``takes(_:)``) on Linux, on a file system whose `syncfs` is known to
 /// make its data durable, when it is at most ``largestFile`` bytes and its commit replaces
@@ -29,7 +28,7 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
     ///
     /// Not when it may replace a file (`-o`, overwrite) or was found complete on disk: a queued
     /// download of the same name would otherwise start while this one still holds it, and fail
-    /// with `locked` where it used to run after it.
+    /// with `locked` instead of running after it.
     static func takes(_ commit: FileCommit) -> Bool {
         #if os(Linux)
         return commit.byteCount <= largestFile && !commit.replaceAllowed && commit.ownsName

@@ -9,10 +9,8 @@ import HaulCore
 /// What every download of a downloader into one folder shares: one `fsync` of the folder for all
 /// the renames made before it started (a group commit).
 ///
-/// Measured with 1,000 files of 64 KiB, 16 at once, into one folder: each download syncing the
-/// folder on its own cost 1,000 folder syncs. (Creates and renames are left to the kernel's lock
-/// of the folder: a lock of this process around them, first added when 16 threads spun on the
-/// kernel's, later measured 4% slower in wall time, once renames came in batches.)
+/// With many small files into one folder, each download syncing the folder on its own would cost
+/// a folder sync per file. Creates and renames are left to the kernel's lock of the folder.
 final class FolderSync: @unchecked Sendable {   // all state is under `monitor`
     private let syncFolder: @Sendable (Int32) -> Int32
     private let monitor = Monitor()

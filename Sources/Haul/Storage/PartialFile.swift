@@ -23,10 +23,9 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     /// writes (``directDescriptor()``).
     private let device: UInt64, inode: UInt64
     /// One writer at a time. The kernel serialises buffered writes to one file on its inode lock
-    /// anyway, but there the waiting writers spin (measured with 4 connections on loopback: a
-    /// quarter of all CPU samples); here they sleep. An adaptive pthread mutex (`SharedStateLock`),
-    /// not `Mutex`: that one's priority-inheritance futex hands the lock to a sleeping writer,
-    /// and 8 capped connections spent 3.7% of their CPU samples in its slow paths.
+    /// anyway, but there the waiting writers spin; here they sleep. An adaptive pthread mutex
+    /// (`SharedStateLock`), not `Mutex`, whose priority-inheritance futex hands the lock to a
+    /// sleeping writer.
     private let writeLock = SharedStateLock(())
     /// The descriptor for direct writes (``directDescriptor()``): not tried yet, -1 for none.
     private let direct = SharedStateLock<Int32>(directNotTried)
@@ -145,10 +144,10 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     /// Checks that the file system has room for the file to reach `length` bytes, so a full disk
     /// is reported before the transfer rather than in the middle of it.
     ///
-    /// This checks free space (`fstatvfs`) instead of reserving it with `fallocate`: on ext4 a
-    /// preallocated file takes buffered writes into unwritten extents, which measured 2.4x the
-    /// CPU time on a 2 GiB download (4.7–5.3 s against 2.0 s). Space taken by someone else
-    /// meanwhile still ends the transfer with `diskFull`, the partial file kept.
+    /// This checks free space (`fstatvfs`) instead of reserving it with `fallocate`: on ext4,
+    /// buffered writes into a preallocated file's unwritten extents cost several times the CPU
+    /// of plain writes. (Direct writes are the other way round: ``reserve(length:)``.) Space taken
+    /// by someone else meanwhile still ends the transfer with `diskFull`, the partial file kept.
     ///
     /// - Throws: `diskFull`.
     func ensureSpace(for length: Int64) throws(DownloadError) {
@@ -317,8 +316,8 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
 }
 
 /// Starts kernel writeback of the bytes a transfer wrote, every ``interval`` bytes of one
-/// contiguous run, so the final fsync overlaps the transfer instead of following it (measured:
-/// fsync of 2 GiB written without it took 0.8 s, with it 2 ms). One per connection.
+/// contiguous run, so the final fsync overlaps the transfer instead of following it (it then
+/// finds almost nothing left to write). One per connection.
 struct WritebackTracker {
     static let interval: Int64 = 16 << 20
     private var start: Int64 = 0
