@@ -308,16 +308,19 @@ struct DownloadAttempt {
 
         if let total, let template = newRecord {
             let folder = self.folder
-            // Whole blocks go past the page cache (see SegmentedTransfer) unless a rate limit or a
-            // checksum follower reads the bytes as they arrive. Such a file gets its blocks reserved
-            // first: direct writes into a file that grows took 2.0 s for 2 GiB, into reserved
-            // blocks 1.5 s. (With the page cache, writes into reserved blocks cost more CPU time.)
-            // Files the BatchCommitter may take (16 MiB or less) keep the page cache: their sync is
-            // shared. Segments of 64 KiB at least: smaller ones would be mostly edges, which go
-            // through the page cache anyway.
-            let writesDirect = total > BatchCommitter.largestFile && job.resources.limiter == nil && hasher == nil
+            // Whole blocks go past the page cache (see SegmentedTransfer) unless a rate limit
+            // meters the bytes as they arrive. Such a file gets its blocks reserved first: direct
+            // writes into a file that grows took 2.0 s for 2 GiB, into reserved blocks 1.5 s.
+            // (With the page cache, writes into reserved blocks cost more CPU time.) Files the
+            // BatchCommitter may take (16 MiB or less) keep the page cache: their sync is shared.
+            // Segments of 64 KiB at least: smaller ones would be mostly edges, which go through
+            // the page cache anyway. A checksum's hasher then reads past the cache too.
+            let writesDirect = total > BatchCommitter.largestFile && job.resources.limiter == nil
                 && configuration.minimumSegmentSize >= 64 << 10 && partial.directDescriptor() != nil
-            if writesDirect { try partial.reserve(length: total) }
+            if writesDirect {
+                try partial.reserve(length: total)
+                if let direct = partial.directDescriptor() { hasher?.readPastCache(direct) }
+            }
             let setup = SegmentedTransfer.Setup(
                 url: url, userHeaders: job.request.headers, configuration: configuration, tls: tls, partial: partial,
                 progress: progress, total: total, ifRange: validator, limiter: job.resources.limiter,

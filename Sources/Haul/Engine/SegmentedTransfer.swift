@@ -42,7 +42,7 @@ final class SegmentedTransfer: Sendable {
         /// The checksums of the completed pieces, extended as bytes are written.
         var blocks = BlockHashes()
         /// Whether connections gather their bytes into whole blocks written past the page cache
-        /// (``DirectStaging``); only without a rate limit or a checksum follower.
+        /// (``DirectStaging``); only without a rate limit.
         var writesDirect = false
     }
 
@@ -74,14 +74,16 @@ final class SegmentedTransfer: Sendable {
     var plannedConnections: Int { max(1, initialSegments.count) }
 
     init(setup: Setup, completed: [Range<Int64>], connections: Int) {
-        // Staged bytes reach neither a rate limit nor a checksum follower (see transfer).
-        precondition(!setup.writesDirect || (setup.hasher == nil && setup.limiter == nil))
+        // Staged bytes do not reach a rate limit (see transfer).
+        precondition(!setup.writesDirect || setup.limiter == nil)
         self.setup = setup
         // Steals may take tails down to 256 KiB: a finishing connection then helps until the end
-        // (splitting the file itself still needs minimumSegmentSize per piece).
+        // (splitting the file itself still needs minimumSegmentSize per piece). A hasher that
+        // takes the bytes from memory (StreamHasher.readPastCache) gets them in file order.
+        let ordered = setup.hasher != nil && setup.writesDirect ? StreamHasher.orderedPiece : nil
         planner = Mutex(SegmentPlanner(total: setup.total, completed: completed, maximumConnections: connections,
                                        minimumSegment: setup.configuration.minimumSegmentSize,
-                                       minimumSteal: min(setup.configuration.minimumSegmentSize, 256 << 10)))
+                                       minimumSteal: min(setup.configuration.minimumSegmentSize, 256 << 10), ordered: ordered))
         initialSegments = planner.withLock { $0.start() }
     }
 
@@ -317,8 +319,9 @@ final class SegmentedTransfer: Sendable {
         var piece: BlockHash?          // the run of bytes this connection is writing, within one block
         var finishedPieces: [BlockHash] = []
         let abort = self.abort
-        // Bytes written at `at` (in order): their checksums, progress, the plan, a checkpoint.
+        // Bytes written at `at` (in order): the hasher, their checksums, progress, the plan, a checkpoint.
         func account(_ bytes: UnsafeRawBufferPointer, at start: Int64) throws(DownloadError) {
+            hasher?.offer(bytes, at: start)
             var done = 0
             while done < bytes.count {
                 let at = start + Int64(done)
@@ -351,10 +354,11 @@ final class SegmentedTransfer: Sendable {
             finishedPieces.removeAll(keepingCapacity: true)
             try checkpointIfDue()
         }
-        // Without a rate limit or a checksum follower (which read the bytes as they arrive), the
-        // bytes are gathered into whole blocks and written past the page cache where the file
-        // system takes that: copying 2 GiB into fresh page-cache pages was half of the transfer's
-        // CPU time on this machine, and the checkpoints' syncs then wrote those pages back.
+        // Without a rate limit (which meters the bytes as they arrive), the bytes are gathered
+        // into whole blocks and written past the page cache where the file system takes that:
+        // copying 2 GiB into fresh page-cache pages was half of the transfer's CPU time on this
+        // machine, and the checkpoints' syncs then wrote those pages back. A checksum's hasher
+        // gets them from `account` (see StreamHasher.readPastCache).
         let block = PartialFile.directAlignment
         let stagingBuffer = setup.writesDirect
             ? ReceiveBuffers.shared.take(size: max(block, (setup.configuration.bufferSize + block - 1) / block * block)) : nil
@@ -393,7 +397,6 @@ final class SegmentedTransfer: Sendable {
                 // streams the data out, and a hint can block this reader when the disk queue is
                 // full (measured on the capped server: 8 connections lost 0.25 s in 2.9 s).
                 try file.write(bytes, at: position)
-                hasher?.offer(bytes, at: position)
                 try account(bytes, at: position)
                 position += Int64(usable)
                 if let limiter, !limiter.consume(usable, sleep: { abort.sleep(for: .milliseconds(Int64($0 * 1000))) }) {
