@@ -314,8 +314,13 @@ struct DownloadAttempt {
             // (With the page cache, writes into reserved blocks cost more CPU time.) Files the
             // BatchCommitter may take (16 MiB or less) keep the page cache: their sync is shared.
             // Segments of 64 KiB at least: smaller ones would be mostly edges, which go through
-            // the page cache anyway. A checksum's hasher then reads past the cache too.
+            // the page cache anyway. With a checksum, only over several connections (its hasher
+            // then reads past the cache too): one connection's bytes arrive in order, written
+            // through the cache they are hashed by an idle follower as they come (1 GiB: the
+            // checksum cost nothing against 0.2-0.6 s past the cache, where a follower that
+            // falls behind holds the connection up).
             let writesDirect = total > BatchCommitter.largestFile && job.resources.limiter == nil
+                && (hasher == nil || configuration.connectionsPerDownload > 1)
                 && configuration.minimumSegmentSize >= 64 << 10 && partial.directDescriptor() != nil
             if writesDirect {
                 try partial.reserve(length: total)
