@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// Where the follower takes the bytes from depends on where they were written:
 ///
-/// - Through the page cache (a rate-limited download, a small file, a server without ranges):
+/// - Through the page cache (one connection, a rate limit, a small file, a server without ranges):
 ///   it reads them back from the cache, in the idle scheduling class, using only CPU that
 ///   neither the download nor anything else wants (measured on 2 cores shared with the server,
 ///   one connection, 2 GiB: hashing in the writer's thread added 57% to the download, a

@@ -8,9 +8,9 @@ import Glibc
 #endif
 
 /// On ext4 and XFS a segmented download of a file larger than the batch committer takes writes
-/// its whole blocks past the page cache (`O_DIRECT`), with a checksum too (its hasher reads past
-/// the cache). What is left in the page cache afterwards tells which way the bytes went
-/// (`mincore`). Under a rate limit the bytes go through the page cache as before.
+/// its whole blocks past the page cache (`O_DIRECT`), over several connections with a checksum
+/// too (its hasher reads past the cache). What is left in the page cache afterwards tells which
+/// way the bytes went (`mincore`). Under a rate limit the bytes go through the page cache.
 @Suite("Direct writes end to end", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct DirectWriteTests {
     /// How many of the file's pages are in the page cache, and how many it has.
