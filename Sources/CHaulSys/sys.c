@@ -89,7 +89,7 @@ int haul_check_written(int fd) {
 
 int haul_open_direct(int dirfd, const char *name) {
 #ifdef __linux__
-    return openat(dirfd, name, O_WRONLY | O_DIRECT | O_NOFOLLOW | O_CLOEXEC);
+    return openat(dirfd, name, O_RDWR | O_DIRECT | O_NOFOLLOW | O_CLOEXEC);
 #else
     (void)dirfd; (void)name;
     errno = ENOTSUP;

@@ -30,8 +30,8 @@ int haul_syncfs(int fd);
 /// WAIT_BEFORE | WRITE | WAIT_AFTER, which flushes no device cache). Elsewhere -1, ENOSYS.
 int haul_check_written(int fd);
 
-/// Linux: opens `name` in the folder `dirfd` for writing with O_DIRECT (the page cache
-/// bypassed), never through a symlink, close-on-exec; the descriptor, or -1 with errno.
+/// Linux: opens `name` in the folder `dirfd` for reading and writing with O_DIRECT (the page
+/// cache bypassed), never through a symlink, close-on-exec; the descriptor, or -1 with errno.
 /// Elsewhere -1 with errno ENOTSUP.
 int haul_open_direct(int dirfd, const char *name);
 

@@ -46,7 +46,7 @@ extension DownloadAttempt {
                                                    shownFinalURL: shownFinalURL, resourceKey: file.resourceKey)
         template.redactedFinalURL = shownFinalURL
         template.serverDigest = file.verification?.serverDigest?.description
-        let writesDirect = try writesPastThePageCache(file.partial, total: total, hashed: hasher != nil)
+        let writesDirect = try writesPastThePageCache(file.partial, total: total, hasher: hasher)
         let (folder, name) = (self.folder, file.name)
         let validator = file.record.flatMap { $0.etag ?? $0.lastModified } ?? facts.strongETag ?? facts.lastModified
         let setup = SegmentedTransfer.Setup(
@@ -63,14 +63,22 @@ extension DownloadAttempt {
     }
 
     /// Whether the connections write whole blocks past the page cache (see ``SegmentWriter``):
-    /// not under a rate limit or a checksum follower, which read the bytes as they arrive, nor
-    /// for files the ``BatchCommitter`` may take (their sync is shared), nor for segments under
-    /// 64 KiB (mostly edges, which go through the page cache anyway). Such a file gets its blocks
-    /// reserved first: direct writes into reserved blocks are faster than into a growing file.
-    private func writesPastThePageCache(_ partial: PartialFile, total: Int64, hashed: Bool) throws(DownloadError) -> Bool {
-        let direct = total > BatchCommitter.largestFile && job.resources.limiter == nil && !hashed
+    /// not under a rate limit, which meters the bytes as they arrive, nor for files the
+    /// ``BatchCommitter`` may take (their sync is shared), nor for segments under 64 KiB (mostly
+    /// edges, which go through the page cache anyway). With a checksum, only over several
+    /// connections, whose hasher then takes the bytes from a window in memory
+    /// (``StreamHasher/readPastCache(_:window:)``): one connection's bytes arrive in order, and
+    /// written through the cache they are hashed by an idle follower as they come. Such a file
+    /// gets its blocks reserved first: direct writes into reserved blocks are faster than into a
+    /// growing file.
+    private func writesPastThePageCache(_ partial: PartialFile, total: Int64,
+                                        hasher: StreamHasher?) throws(DownloadError) -> Bool {
+        let direct = total > BatchCommitter.largestFile && job.resources.limiter == nil
+            && (hasher == nil || configuration.connectionsPerDownload > 1)
             && configuration.minimumSegmentSize >= 64 << 10 && partial.directDescriptor() != nil
-        if direct { try partial.reserve(length: total) }
-        return direct
+        guard direct else { return false }
+        try partial.reserve(length: total)
+        if let descriptor = partial.directDescriptor() { hasher?.readPastCache(descriptor) }
+        return true
     }
 }

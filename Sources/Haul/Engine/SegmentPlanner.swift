@@ -38,6 +38,9 @@ struct SegmentPlanner: Sendable {
     /// The smallest piece a steal may create (at most `minimumSegment`): near the end of a
     /// download a small tail is still worth a second connection, when a file is not worth splitting.
     let minimumSteal: Int64
+    /// In order (`nil`: split evenly): workers take the gaps from the start, this much at a time,
+    /// so the bytes arrive close to each other in file order (for a hasher that follows them).
+    let ordered: Int64?
     /// The bytes written so far: sorted, merged, within `[0, total)`.
     private(set) var completed: [Range<Int64>]
     /// Gaps no worker holds: sorted, merged.
@@ -55,8 +58,12 @@ struct SegmentPlanner: Sendable {
     ///   - maximumConnections: workers at most (values below 1 count as 1).
     ///   - minimumSegment: the smallest piece a split may create (values below 1 count as 1).
     ///   - minimumSteal: the smallest piece a steal may create (default: `minimumSegment`).
-    init(total: Int64, completed: [Range<Int64>], maximumConnections: Int, minimumSegment: Int64, minimumSteal: Int64? = nil) {
+    ///   - ordered: the piece size of an in-order plan (see ``ordered``; at least `minimumSegment`);
+    ///     `nil`, or a single connection, splits evenly.
+    init(total: Int64, completed: [Range<Int64>], maximumConnections: Int, minimumSegment: Int64, minimumSteal: Int64? = nil,
+         ordered: Int64? = nil) {
         self.minimumSteal = max(1, min(minimumSteal ?? minimumSegment, max(1, minimumSegment)))
+        self.ordered = maximumConnections > 1 ? ordered.map { max($0, max(1, minimumSegment)) } : nil
         self.total = max(0, total)
         self.maximumConnections = max(1, maximumConnections)
         self.minimumSegment = max(1, minimumSegment)
@@ -102,6 +109,7 @@ struct SegmentPlanner: Sendable {
         started = true
         let gaps = unassigned
         guard !gaps.isEmpty else { return [] }
+        if ordered != nil { return startInOrder() }
         let gapBytes = gaps.reduce(Int64(0)) { $0 + ($1.upperBound - $1.lowerBound) }
         let wanted = Int(min(Int64(maximumConnections), max(1, gapBytes / minimumSegment)))
 
@@ -147,6 +155,28 @@ struct SegmentPlanner: Sendable {
         return segments
     }
 
+    /// ``start()`` for an in-order plan: one piece each from the start of the gaps, in file order.
+    private mutating func startInOrder() -> [Segment] {
+        var segments: [Segment] = []
+        while segments.count < maximumConnections, let segment = take(worker: segments.count, from: 0) {
+            segments.append(segment)
+        }
+        return segments
+    }
+
+    /// Gives the worker the start of the unassigned gap at `index`: all of it, or in an in-order
+    /// plan its first piece (a rest shorter than `minimumSegment` goes with it).
+    private mutating func take(worker: Int, from index: Int) -> Segment? {
+        guard index < unassigned.count else { return nil }
+        var gap = unassigned.remove(at: index)
+        if let ordered, gap.upperBound - gap.lowerBound - ordered >= minimumSegment {
+            unassigned.insert((gap.lowerBound + ordered)..<gap.upperBound, at: index)
+            gap = gap.lowerBound..<(gap.lowerBound + ordered)
+        }
+        slots[worker] = Slot(position: gap.lowerBound, end: gap.upperBound)
+        return Segment(worker: worker, start: gap.lowerBound, end: gap.upperBound)
+    }
+
     /// Records that the worker wrote its segment up to `position` (exclusive): those bytes count as complete.
     ///
     /// Positions past the worker's current ``end(of:)`` (it shrank while the worker was writing)
@@ -176,7 +206,7 @@ struct SegmentPlanner: Sendable {
     /// The worker reached its end (or gave its segment up): hands it its next segment.
     ///
     /// First an unassigned gap (the one a failed worker left when this worker is that worker,
-    /// else the first), whole. Otherwise the worker takes over the second half of the largest
+    /// else the first), whole (in an in-order plan, its first piece). Otherwise the worker takes over the second half of the largest
     /// range still in flight with another worker (ties: the lowest worker id), split at the middle
     /// (moved down to a multiple of 64 KiB when both halves stay at least `minimumSegment`); the
     /// other worker's end shrinks to the split point. Only a range of at least
@@ -218,9 +248,7 @@ struct SegmentPlanner: Sendable {
     private mutating func assign(_ worker: Int, preferring position: Int64?) -> Segment? {
         if !unassigned.isEmpty {
             let index = position.flatMap { position in unassigned.firstIndex { $0.contains(position) } } ?? 0
-            let gap = unassigned.remove(at: index)
-            slots[worker] = Slot(position: gap.lowerBound, end: gap.upperBound)
-            return Segment(worker: worker, start: gap.lowerBound, end: gap.upperBound)
+            return take(worker: worker, from: index)
         }
         var victim: (worker: Int, remaining: Int64)?
         for (id, slot) in slots where id != worker {

@@ -5,9 +5,9 @@ import HaulCore
 /// run of bytes written: its checksum piece, the progress, the hasher, the rate limit, and the
 /// report to the transfer's state (which answers with the end as it is now).
 ///
-/// Without a rate limit or a checksum follower (which read the bytes as they arrive), the bytes
-/// are gathered into whole blocks and written past the page cache (``DirectStaging``): copying
-/// a large file into fresh page-cache pages is about half of the transfer's CPU time, and the
+/// Without a rate limit (which meters the bytes as they arrive), the bytes of a large file are
+/// gathered into whole blocks and written past the page cache (``DirectStaging``): copying a
+/// large file into fresh page-cache pages is about half of the transfer's CPU time, and the
 /// checkpoints' syncs would then write those pages back.
 final class SegmentWriter {
     /// What the writer reports after each run of bytes: the position reached, the pieces it
@@ -64,7 +64,6 @@ final class SegmentWriter {
         // No writeback hints here: the checkpoints' fdatasync streams the data out, and a hint
         // can block this reader when the disk queue is full.
         try file.write(bytes, at: position)
-        hasher?.offer(bytes, at: position)
         try account(bytes, at: position)
         position += Int64(usable)
         if let limiter, !limiter.consume(usable, sleep: { [abort] in abort.sleep(for: .milliseconds(Int64($0 * 1000))) }) {
@@ -98,8 +97,9 @@ final class SegmentWriter {
         }
     }
 
-    /// Bytes written at `start` (in order): their checksum pieces, the progress, the report.
+    /// Bytes written at `start` (in order): the hasher, their checksum pieces, the progress, the report.
     private func account(_ bytes: UnsafeRawBufferPointer, at start: Int64) throws(DownloadError) {
+        hasher?.offer(bytes, at: start)
         var done = 0
         while done < bytes.count {
             let at = start + Int64(done)

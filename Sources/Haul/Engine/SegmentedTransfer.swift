@@ -38,7 +38,7 @@ final class SegmentedTransfer: Sendable {
         /// The checksums of the completed pieces a resume kept.
         var pieces: [BlockHash] = []
         /// Whether connections gather their bytes into whole blocks written past the page cache
-        /// (``DirectStaging``); only without a rate limit or a checksum follower.
+        /// (``DirectStaging``); only without a rate limit.
         var writesDirect = false
     }
 
@@ -57,15 +57,17 @@ final class SegmentedTransfer: Sendable {
     var checkpointed: Bool { state.withLock { $0.recordSaved } }
 
     init(setup: Setup, completed: [Range<Int64>], connections: Int) {
-        // Staged bytes reach neither a rate limit nor a checksum follower.
-        precondition(!setup.writesDirect || (setup.hasher == nil && setup.limiter == nil))
+        // Staged bytes never meet a rate limit (the hasher takes them as they are written).
+        precondition(!setup.writesDirect || setup.limiter == nil)
         self.setup = setup
         let configuration = setup.context.configuration
         // Steals may take tails down to 256 KiB: a finishing connection then helps until the end
-        // (splitting the file itself still needs minimumSegmentSize per piece).
+        // (splitting the file itself still needs minimumSegmentSize per piece). A hasher that
+        // takes bytes written past the page cache from its window wants them in file order.
+        let ordered = setup.hasher != nil && setup.writesDirect ? StreamHasher.orderedPiece : nil
         let planner = SegmentPlanner(total: setup.total, completed: completed, maximumConnections: connections,
                                      minimumSegment: configuration.minimumSegmentSize,
-                                     minimumSteal: min(configuration.minimumSegmentSize, 256 << 10))
+                                     minimumSteal: min(configuration.minimumSegmentSize, 256 << 10), ordered: ordered)
         var machine = StateMachine(planner: planner, pieces: setup.pieces, retry: configuration.retry,
                                    recordInterval: configuration.resumeRecordInterval)
         starts = machine.start(now: .now)

@@ -6,21 +6,34 @@ import HaulCore
 /// rest from the file once it is complete.
 ///
 /// ``offer(_:at:)`` notes every written slice (no hashing on the writer's thread). A follower
-/// thread in the idle scheduling class reads the written bytes back (from the page cache, just
-/// written) and hashes the file in order from byte 0, as far as the written bytes reach without
-/// a gap, woken per 4 MiB. It only uses CPU that neither the download nor anything else wants
-/// (hashing on the writer's thread, or at normal priority, slows the download itself). With
-/// several connections the hashed prefix grows as the first ranges fill. ``finish(length:)`` stops the
-/// follower (it looks between reads of 256 KiB) and hashes what is left on its caller's thread.
+/// thread hashes the file in order from byte 0, as far as the written bytes reach without a
+/// gap, woken per 4 MiB. ``finish(length:stop:)`` stops the follower (it looks between steps of
+/// 256 KiB) and hashes what is left on its caller's thread.
 ///
-/// Writers never wait for the follower: they keep the written ranges under a lock of their own
-/// and publish how far they reach from byte 0 in an atomic; they take the follower's lock only to
-/// wake it, at most once per 4 MiB. (A thread of the idle class that a writer had to wait for
-/// could hold the writer up for as long as anything else wants the CPU.)
+/// Where the follower takes the bytes from depends on where they were written:
 ///
-/// `@unchecked Sendable`: the writers' state is under `written`, the follower's control state
-/// under `monitor`; the digests, the buffer and `hashed` belong to the follower while it runs
-/// and to ``finish(length:)`` after it ended.
+/// - Through the page cache (one connection, a rate limit, a small file, a server without ranges):
+///   it reads them back from the cache, in the idle scheduling class, using only CPU that
+///   neither the download nor anything else wants (hashing on the writer's thread, or at normal
+///   priority, slows the download itself). Writers never wait for it: they keep the
+///   written ranges under a lock of their own, publish how far they reach from byte 0 in an
+///   atomic, and take the follower's lock only to wake it, at most once per 4 MiB.
+/// - Past the page cache (``readPastCache(_:window:)``), where nothing is left to read back
+///   cheaply: writers copy each slice into a window of 64 MiB (the bytes from the hashed point
+///   on, at their offset modulo its size) and the follower hashes from there. Reading them from
+///   the page cache instead would mean writing them through it, filling a fresh page per 4 KiB,
+///   whose first touch is slow on a virtual machine whose host takes freed memory back. Bytes that would
+///   not fit wait for room (``awaitRoom(from:to:)``) when they are at most a window ahead of the
+///   written run (with an in-order plan, ``SegmentPlanner/ordered``, every connection's are),
+///   so the follower, at normal priority here, gets its share of the CPU. Bytes further ahead
+///   (the later ranges of a plan split evenly), or a wait that lasted ``patience``, miss the
+///   window: they are read back past the cache, at the end several chunks ahead of the hashing
+///   (``DirectReadAhead``).
+///
+/// `@unchecked Sendable`: the writers' state is under `written`, the window's ranges under
+/// `windowLock`, the follower's control state under `monitor`; the digests, the buffers and
+/// `hashed` belong to the follower while it runs and to ``finish(length:stop:)`` after it
+/// ended; `pastCache` is set before the first offer and never changes.
 final class StreamHasher: @unchecked Sendable {
     private let algorithms: [ChecksumAlgorithm]
     private let digests: [Digest]
@@ -31,16 +44,25 @@ final class StreamHasher: @unchecked Sendable {
     private let written = Mutex(ByteRangeSet())
     /// How far the written bytes reach from byte 0 without a gap (stored under `written`).
     private let contiguous = Atomic<Int64>(0)
-    /// Set once the follower was started (or ``finish(length:)``/``stop()`` came first).
+    /// Set once the follower was started (or ``finish(length:stop:)``/``stop()`` came first).
     private let started = Atomic<Bool>(false)
+    /// The ranges the window holds (from `hashedSoFar` on), under the lock a writer takes to
+    /// copy into it (one at a time).
+    private let windowLock = Mutex(ByteRangeSet())
 
     // Shared with the follower.
     /// The follower is asleep or about to sleep (set before its last look at `contiguous`).
     private let sleeping = Atomic<Bool>(false)
-    /// ``finish(length:)`` or ``stop()`` was called: the follower ends after its current read.
+    /// ``finish(length:stop:)`` or ``stop()`` was called: the follower ends after its current
+    /// step, and no writer copies into the window any more.
     private let ending = Atomic<Bool>(false)
-    /// What the follower has hashed, for the writers' wake-up decision and for tests.
+    /// What the follower has hashed, for the writers' wake-up decision and window, and for tests.
     private let hashedSoFar = Atomic<Int64>(0)
+    /// The window holds every byte from `hashedSoFar` up to here (nothing when this is not past
+    /// `hashedSoFar`); see ``hold(_:at:)``.
+    private let heldEnd = Atomic<Int64>(0)
+    /// Writers waiting for room in the window (see ``awaitRoom(from:to:)``).
+    private let waitingWriters = Atomic<Int>(0)
     /// Whether the follower runs in the background scheduling class (for tests).
     private let followerInBackground = Atomic<Bool>(false)
     private let monitor = Monitor()
@@ -53,15 +75,35 @@ final class StreamHasher: @unchecked Sendable {
     /// The read buffer (small enough that what it reads is still in the CPU's cache when it is
     /// hashed), allocated once: a buffer mapped per step cost page faults on every step.
     private let buffer: UnsafeMutableRawBufferPointer
+    /// Reads past the page cache, when the download writes past it.
+    private var pastCache: PastCache?
+
+    /// A descriptor for direct reads, the window and a buffer for direct reads.
+    private struct PastCache {
+        let descriptor: Int32
+        let window: UnsafeMutableRawBufferPointer
+        let readBuffer: UnsafeMutableRawBufferPointer
+    }
 
     /// The follower sleeps until this many written bytes are waiting: waking it for every write
     /// (a few hundred KiB) more than doubled what hashing cost in CPU.
     private static let batch: Int64 = 4 << 20
     /// ``buffer``'s size, and the most the follower hashes between two looks at ``ending``.
     private static let bufferSize = 256 << 10
+    /// The window's size (see the type's notes); finish reads past the cache in chunks of
+    /// ``chunkSize`` into it, several ahead of the hashing.
+    static let windowSize = 64 << 20
+    private static let chunkSize = 4 << 20
+    /// The pieces of an in-order plan (``SegmentPlanner/ordered``) for a download whose hasher
+    /// reads past the cache: with 4 connections their pieces span half the window.
+    static let orderedPiece: Int64 = 8 << 20
+    /// The longest a writer waits for room in the window.
+    private static let patience: Duration = .milliseconds(100)
 
-    /// Nothing hashed yet; `descriptor` is the partial file, open until ``finish(length:)`` or ``stop()``.
-    /// - Parameter threads: where the follower thread starts, once bytes are offered.
+    /// Nothing hashed yet; `descriptor` is the partial file, open until ``finish(length:stop:)``
+    /// or ``stop()``.
+    ///
+    /// - Parameter threads: where the follower thread and the reader ahead of it start.
     init(algorithms: [ChecksumAlgorithm], descriptor: Int32, threads: ThreadPool) {
         self.threads = threads
         self.algorithms = algorithms
@@ -72,6 +114,22 @@ final class StreamHasher: @unchecked Sendable {
 
     deinit {
         buffer.deallocate()
+        if let pastCache {
+            pastCache.window.deallocate()
+            pastCache.readBuffer.deallocate()
+        }
+    }
+
+    /// Takes the bytes from a window of `window` bytes (whole 4 KiB blocks, at least two) and
+    /// reads the rest back past the page cache, through `directDescriptor` (the same file open
+    /// with `O_DIRECT` for reading, open until ``finish(length:stop:)`` or ``stop()``), for a
+    /// download written past it. Call before the first ``offer(_:at:)``, at most once.
+    func readPastCache(_ directDescriptor: Int32, window: Int = windowSize) {
+        let alignment = Int(DirectReads.alignment)
+        precondition(pastCache == nil && !started.load(ordering: .acquiring) && window >= 2 * alignment && window % alignment == 0)
+        pastCache = PastCache(descriptor: directDescriptor,
+                              window: .allocate(byteCount: window, alignment: alignment),
+                              readBuffer: .allocate(byteCount: 1 << 20, alignment: alignment))
     }
 
     /// Bytes the follower has hashed so far (for tests).
@@ -81,9 +139,13 @@ final class StreamHasher: @unchecked Sendable {
     /// (for tests).
     var followsInBackground: Bool { followerInBackground.load(ordering: .acquiring) }
 
-    /// Notes `bytes`, just written at `offset` (the follower reads them back in order).
+    /// Notes `bytes`, just written at `offset` (the follower hashes them in order).
     func offer(_ bytes: UnsafeRawBufferPointer, at offset: Int64) {
         guard !bytes.isEmpty else { return }
+        if !started.exchange(true, ordering: .acquiringAndReleasing) {
+            threads.runAlone(name: "haul-hasher") { [self] in follow() }
+        }
+        hold(bytes, at: offset)
         let reach = written.withLock { set -> Int64 in
             set.insert(offset..<(offset + Int64(bytes.count)))
             let reach = set.ranges.first.map { $0.lowerBound == 0 ? $0.upperBound : 0 } ?? 0
@@ -96,21 +158,82 @@ final class StreamHasher: @unchecked Sendable {
                 monitor.broadcast()
             }
         }
-        if !started.exchange(true, ordering: .acquiringAndReleasing) {
-            threads.runAlone(name: "haul-hasher") { [self] in follow() }
+    }
+
+    /// Copies into the window the bytes of `bytes` (at `offset`) that it does not hold yet, as far
+    /// as it reaches (``windowSize`` past what is hashed), and publishes how far the bytes it
+    /// holds reach without a gap (`heldEnd`).
+    ///
+    /// The window holds bytes at their offset modulo its size, each copied once (only writers
+    /// copy, one at a time, under `windowLock`), into slots whose earlier bytes were hashed. The
+    /// follower reads `hashedSoFar..<heldEnd` from it; when it hashed past `heldEnd` from the file
+    /// it moves `heldEnd` to where it is (compare and exchange, as writers publish).
+    private func hold(_ bytes: UnsafeRawBufferPointer, at offset: Int64) {
+        guard let window = pastCache?.window else { return }
+        let end = offset + Int64(bytes.count)
+        if end > hashedSoFar.load(ordering: .acquiring) + Int64(window.count) { awaitRoom(from: offset, to: end) }
+        windowLock.withLock { held in
+            guard !ending.load(ordering: .acquiring) else { return }
+            let base = hashedSoFar.load(ordering: .acquiring)
+            let size = Int64(window.count)
+            let wanted = max(offset, base)..<max(max(offset, base), min(offset + Int64(bytes.count), base + size))
+            held = ByteRangeSet(held.ranges.compactMap { $0.upperBound > base ? max($0.lowerBound, base)..<$0.upperBound : nil })
+            for gap in held.gaps(within: wanted) {
+                var position = gap.lowerBound
+                while position < gap.upperBound {
+                    let slot = Int(position % size)
+                    let count = min(Int(gap.upperBound - position), window.count - slot)
+                    let source = Int(position - offset)
+                    UnsafeMutableRawBufferPointer(rebasing: window[slot..<(slot + count)])
+                        .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[source..<(source + count)]))
+                    position += Int64(count)
+                }
+            }
+            held.insert(wanted)
+            while true {
+                let from = heldEnd.load(ordering: .acquiring)
+                let run = max(from, base)
+                guard let reach = held.ranges.first(where: { $0.contains(run) })?.upperBound, reach > from,
+                      !heldEnd.compareExchange(expected: from, desired: reach, ordering: .acquiringAndReleasing).exchanged
+                else { break }
+            }
+        }
+    }
+
+    /// Waits (``patience`` at most) until the window reaches `end`, for bytes at most a window
+    /// ahead of the written run (the next pieces of an in-order plan), while the follower has
+    /// written bytes to hash: it gets the CPU time it needs rather than reading the bytes back
+    /// from the disk later. Bytes further ahead (the later ranges of a plan split evenly) do not wait.
+    private func awaitRoom(from offset: Int64, to end: Int64) {
+        let size = Int64(pastCache?.window.count ?? 0)
+        guard offset < contiguous.load(ordering: .sequentiallyConsistent) + size else { return }
+        let deadline = ContinuousClock.now + Self.patience
+        waitingWriters.add(1, ordering: .sequentiallyConsistent)
+        defer { waitingWriters.subtract(1, ordering: .sequentiallyConsistent) }
+        monitor.withLock {
+            woken = true
+            monitor.broadcast()
+            while hashedSoFar.load(ordering: .sequentiallyConsistent) + size < end, !ending.load(ordering: .acquiring),
+                  contiguous.load(ordering: .sequentiallyConsistent) > hashedSoFar.load(ordering: .sequentiallyConsistent),
+                  !followerEnded, monitor.wait(until: deadline) {}
         }
     }
 
     /// The follower thread: hashes written bytes in order until ``ending``.
     private func follow() {
-        // An unprivileged thread cannot leave the idle class: this thread is not pooled.
-        followerInBackground.store(haul_thread_background(1) == 0, ordering: .releasing)
-        haul_advise_sequential(descriptor)
+        // Following the page cache it runs in the idle class (see the type's notes); following
+        // the window, at normal priority: writers wait for it there. An unprivileged thread
+        // cannot leave the idle class: this thread is not pooled.
+        if pastCache == nil {
+            followerInBackground.store(haul_thread_background(1) == 0, ordering: .releasing)
+            haul_advise_sequential(descriptor)
+        }
         while !ending.load(ordering: .acquiring) {
             let reach = contiguous.load(ordering: .sequentiallyConsistent)
-            if reach - hashed < Self.batch {
+            if reach - hashed < Self.batch && (reach == hashed || waitingWriters.load(ordering: .sequentiallyConsistent) == 0) {
                 sleeping.store(true, ordering: .sequentiallyConsistent)
-                if contiguous.load(ordering: .sequentiallyConsistent) - hashed < Self.batch {
+                if contiguous.load(ordering: .sequentiallyConsistent) - hashed < Self.batch
+                    && waitingWriters.load(ordering: .sequentiallyConsistent) == 0 {
                     monitor.withLock {
                         while !woken && !ending.load(ordering: .acquiring) { monitor.wait() }
                         woken = false
@@ -119,15 +242,12 @@ final class StreamHasher: @unchecked Sendable {
                 sleeping.store(false, ordering: .sequentiallyConsistent)
                 continue
             }
-            let span = hashed..<min(reach, hashed + Int64(Self.bufferSize))
             do throws(DownloadError) {
-                try FileHashing.update(digests, descriptor: descriptor, range: span, buffer: buffer)
+                try step(upTo: reach)
             } catch {
                 monitor.withLock { failure = error }
                 break
             }
-            hashed = span.upperBound
-            hashedSoFar.store(hashed, ordering: .releasing)
         }
         monitor.withLock {
             followerEnded = true
@@ -135,9 +255,43 @@ final class StreamHasher: @unchecked Sendable {
         }
     }
 
-    /// Ends the follower, if one started, and waits for it (one read of ``bufferSize`` at most).
+    /// Hashes one step from `hashed` on, at most up to `reach` (written bytes): from the window
+    /// while it holds them, else from the file (past the cache a larger step: reads of 256 KiB
+    /// from the disk one at a time come slower than the hashing goes).
+    private func step(upTo reach: Int64) throws(DownloadError) {
+        let held = heldEnd.load(ordering: .acquiring)
+        if let window = pastCache?.window, held > hashed {
+            let slot = Int(hashed % Int64(window.count))
+            let count = min(Int(min(held, reach) - hashed), window.count - slot, Self.bufferSize)
+            let bytes = UnsafeRawBufferPointer(rebasing: window[slot..<(slot + count)])
+            for digest in digests { digest.update(bytes) }
+            hashed += Int64(count)
+        } else {
+            try hashFromFile(hashed..<min(reach, hashed + Int64(pastCache?.readBuffer.count ?? Self.bufferSize)))
+            // Past the window's run: it starts again here (unless a writer extended it meanwhile).
+            _ = heldEnd.compareExchange(expected: held, desired: hashed, ordering: .acquiringAndReleasing)
+        }
+        hashedSoFar.store(hashed, ordering: .sequentiallyConsistent)
+        if waitingWriters.load(ordering: .sequentiallyConsistent) > 0 { monitor.withLock { monitor.broadcast() } }
+    }
+
+    /// Hashes `range` (or its start: at least one byte) from the file, past the cache where the
+    /// download was written past it, and moves `hashed` on.
+    private func hashFromFile(_ range: Range<Int64>) throws(DownloadError) {
+        if let pastCache, let bytes = try DirectReads.read(pastCache.descriptor, range, into: pastCache.readBuffer) {
+            for digest in digests { digest.update(bytes) }
+            hashed += Int64(bytes.count)
+        } else {
+            try FileHashing.update(digests, descriptor: descriptor, range: range, buffer: buffer)
+            hashed = range.upperBound
+        }
+    }
+
+    /// Ends the follower, if one started, and waits for it (one step at most); from then on no
+    /// writer copies into the window.
     private func endFollower() {
         ending.store(true, ordering: .sequentiallyConsistent)
+        windowLock.withLock { _ in }   // a copy under way is done
         guard started.exchange(true, ordering: .acquiringAndReleasing) else {   // none started, none will
             monitor.withLock { followerEnded = true }
             return
@@ -156,6 +310,16 @@ final class StreamHasher: @unchecked Sendable {
     func finish(length: Int64, stop: () -> Bool = { false }) throws(DownloadError) -> [ChecksumAlgorithm: [UInt8]] {
         endFollower()
         if let error = monitor.withLock({ failure }) { throw error }
+        if hashed < length, let window = pastCache?.window {
+            let held = min(heldEnd.load(ordering: .acquiring), length)
+            while hashed < held {
+                let slot = Int(hashed % Int64(window.count))
+                let count = min(Int(held - hashed), window.count - slot)
+                for digest in digests { digest.update(UnsafeRawBufferPointer(rebasing: window[slot..<(slot + count)])) }
+                hashed += Int64(count)
+            }
+            if hashed < length { try hashAhead(hashed..<length, stop: stop) }
+        }
         if hashed < length {
             try FileHashing.update(digests, descriptor: descriptor, range: hashed..<length, buffer: buffer, stop: stop)
             hashed = length
@@ -163,6 +327,22 @@ final class StreamHasher: @unchecked Sendable {
         var result: [ChecksumAlgorithm: [UInt8]] = [:]
         for (algorithm, digest) in zip(algorithms, digests) { result[algorithm] = digest.finalize() }
         return result
+    }
+
+    /// Hashes `range` read past the cache, several chunks ahead (into the window, free by now);
+    /// where the file takes no direct reads, `hashed` stops short of the range's end.
+    private func hashAhead(_ range: Range<Int64>, stop: () -> Bool) throws(DownloadError) {
+        guard let pastCache else { return }
+        let chunk = min(Self.chunkSize, pastCache.window.count / 2 / Int(DirectReads.alignment) * Int(DirectReads.alignment))
+        let reader = DirectReadAhead(descriptor: pastCache.descriptor, range: range, memory: pastCache.window, chunk: chunk,
+                                     threads: threads)
+        defer { reader.end() }
+        while true {
+            if stop() { throw DownloadError(.cancelled, "cancelled while verifying the file") }
+            guard let bytes = try reader.next() else { return }
+            for digest in digests { digest.update(bytes) }
+            hashed += Int64(bytes.count)
+        }
     }
 
     /// Stops the follower and waits for it (the download failed, or is over). Idempotent.

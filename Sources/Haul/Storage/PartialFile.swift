@@ -238,9 +238,10 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
         return done
     }
 
-    /// The descriptor for direct writes: this file opened again by name with `O_DIRECT`, once,
-    /// when the file system takes direct writes and the name still names this file (checked by
-    /// identity); `nil` otherwise.
+    /// The descriptor for direct writes (and reads: a checksum's hasher reads the bytes back
+    /// past the page cache): this file opened again by name with `O_DIRECT`, once, when the file
+    /// system takes direct writes and the name still names this file (checked by identity);
+    /// `nil` otherwise.
     func directDescriptor() -> Int32? {
         direct.withLock { state -> Int32? in
             if state == Self.directNotTried {

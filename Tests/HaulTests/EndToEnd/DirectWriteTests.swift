@@ -8,9 +8,9 @@ import Glibc
 #endif
 
 /// On ext4 and XFS a segmented download of a file larger than the batch committer takes writes
-/// its whole blocks past the page cache (`O_DIRECT`). What is left in the page cache afterwards
-/// tells which way the bytes went (`mincore`). Under a rate limit the bytes go through the page
-/// cache as before.
+/// its whole blocks past the page cache (`O_DIRECT`), over several connections with a checksum
+/// too (its hasher reads past the cache). What is left in the page cache afterwards tells which
+/// way the bytes went (`mincore`). Under a rate limit the bytes go through the page cache.
 @Suite("Direct writes end to end", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct DirectWriteTests {
     /// How many of the file's pages are in the page cache, and how many it has.
@@ -52,6 +52,26 @@ struct DirectWriteTests {
                 let (resident, pages) = try Self.residentPages(file)
                 // Only the blocks at the segments' edges went through the cache.
                 #expect(pages > 5_000 && resident < pages / 50, "\(resident) of \(pages) pages in the page cache")
+            }
+            #expect(try contents(file) == resource.bytes(0..<size))
+        }
+    }
+
+    @Test func withAChecksumTheBytesStillGoPastThePageCacheAndAreVerified() async throws {
+        let server = try HaulServer()
+        let size: Int64 = 40 << 20 + 12_345   // several in-order pieces per connection
+        let resource = Validators.etag.resource(size: size, rate: 16 << 20)
+        server.setResource("/summed.bin", resource)
+        let checksum = try Checksum(algorithm: .sha256, expected: Digest.hash(.sha256, resource.bytes(0..<size)))
+        try await withTemporaryDirectory { (dir) async throws in
+            let run = await runToEnd(resumeDownloader(connections: 4),
+                                     DownloadRequest(url: url(server, "/summed.bin"), checksum: checksum), to: .directory(dir))
+            #expect(run.error == nil, "\(run.error?.description ?? "")")
+            #expect(run.started?.connections == 4)
+            let file = dir.appendingPathComponent("summed.bin")
+            if try Self.takesDirectWrites(dir) {
+                let (resident, pages) = try Self.residentPages(file)
+                #expect(pages > 10_000 && resident < pages / 50, "\(resident) of \(pages) pages in the page cache")
             }
             #expect(try contents(file) == resource.bytes(0..<size))
         }

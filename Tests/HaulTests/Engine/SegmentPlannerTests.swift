@@ -38,6 +38,34 @@ private let kib: Int64 = 1 << 10
         #expect(planner.unassigned == [])
     }
 
+    @Test func anOrderedPlanHandsOutPiecesInFileOrderThenTakesOverAsUsual() {
+        var planner = SegmentPlanner(total: 10 * mib, completed: [], maximumConnections: 3, minimumSegment: mib, ordered: 2 * mib)
+        #expect(planner.start() == (0..<3).map { Segment(worker: $0, start: Int64($0) * 2 * mib, end: Int64($0 + 1) * 2 * mib) })
+        #expect(planner.unassigned == [6 * mib..<10 * mib])
+        planner.advance(worker: 1, to: 4 * mib)
+        #expect(planner.finished(worker: 1) == Segment(worker: 1, start: 6 * mib, end: 8 * mib))
+        planner.advance(worker: 0, to: 2 * mib)
+        #expect(planner.finished(worker: 0) == Segment(worker: 0, start: 8 * mib, end: 10 * mib))
+        #expect(planner.unassigned == [])
+        // Nothing unassigned: half of the largest range in flight (a tie: the lowest worker's).
+        planner.advance(worker: 2, to: 6 * mib)
+        #expect(planner.finished(worker: 2) == Segment(worker: 2, start: 9 * mib, end: 10 * mib))
+    }
+
+    @Test func anOrderedPlanLeavesNoPieceSmallerThanTheMinimum() {
+        // 5.5 MiB in pieces of 2 MiB: the last piece takes the rest (1.5 MiB) whole; pieces below
+        // the minimum segment are raised to it; one connection gets the whole file.
+        var planner = SegmentPlanner(total: 11 * mib / 2, completed: [], maximumConnections: 2, minimumSegment: mib,
+                                     ordered: 2 * mib)
+        #expect(planner.start() == [Segment(worker: 0, start: 0, end: 2 * mib), Segment(worker: 1, start: 2 * mib, end: 4 * mib)])
+        planner.advance(worker: 0, to: 2 * mib)
+        #expect(planner.finished(worker: 0) == Segment(worker: 0, start: 4 * mib, end: 11 * mib / 2))
+        var raised = SegmentPlanner(total: 10 * mib, completed: [], maximumConnections: 4, minimumSegment: 3 * mib, ordered: mib)
+        #expect(raised.start().map(\.end) == [3 * mib, 6 * mib, 10 * mib])
+        var single = SegmentPlanner(total: 10 * mib, completed: [], maximumConnections: 1, minimumSegment: mib, ordered: mib)
+        #expect(single.start() == [Segment(worker: 0, start: 0, end: 10 * mib)])
+    }
+
     @Test func connectionsAreLimitedBySegmentSize() {
         // 10 bytes, pieces of at least 3: three pieces, the remainder spread over the first.
         var planner = SegmentPlanner(total: 10, completed: [], maximumConnections: 8, minimumSegment: 3)

@@ -176,6 +176,90 @@ struct StreamHasherTests {
         }
     }
 
+    /// `folder`/partial opened again with `O_DIRECT` (as a download written past the page cache
+    /// has it); `nil` where the file system takes no direct I/O. The caller closes it.
+    private static func openDirect(in folder: URL) -> Int32? {
+        let directory = open(folder.path, O_RDONLY)
+        guard directory >= 0 else { return nil }
+        defer { close(directory) }
+        let fd = haul_open_direct(directory, "partial")
+        return fd >= 0 ? fd : nil
+    }
+
+    /// Writes `content` in `slices` (after `pwrite`, each offered), for a hasher that reads past
+    /// the cache through a window of `window` bytes, then finishes it; `nil` without direct I/O.
+    private func hashPastCache(in folder: URL, slices: [Range<Int>], window: Int = StreamHasher.windowSize,
+                               whileWriting check: (StreamHasher) -> Void = { _ in }) throws -> [ChecksumAlgorithm: [UInt8]]? {
+        let fd = try Self.openPartial(in: folder)
+        defer { close(fd) }
+        guard let direct = Self.openDirect(in: folder) else { return nil }
+        defer { close(direct) }
+        let hasher = StreamHasher(algorithms: [.sha256, .md5], descriptor: fd, threads: ThreadPool())
+        defer { hasher.stop() }
+        hasher.readPastCache(direct, window: window)
+        try Self.content.withUnsafeBytes { all in
+            for slice in slices {
+                let bytes = UnsafeRawBufferPointer(rebasing: all[slice])
+                try #require(pwrite(fd, bytes.baseAddress, bytes.count, off_t(slice.lowerBound)) == bytes.count)
+                hasher.offer(bytes, at: Int64(slice.lowerBound))
+            }
+        }
+        check(hasher)
+        return try hasher.finish(length: Int64(Self.content.count))
+    }
+
+    @Test("past the cache, slices in order: hashed from the window, the digests of the whole file")
+    func pastCacheInOrder() throws {
+        try withTemporaryDirectory { folder in
+            guard let digests = try hashPastCache(in: folder, slices: Self.slices(of: 1 << 20)) else { return }
+            #expect(digests[.sha256] == Digest.hash(.sha256, Self.content))
+            #expect(digests[.md5] == Digest.hash(.md5, Self.content))
+        }
+    }
+
+    @Test("past the cache, four ranges filled in turn (an even plan): what missed the window is read back")
+    func pastCacheOutOfOrder() throws {
+        try withTemporaryDirectory { folder in
+            var slices = Self.slices(of: 256 << 10)
+            let quarter = slices.count / 4
+            slices = Array(slices[quarter...]) + Array(slices[..<quarter])
+            // A window of 1 MiB: the first quarter fits it, the rest is read back past the cache.
+            guard let digests = try hashPastCache(in: folder, slices: slices, window: 1 << 20) else { return }
+            #expect(digests[.sha256] == Digest.hash(.sha256, Self.content))
+        }
+    }
+
+    @Test("past the cache, a window smaller than the file: writers wait for the follower, which hashes nearly all as it goes",
+          .timeLimit(.minutes(1)))
+    func pastCacheWritersWaitForTheFollower() throws {
+        try withTemporaryDirectory { folder in
+            let window = 1 << 20
+            let digests = try hashPastCache(in: folder, slices: Self.slices(of: 256 << 10), window: window) { hasher in
+                #expect(hasher.followedBytes >= Int64(Self.content.count - window - (256 << 10)))
+                #expect(!hasher.followsInBackground)   // writers wait for it: normal priority
+            }
+            guard let digests else { return }
+            #expect(digests[.sha256] == Digest.hash(.sha256, Self.content))
+            #expect(digests[.md5] == Digest.hash(.md5, Self.content))
+        }
+    }
+
+    @Test("past the cache, nothing offered (a resumed download's old bytes): finish reads it all back, ahead of the hashing")
+    func pastCacheNothingOffered() throws {
+        try withTemporaryDirectory { folder in
+            let fd = try Self.openPartial(in: folder, holding: Self.content)
+            defer { close(fd) }
+            guard let direct = Self.openDirect(in: folder) else { return }
+            defer { close(direct) }
+            let hasher = StreamHasher(algorithms: [.sha1], descriptor: fd, threads: ThreadPool())
+            hasher.readPastCache(direct, window: 2 << 20)
+            #expect(try hasher.finish(length: Int64(Self.content.count))[.sha1] == Digest.hash(.sha1, Self.content))
+            let short = StreamHasher(algorithms: [.sha1], descriptor: fd, threads: ThreadPool())
+            short.readPastCache(direct, window: 2 << 20)
+            #expect(throws: DownloadError.self) { try short.finish(length: Int64(Self.content.count) + 5000) }
+        }
+    }
+
     /// This thread's kernel id (a `pthread_t` can repeat as soon as its thread ended).
     private static func threadID() -> Int {
         #if os(Linux)

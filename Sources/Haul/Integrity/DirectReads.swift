@@ -1,0 +1,137 @@
+import HaulCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Reads of a file past the page cache (`O_DIRECT`), for bytes that were written past it
+/// (``PartialFile/writeDirect(_:at:)``): a read through the cache would bring them in from the
+/// disk in small read-ahead steps, into page-cache pages allocated for the occasion.
+enum DirectReads {
+    /// The alignment of a direct read's offset, length and memory (as for direct writes).
+    static let alignment = Int64(PartialFile.directAlignment)
+
+    /// Reads from `range.lowerBound` as much of `range` as `buffer` holds, in whole aligned blocks.
+    ///
+    /// - Parameters:
+    ///   - descriptor: a file open with `O_DIRECT` for reading.
+    ///   - range: the bytes wanted.
+    ///   - buffer: aligned memory of at least two blocks.
+    /// - Returns: the first bytes of `range` (at least one), within `buffer`; `nil` when the file
+    ///   takes no direct reads (`EINVAL`: the caller reads through the cache instead).
+    /// - Throws: `fileSystem` when the read fails or the file ends before `range` does.
+    static func read(_ descriptor: Int32, _ range: Range<Int64>,
+                     into buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) -> UnsafeRawBufferPointer? {
+        let start = range.lowerBound / alignment * alignment
+        let end = min((range.upperBound + alignment - 1) / alignment * alignment,
+                      start + Int64(buffer.count) / alignment * alignment)
+        var done = 0
+        while start + Int64(done) < end {
+            let count = pread(descriptor, buffer.baseAddress! + done, Int(end - start) - done, off_t(start) + off_t(done))
+            if count < 0 {
+                if errno == EINTR { continue }
+                if errno == EINVAL { return nil }
+                throw DownloadError(.fileSystem, "cannot read at offset \(start + Int64(done)) to verify it: \(errnoText())")
+            }
+            done += count
+            if count == 0 || Int64(count) % alignment != 0 { break }   // the end of the file
+        }
+        let skip = Int(range.lowerBound - start)
+        let available = min(Int64(done - skip), Int64(range.count))
+        guard available > 0 else {
+            throw DownloadError(.fileSystem, "the file ends at \(start + Int64(done)), before \(range.upperBound)")
+        }
+        return UnsafeRawBufferPointer(rebasing: buffer[skip..<(skip + Int(available))])
+    }
+}
+
+/// Reads a range of a file past the page cache on a thread of its own, a few chunks ahead of
+/// the caller, which takes them in order (``next()``): the disk reads while the caller hashes.
+///
+/// `@unchecked Sendable`: the state is under `monitor`; a chunk's memory belongs to the reader
+/// until it is handed over, then to the caller until its next ``next()``.
+final class DirectReadAhead: @unchecked Sendable {
+    private let descriptor: Int32
+    private let range: Range<Int64>
+    private let slots: [UnsafeMutableRawBufferPointer]
+    private let monitor = Monitor()
+    private var chunks: [Result<UnsafeRawBufferPointer, DownloadError>?]   // under monitor
+    private var read = 0          // chunks read, under monitor
+    private var taken = 0         // chunks the caller has given back, under monitor
+    private var handedOut = false // under monitor
+    private var stopping = false  // under monitor
+    private var ended = false     // under monitor
+
+    /// Starts reading `range` of `descriptor` (open with `O_DIRECT`) into `memory` (aligned, at
+    /// least two `chunk`s; the caller's until ``end()`` returned).
+    init(descriptor: Int32, range: Range<Int64>, memory: UnsafeMutableRawBufferPointer, chunk: Int, threads: ThreadPool) {
+        precondition(chunk % Int(DirectReads.alignment) == 0 && memory.count >= 2 * chunk)
+        self.descriptor = descriptor
+        self.range = range
+        slots = (0..<(memory.count / chunk)).map { UnsafeMutableRawBufferPointer(rebasing: memory[($0 * chunk)..<(($0 + 1) * chunk)]) }
+        chunks = Array(repeating: nil, count: slots.count)
+        threads.run(name: "haul-read-ahead") { [self] in readAll() }
+    }
+
+    /// The next bytes of the range, in order (the bytes handed out before go back); `nil` once
+    /// the range is read, or where the file takes no direct reads (the caller then reads the
+    /// rest through the cache).
+    ///
+    /// - Throws: the reader's failure (`fileSystem`).
+    func next() throws(DownloadError) -> UnsafeRawBufferPointer? {
+        try monitor.withLock { () throws(DownloadError) -> UnsafeRawBufferPointer? in
+            if handedOut {
+                taken += 1
+                handedOut = false
+                monitor.broadcast()
+            }
+            while read == taken && !ended { monitor.wait() }
+            guard read > taken, let chunk = chunks[taken % slots.count] else { return nil }
+            handedOut = true
+            return try chunk.get()
+        }
+    }
+
+    /// Stops the reader and waits for it: the memory is the caller's again. Idempotent.
+    func end() {
+        monitor.withLock {
+            stopping = true
+            monitor.broadcast()
+            while !ended { monitor.wait() }
+        }
+    }
+
+    /// The reader thread: fills the free slots in order until the range is read, a read
+    /// fails or is refused, or ``end()``.
+    private func readAll() {
+        var position = range.lowerBound
+        var index = 0
+        while position < range.upperBound {
+            let slot = monitor.withLock { () -> UnsafeMutableRawBufferPointer? in
+                while !stopping && index - taken >= slots.count { monitor.wait() }
+                return stopping ? nil : slots[index % slots.count]
+            }
+            guard let slot else { break }
+            let chunk: Result<UnsafeRawBufferPointer, DownloadError>
+            do throws(DownloadError) {
+                guard let bytes = try DirectReads.read(descriptor, position..<range.upperBound, into: slot) else { break }
+                chunk = .success(bytes)
+                position += Int64(bytes.count)
+            } catch {
+                chunk = .failure(error)
+            }
+            monitor.withLock {
+                chunks[index % slots.count] = chunk
+                index += 1
+                read = index
+                monitor.broadcast()
+            }
+            if case .failure = chunk { break }
+        }
+        monitor.withLock {
+            ended = true
+            monitor.broadcast()
+        }
+    }
+}
