@@ -4,7 +4,7 @@ import HaulTestSupport
 import Testing
 
 /// `--checksum`, server digests, and `s3://` / `oss://` URLs with `--endpoint`, run as a process.
-@Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite(.exclusive, .serialized, .timeLimit(.minutes(3)))
 struct EndToEndVerificationTests {
     static let size = 1_500_000
 
@@ -36,6 +36,23 @@ struct EndToEndVerificationTests {
             #expect(finished["event"] as? String == "finished")
             #expect(finished["sha256"] as? String == expected)
             #expect(listFiles(dir) == ["c.bin"])
+        }
+    }
+
+    /// A file large enough to be written past the page cache, over 4 connections: the checksum
+    /// is computed from the hasher's window as the pieces arrive in file order.
+    @Test(arguments: [1, 4])
+    func aLargeFileOverSeveralConnectionsIsCheckedAsItArrives(connections: Int) async throws {
+        let server = try HaulServer()
+        try await withTemporaryDirectory { dir in
+            let size = 40 << 20
+            let expected = try Self.sha256Hex(served(size))
+            let outcome = try await haul(["--json", "-x", "\(connections)", "--checksum=sha256=\(expected)", "-d", dir.path,
+                                          server.url("/bytes/\(size)/large.bin")], in: dir, timeout: .seconds(120))
+            #expect(outcome.status == 0, "\(outcome.standardError)")
+            #expect(outcome.jsonEvents().last?["sha256"] as? String == expected)
+            #expect(fileContents(dir.appendingPathComponent("large.bin")) == served(size))
+            #expect(listFiles(dir) == ["large.bin"])
         }
     }
 
