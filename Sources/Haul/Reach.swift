@@ -80,7 +80,7 @@ extension Downloader {
         /// The selector these options stand for.
         ///
         /// - Throws: `invalidArgument` for a malformed proxy URL or an unsupported scheme.
-        func selector() throws(DownloadError) -> ProxySelector {
+        package func selector() throws(DownloadError) -> ProxySelector {
             // The environment gives `no_proxy` too when no list is given, also with an explicit proxy (as curl).
             let explicit: String?
             var environment: [String: String]?
