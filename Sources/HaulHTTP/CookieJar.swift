@@ -33,7 +33,7 @@ package struct CookieJar: Sendable, Hashable {
     ///   - text: the file's text (LF or CRLF lines).
     ///   - now: the current time in seconds since 1970: cookies that expired before it are dropped.
     package init(parsing text: String, now: Int64) {
-        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" }) {
+        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             var line = Substring(rawLine)
             if line.hasSuffix("\r") { line = line.dropLast() }
             if line.hasPrefix("#HttpOnly_") {
