@@ -3,7 +3,9 @@ import Synchronization
 extension ProxyCore {
     func serveSOCKS(_ client: ProxyStream) {
         var record = ProxyServer.SOCKSRequest(methods: [], addressType: 0, host: "", port: 0)
-        defer { state.withLock { $0.socks.append(record) } }
+        var recorded = false
+        // Recorded before the tunnel's relay, which lasts as long as the client keeps the connection.
+        defer { if !recorded { state.withLock { $0.socks.append(record) } } }
         guard let greeting = client.readExactly(2), greeting[0] == 5,
               let methods = client.readExactly(Int(greeting[1])) else { return }
         record.methods = methods
@@ -18,6 +20,8 @@ extension ProxyCore {
         record.addressType = head[3]
         record.host = host
         record.port = port
+        state.withLock { $0.socks.append(record) }
+        recorded = true
         answer(client, host: host, port: port)
     }
 
