@@ -77,6 +77,7 @@ extension ProxyCore {
         for field in request.headers {
             let name = field.name.lowercased()
             if name == "proxy-authorization" || name == "proxy-connection" || name == "connection" { continue }
+            if configuration.behaviour == .stripsRange && (name == "range" || name == "if-range") { continue }
             head += "\(field.name): \(field.value)\r\n"
         }
         head += "Connection: close\r\n\r\n"

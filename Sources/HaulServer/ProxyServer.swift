@@ -35,6 +35,9 @@ public final class ProxyServer: Sendable {
         case alwaysRequireAuthentication(scheme: String)
         /// Answers `CONNECT` with `502` and a `Content-Length` body of N bytes of 'x' (looks like a file).
         case connectRefusedWithBody(bytes: Int)
+        /// Forwards requests without their `Range` and `If-Range` (a caching proxy that answers
+        /// a ranged request with the whole file).
+        case stripsRange
         /// SOCKS5: chooses username/password although only "no authentication" was offered.
         case socksPicksUnofferedMethod
         /// SOCKS5: sends the first two bytes of the reply, then nothing until the client goes.
@@ -45,10 +48,13 @@ public final class ProxyServer: Sendable {
 
     /// Where and how the proxy listens.
     public struct Configuration: Sendable {
+        /// HTTP or SOCKS5.
         public var kind: Kind
-        /// The credentials the proxy requires (`nil`: none).
+        /// The user name the proxy requires (`nil`: no credentials are required).
         public var user: String?
+        /// The password that goes with ``user``.
         public var password: String?
+        /// How the proxy misbehaves, if it does.
         public var behaviour: Behaviour
         /// TLS between client and proxy (an `https://` proxy); HTTP kind only.
         public var tls: HaulServer.TLSIdentity?
@@ -71,16 +77,19 @@ public final class ProxyServer: Sendable {
     public struct SOCKSRequest: Sendable, Equatable {
         /// The authentication methods the client offered.
         public var methods: [UInt8]
-        /// The user name and password the client sent (RFC 1929), if it did.
+        /// The user name the client sent (RFC 1929), if it did.
         public var user: String?
+        /// The password the client sent, if it did.
         public var password: String?
         /// The address type of the request: 1 (IPv4), 3 (name), 4 (IPv6); 0 when none came.
         public var addressType: UInt8
         /// The requested host: a name, or an address in text form.
         public var host: String
+        /// The requested port.
         public var port: Int
     }
 
+    /// The configuration the proxy was started with.
     public let configuration: Configuration
     /// The port the proxy listens on.
     public let port: Int

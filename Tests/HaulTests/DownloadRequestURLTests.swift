@@ -32,11 +32,13 @@ struct DownloadRequestURLTests {
         let error = DownloadError(HTTPClientError(kind, "words"))
         #expect(error.message == "words")
         let network: Set<HTTPClientError.Kind> = [.dnsFailure, .connectionRefused, .connectionReset, .connectTimeout,
-                                                   .headerTimeout, .stalled, .truncatedBody, .networkError]
+                                                   .headerTimeout, .stalled, .truncatedBody, .networkError, .proxyFailure]
         #expect(error.isRetryable == network.contains(kind))
         #expect(error.code.exitStatus == (network.contains(kind) ? 4 : error.code.exitStatus))
-        if kind != .invalidRequest && kind != .invalidTLSSettings {
-            #expect(error.code.name == kind.rawValue)
+        switch kind {
+        case .invalidRequest, .invalidTLSSettings, .invalidProxy: #expect(error.code == .invalidArgument)
+        case .proxyAuthenticationRefused: #expect(error.code == .authenticationRefused)
+        default: #expect(error.code.name == kind.rawValue)
         }
     }
 }

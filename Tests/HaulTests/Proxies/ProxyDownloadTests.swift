@@ -150,3 +150,40 @@ struct ProxyDownloadTests {
         }
     }
 }
+
+/// Range and If-Range through a forwarding proxy, and a proxy that drops them.
+@Suite("ranges through proxies", .serialized)
+struct ProxyRangeTests {
+    @Test("a resume through a proxy sends Range and If-Range on to the origin")
+    func resumeThroughProxy() async throws {
+        let server = try origin()
+        let proxy = try proxy()
+        try await withTemporaryDirectory { dir in
+            let downloader = proxiedDownloader(proxy) { $0.connectionsPerDownload = 1 }
+            let cut = DownloadRequest(url: url(server, "/bytes/400000/r.bin?drop-after=150000"))
+            _ = await expectFailure(downloader, cut, to: .directory(dir))
+            let result = try await downloader.file(from: url(server, "/bytes/400000/r.bin"), to: .directory(dir))
+            #expect(try contents(result.fileURL) == expectedContent(400_000))
+            let resumed = try #require(server.requests.last)
+            #expect(resumed.header("range")?.hasPrefix("bytes=") == true && resumed.header("range") != "bytes=0-")
+            #expect(resumed.header("if-range") != nil)
+            #expect(proxy.requests.last?.header("range") == resumed.header("range"))
+        }
+    }
+
+    @Test("a proxy that answers a ranged request with the whole file: the resume rules start over")
+    func proxyIgnoringRanges() async throws {
+        let server = try origin()
+        let proxy = try proxy(behaviour: .stripsRange)
+        try await withTemporaryDirectory { dir in
+            let downloader = proxiedDownloader(proxy) { $0.connectionsPerDownload = 1 }
+            let cut = DownloadRequest(url: url(server, "/bytes/400000/s.bin?drop-after=150000"))
+            _ = await expectFailure(downloader, cut, to: .directory(dir))
+            #expect(listFiles(dir).contains("s.bin.part"))
+            let result = try await downloader.file(from: url(server, "/bytes/400000/s.bin"), to: .directory(dir))
+            #expect(try contents(result.fileURL) == expectedContent(400_000))
+            #expect(server.requests.allSatisfy { $0.header("range") == nil })
+            #expect(listFiles(dir) == ["s.bin"])
+        }
+    }
+}
