@@ -320,14 +320,7 @@ class Server:
         """Stops the nginx this script started (graceful first) and waits for it, and the proxy."""
         if self.proxy:
             self.proxy.stop()
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            kill_group(self.process.pid)  # the master and its workers
-            self.process.wait()
+        stop_child(self.process)
 
 
 class TinyProxy:
@@ -340,6 +333,7 @@ class TinyProxy:
 
     @property
     def url(self) -> str:
+        """The proxy's URL."""
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
@@ -361,14 +355,21 @@ class TinyProxy:
         log(f"tinyproxy on {self.url}")
 
     def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            kill_group(self.process.pid)
-            self.process.wait()
+        """Stops the tinyproxy this script started and waits for it."""
+        stop_child(self.process)
+
+
+def stop_child(process: subprocess.Popen | None) -> None:
+    """Stops a server this script started, gracefully first, then its whole process group (a
+    master and its workers), and waits for it."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        kill_group(process.pid)
+        process.wait()
 
 
 def free_ports(count: int) -> list[int]:

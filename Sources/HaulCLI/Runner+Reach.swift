@@ -45,11 +45,12 @@ extension Runner {
             return .failure(ExitCode(ExitStatus.usage))
         }
         var reach = Reach()
-        if let path = netrcPath {
+        // A missing ~/.netrc is no news; any other netrc that cannot be used is worth a warning.
+        if let path = netrcPath, !(path.isDefault && !FileManager.default.fileExists(atPath: path.path)) {
             do throws(DownloadError) {
                 reach.netrc = try NetrcFile(contentsOf: path.path)
             } catch {
-                if !(path.isDefault && error.message.contains("No such file")) { warn(error.message) }
+                warn(error.message)
             }
         }
         if let file = options.cookieFile {

@@ -112,26 +112,23 @@ private struct NetrcTokenizer {
 
     private static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
 
+    /// Whether no token came yet on the current line (a `#` there starts a comment).
+    private var atLineStart = true
+
     mutating func next() -> String? {
         while true {
-            while index < bytes.count, Self.isBlank(bytes[index]) { index += 1 }
+            while index < bytes.count, Self.isBlank(bytes[index]) {
+                if bytes[index] == 0x0A { atLineStart = true }
+                index += 1
+            }
             guard index < bytes.count else { return nil }
-            if bytes[index] == UInt8(ascii: "#"), atLineStart(index) {
+            if bytes[index] == UInt8(ascii: "#"), atLineStart {
                 skipLine()
                 continue
             }
+            atLineStart = false
             return bytes[index] == UInt8(ascii: "\"") ? quoted() : plain()
         }
-    }
-
-    /// Whether only blanks come before `position` on its line.
-    private func atLineStart(_ position: Int) -> Bool {
-        var cursor = position - 1
-        while cursor >= 0, bytes[cursor] != 0x0A {
-            if bytes[cursor] != 0x20 && bytes[cursor] != 0x09 { return false }
-            cursor -= 1
-        }
-        return true
     }
 
     private mutating func plain() -> String {
@@ -164,6 +161,7 @@ private struct NetrcTokenizer {
     private mutating func skipLine() {
         while index < bytes.count, bytes[index] != 0x0A { index += 1 }
         if index < bytes.count { index += 1 }
+        atLineStart = true
     }
 
     /// Skips the rest of the `macdef` line, then every line up to and including an empty one.

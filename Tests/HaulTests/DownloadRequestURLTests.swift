@@ -4,6 +4,7 @@ import HaulHTTP
 import Testing
 
 /// The URL checks of ``DownloadRequest`` and the codes HTTP failures get.
+@Suite("URL checks and HTTP failure codes")
 struct DownloadRequestURLTests {
     @Test func checkedURLGivesTheParseEveryDownloadMakesOrNone() throws {
         let text = "http://Host.example:8080/a/./b?q=1"

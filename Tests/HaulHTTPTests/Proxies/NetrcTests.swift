@@ -75,3 +75,15 @@ struct NetrcTests {
         #expect(netrc.credentials(forHost: "other.test") == nil || text.contains("default"))
     }
 }
+
+/// Sizes a fuzzer would try: the parse stays linear.
+@Suite("netrc parsing, large inputs")
+struct NetrcLargeInputTests {
+    @Test("a long line of '#' tokens is no comment and parses quickly")
+    func manyHashes() {
+        let text = "machine a.test login alice password pw " + String(repeating: "x #", count: 200_000)
+        let started = ContinuousClock.now
+        #expect(Netrc(parsing: text).credentials(forHost: "a.test")?.user == "alice")
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+}
