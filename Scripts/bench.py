@@ -13,6 +13,8 @@ Parts (--parts picks some; they run in this order):
   ratelimit  each client's own rate limit (20 MiB/s for 10 s)
   checksum   the single part's file with and without --checksum=sha256 (4 connections, -x 1,
              -x 1 --limit-rate 400M) vs openssl dgst -sha256 of the same file on the same disk
+  proxy      the single part's file over plain HTTP through a private tinyproxy on loopback:
+             haul --proxy (its defaults) vs curl -x and aria2c --all-proxy on one connection
 
 Each part lists its clients as data (PARTS below): a name, a command line template and how the
 output is verified (bytes: compared byte for byte with the source; sha256: its digest; files:
@@ -63,13 +65,13 @@ from pathlib import Path
 MIB = 1 << 20
 SCRIPT = Path(__file__).resolve()
 REPO = SCRIPT.parent.parent
-PART_NAMES = ("single", "capped", "small", "ratelimit", "checksum")
+PART_NAMES = ("single", "capped", "small", "ratelimit", "checksum", "proxy")
 GNU_TIME = "/usr/bin/time"
 # The Debian package that provides each tool the benchmark may run.
 PACKAGES = {
     "nginx": "nginx", "curl": "curl", "aria2c": "aria2", "axel": "axel", "openssl": "openssl",
     "perf": "linux-perf", "strace": "strace", "valgrind": "valgrind", GNU_TIME: "time",
-    "strip": "binutils", "filefrag": "e2fsprogs", "dd": "coreutils", "sh": "dash",
+    "strip": "binutils", "filefrag": "e2fsprogs", "dd": "coreutils", "sh": "dash", "tinyproxy": "tinyproxy",
 }
 
 
@@ -160,6 +162,12 @@ PARTS = {
                                     "{haul_args}") + HAUL_FILE, "sha256"),
         Client("openssl", ("openssl", "dgst", "-sha256", "{out}"), "digest", copy_source=True),
     )),
+    "proxy": Part("proxy", "One {size_mib} MiB file over HTTP through tinyproxy", (
+        Client("haul", ("{haul}", "-q", "--proxy={proxy}", "{haul_args}") + HAUL_FILE, "bytes", needs=("tinyproxy",)),
+        Client("curl", CURL + ("-x", "{proxy}", "-o", "{out}", "{url}"), "bytes"),
+        Client("aria2c", ("aria2c", "-x1", "-s1") + QUIET_ARIA2C + (
+            "--file-allocation=falloc", "--all-proxy={proxy}", "--dir={dir}", "--out={name}", "{url}"), "bytes"),
+    )),
 }
 
 # Targets from the issues, checked on haul's figures: (parts and variants, label, metric, limit).
@@ -181,6 +189,7 @@ TARGETS = (
     ("small", "haul peak RSS MiB", "rss", "<=", 48),
     ("ratelimit", "haul |achieved / asked - 1| %", "rate-error", "<=", 5.0),
     ("checksum", "time --checksum adds (4 connections) / openssl's", "sum-cost", "<=", 1.1),
+    ("proxy", "haul speed / curl's", "speed:curl", ">=", 1.3),
 )
 
 
@@ -269,6 +278,7 @@ class Server:
         self.root, self.ca = work / "www", work / "tls" / "ca.pem"
         self.process: subprocess.Popen | None = None
         self.http_port = self.https_port = 0
+        self.proxy: TinyProxy | None = None  # started by the proxy part
 
     def url(self, variant: str) -> str:
         """The base URL of the http or https listener."""
@@ -307,15 +317,59 @@ class Server:
         log(f"nginx serving {self.root} on {self.url('http')} and {self.url('https')}")
 
     def stop(self) -> None:
-        """Stops the nginx this script started (graceful first) and waits for it."""
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            kill_group(self.process.pid)  # the master and its workers
-            self.process.wait()
+        """Stops the nginx this script started (graceful first) and waits for it, and the proxy."""
+        if self.proxy:
+            self.proxy.stop()
+        stop_child(self.process)
+
+
+class TinyProxy:
+    """tinyproxy on 127.0.0.1 with its own config and log in WORK, as this script's child."""
+
+    def __init__(self, work: Path):
+        self.work = work
+        self.process: subprocess.Popen | None = None
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        """The proxy's URL."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        """Writes the config and starts tinyproxy in the foreground; waits until it listens."""
+        require("tinyproxy")
+        self.work.mkdir(parents=True, exist_ok=True)
+        self.port = free_ports(1)[0]
+        config = self.work / "tinyproxy.conf"
+        config.write_text(f"Port {self.port}\nListen 127.0.0.1\nTimeout 600\nMaxClients 64\n"
+                          f"Allow 127.0.0.1\nLogLevel Warning\nLogFile \"{self.work}/tinyproxy.log\"\n")
+        self.process = subprocess.Popen([which("tinyproxy"), "-d", "-c", str(config)], stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + 10
+        while not port_open(self.port):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                die(f"tinyproxy did not start listening; see {self.work}/tinyproxy.log")
+            time.sleep(0.05)
+        log(f"tinyproxy on {self.url}")
+
+    def stop(self) -> None:
+        """Stops the tinyproxy this script started and waits for it."""
+        stop_child(self.process)
+
+
+def stop_child(process: subprocess.Popen | None) -> None:
+    """Stops a server this script started, gracefully first, then its whole process group (a
+    master and its workers), and waits for it."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        kill_group(process.pid)
+        process.wait()
 
 
 def free_ports(count: int) -> list[int]:
@@ -499,6 +553,12 @@ def file_sha256(path: Path) -> str:
 def prepare(part: str, cfg: argparse.Namespace, server: Server) -> Setup:
     """Makes (or reuses) what PART serves, and the lists its clients read."""
     root = server.root
+    if part == "proxy":
+        source = make_file(root / "bench.bin", cfg.size_mib)
+        if server.proxy is None:
+            server.proxy = TinyProxy(server.work / "tinyproxy")
+            server.proxy.start()
+        return Setup(source, "proxy.bin", "/bench.bin", source.stat().st_size, 1, {"proxy": server.proxy.url})
     if part in ("single", "checksum"):
         source = make_file(root / "bench.bin", cfg.size_mib)
         setup = Setup(source, "bench.bin" if part == "single" else "checksum.bin", "/bench.bin",
@@ -1089,7 +1149,7 @@ def part_targets(part: Part, variant: str, rows: list[dict], best: float) -> lis
 PART_OPTIONS = {
     "single": ("size_mib", "protocols", "disk_writers"), "capped": ("capped_mib", "connections", "cap_rate"),
     "small": ("small_count", "small_kib", "jobs"), "ratelimit": ("rate_mib_s", "rate_seconds"),
-    "checksum": ("size_mib", "link_rate"),
+    "checksum": ("size_mib", "link_rate"), "proxy": ("size_mib",),
 }
 
 

@@ -190,3 +190,11 @@ int haul_hmac(int algorithm, const void *key, size_t key_length,
               data_length ? data : &empty, data_length, out, &length)) return 0;
     return (int)length;
 }
+
+int haul_ssl_set_bio_over_ssl(SSL *inner, SSL *outer) {
+    BIO *bio = BIO_new(BIO_f_ssl());
+    if (bio == NULL) return 0;
+    BIO_set_ssl(bio, outer, BIO_NOCLOSE);
+    SSL_set_bio(inner, bio, bio);  // one reference, owned by `inner`
+    return 1;
+}

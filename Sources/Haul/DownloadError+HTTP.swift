@@ -32,6 +32,10 @@ extension DownloadError {
         case .invalidChunk: .invalidChunk
         case .redirectRefused: .redirectRefused
         case .tooManyRedirects: .tooManyRedirects
+        case .invalidProxy: .invalidArgument
+        case .proxyAuthenticationRefused: .authenticationRefused
+        case .tunnelRefused: .tunnelRefused
+        case .proxyFailure: .proxyFailure
         case .internalError: .internalError
         }
     }

@@ -67,6 +67,8 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible {
         public static let truncatedBody = Code("truncatedBody", exit: 4, retryable: true)
         /// Any other network failure.
         public static let networkError = Code("networkError", exit: 4, retryable: true)
+        /// A SOCKS5 proxy failed its handshake or could not reach the origin (its reply code is in the message).
+        public static let proxyFailure = Code("proxyFailure", exit: 4, retryable: true)
 
         // 5: TLS
         /// The server's certificate is not trusted.
@@ -77,7 +79,7 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible {
         public static let tlsHandshakeFailed = Code("tlsHandshakeFailed", exit: 5)
 
         // 6: authentication
-        /// The server answered 401, 403 or 407.
+        /// The server answered 401, 403 or 407, or a proxy refused (407, 401 or 403 to `CONNECT`, SOCKS5 credentials).
         public static let authenticationRefused = Code("authenticationRefused", exit: 6)
 
         // 7: protocol
@@ -96,6 +98,8 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible {
         /// A ranged request found a different file (a 200, or another ETag): the download must
         /// start over. Handled inside the engine; it surfaces only if starting over fails too.
         package static let resourceChanged = Code("resourceChanged", exit: 7)
+        /// A proxy's answer to `CONNECT` is not a tunnel (a non-2xx status, or data after its 2xx head).
+        public static let tunnelRefused = Code("tunnelRefused", exit: 7)
         /// Redirects loop or exceed the hop limit.
         public static let tooManyRedirects = Code("tooManyRedirects", exit: 7)
 

@@ -39,6 +39,9 @@ public struct DownloadRequest: Sendable {
     /// signature older than its lifetime) is renewed and the download continues from the bytes
     /// on disk.
     public var signer: (any URLSigner)?
+    /// Basic credentials for the URL's origin (scheme, host and port) only: a redirect to
+    /// another origin never carries them. Userinfo in ``url`` wins over them.
+    public var credentials: Credentials?
 
     /// Creates a request.
     ///

@@ -55,6 +55,13 @@ extension Downloader {
         /// The HTTP client that moves the bytes: Haul's own (``Transport/native``, the default)
         /// or Foundation's `URLSession` (`.urlSession`, from the `HaulURLSession` module).
         public var transport: Transport = .native
+        /// Which proxy each request goes through. Default: the environment, as curl reads it
+        /// (`http_proxy`, `https_proxy`, `all_proxy`, `no_proxy`).
+        public var proxy: ProxyOptions = .environment
+        /// Credentials per host (`.netrc`), for every host a download reaches. Default: none.
+        public var netrc: NetrcFile?
+        /// Cookies sent with every request they match, redirects included. Default: none.
+        public var cookies: CookieFile?
 
         /// Creates the default configuration.
         public init() {}
@@ -83,7 +90,7 @@ extension Downloader {
     }
 
     /// How TLS certificates are verified.
-    public struct TLSOptions: Sendable {
+    public struct TLSOptions: Sendable, Equatable {
         /// A PEM file of extra CA certificates trusted besides the system store.
         public var extraCAFile: String?
         /// Skip certificate and hostname verification entirely (`-k`).

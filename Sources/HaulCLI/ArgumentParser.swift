@@ -117,6 +117,19 @@ public enum ArgumentParser {
                 throw invalidValue(value, spec, "expected an http:// or https:// URL")
             }
             command.endpoint = url
+        case .proxy: command.proxy = try controlFree(value, spec)
+        case .noProxy: command.noProxy = try controlFree(value, spec)
+        case .proxyCACert: command.proxyCACertificateFile = try path(value, spec)
+        case .proxyInsecure: command.proxyInsecure = true
+        case .user:
+            let text = try controlFree(value, spec)
+            guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else {
+                throw UsageError("invalid value for \(spec.longSpelling): expected USER:PASSWORD")
+            }
+            command.credentials = Credentials(user: String(text[..<colon]), password: String(text[text.index(after: colon)...]))
+        case .netrc: command.netrc = true
+        case .netrcFile: command.netrcFile = try path(value, spec)
+        case .cookies: command.cookieFile = try path(value, spec)
         case .help, .version, .demoSize, .demoConnections:
             break  // refused above, handled by the caller, or not in this table
         }
@@ -192,6 +205,15 @@ public enum ArgumentParser {
 
     private static func invalidValue(_ value: String?, _ spec: OptionSpec, _ expected: String) -> UsageError {
         UsageError("invalid value '\(value ?? "")' for \(spec.longSpelling): \(expected)")
+    }
+
+    /// A value without control characters (CR, LF...), which never goes into a message: it may hold a password.
+    private static func controlFree(_ value: String?, _ spec: OptionSpec) throws(UsageError) -> String {
+        let value = value ?? ""
+        guard value.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7F }) else {
+            throw UsageError("invalid value for \(spec.longSpelling): it contains a control character (CR, LF...)")
+        }
+        return value
     }
 
     private static func path(_ value: String?, _ spec: OptionSpec) throws(UsageError) -> String {

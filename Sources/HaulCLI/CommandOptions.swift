@@ -89,6 +89,22 @@ public struct CommandOptions: Sendable, Equatable {
     public var checksum: Checksum?
     /// `--endpoint URL`: the server for `s3://` and `oss://` URLs.
     public var endpoint: URL?
+    /// `--proxy URL`: `nil` reads the environment, `""` turns proxies off.
+    public var proxy: String?
+    /// `--noproxy LIST`: `nil` reads `no_proxy`, `""` bypasses nothing.
+    public var noProxy: String?
+    /// `--proxy-cacert FILE`.
+    public var proxyCACertificateFile: String?
+    /// `--proxy-insecure`.
+    public var proxyInsecure = false
+    /// `-u USER:PASSWORD`.
+    public var credentials: Credentials?
+    /// `-n`: credentials from `$NETRC` or `~/.netrc`.
+    public var netrc = false
+    /// `--netrc-file FILE`.
+    public var netrcFile: String?
+    /// `-b FILE`: a Netscape cookies.txt.
+    public var cookieFile: String?
 
     /// Creates the default options.
     public init() {}

@@ -8,6 +8,7 @@ struct OptionSpec: Sendable {
         case output, directory, connections, maxDownloads, inputFile, checksum, limitRate
         case retries, retryWait, retryConnectionRefused, connectTimeout, headerTimeout, stallTimeout, header, onConflict
         case noContinue, caCert, insecure, engine, endpoint, json, quiet, help, version
+        case proxy, noProxy, proxyCACert, proxyInsecure, user, netrc, netrcFile, cookies
         case demoSize, demoConnections
     }
 
@@ -99,6 +100,25 @@ enum OptionTable {
                    "the server for s3:// and oss:// URLs (an S3- or OSS-compatible one); credentials come from "
                    + "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION or "
                    + "OSS_ACCESS_KEY_ID, OSS_ACCESS_KEY_SECRET"),
+        OptionSpec(.proxy, nil, "proxy", "URL",
+                   "proxy for every URL (long form only: -x is --connections): http:// (the default), https://, "
+                   + "socks5:// (names resolved here) or socks5h:// (by the proxy); USER:PASSWORD@ in it are the "
+                   + "proxy's credentials; overrides http_proxy, https_proxy and all_proxy; --proxy= turns them off"),
+        OptionSpec(.noProxy, nil, "noproxy", "LIST",
+                   "comma-separated hosts, domains, IP addresses and CIDR blocks that bypass the proxy ('*' for all); "
+                   + "overrides no_proxy; --noproxy= cancels it"),
+        OptionSpec(.proxyCACert, nil, "proxy-cacert", "FILE",
+                   "also trust the CA certificates in this PEM file for an https:// proxy"),
+        OptionSpec(.proxyInsecure, nil, "proxy-insecure", nil,
+                   "do not verify an https:// proxy's certificate (origins are still verified)"),
+        OptionSpec(.user, "u", "user", "USER:PASSWORD",
+                   "Basic credentials for the URL's origin only (never after a redirect to another origin)"),
+        OptionSpec(.netrc, "n", "netrc", nil,
+                   "credentials per host from $NETRC or ~/.netrc (which must be private: chmod 600)"),
+        OptionSpec(.netrcFile, nil, "netrc-file", "FILE",
+                   "like --netrc, from FILE"),
+        OptionSpec(.cookies, "b", "cookies", "FILE",
+                   "send the cookies of this Netscape cookies.txt file where they match, redirects included"),
         OptionSpec(.json, nil, "json", nil,
                    "machine-readable events on stdout, one JSON object per line; no progress bar"),
         OptionSpec(.quiet, "q", "quiet", nil,

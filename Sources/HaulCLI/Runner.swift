@@ -58,7 +58,10 @@ struct Runner {
         if options.insecure && !options.quiet && !options.json {
             terminal.write("haul: warning: TLS certificates are not verified (--insecure)\n", to: .error)
         }
-        return await download(urls, texts: texts)
+        switch prepareReach() {
+        case .success(let reach): return await download(urls, texts: texts, reach: reach)
+        case .failure(let exit): return exit.status
+        }
     }
 
     /// The downloader's settings from the options.
@@ -79,6 +82,7 @@ struct Runner {
         configuration.maximumActiveDownloads = options.maxDownloads
         configuration.rateLimit = options.rateLimit
         configuration.transport = transport
+        configuration.proxy = proxyOptions
         return configuration
     }
 
@@ -104,6 +108,7 @@ struct Runner {
         request.checksum = options.checksum
         request.signer = try? StorageURL.signer(for: url, endpoint: options.endpoint, environment: terminal.environment)
         request.parsedURL = parsed
+        request.credentials = options.credentials
         return request
     }
 
@@ -124,10 +129,13 @@ struct Runner {
 
     /// Starts every download through one ``Downloader`` (which runs `-j` of them at once and
     /// queues the rest), follows their events concurrently, and reports them from this task only.
-    private func download(_ urls: [(url: URL, parsed: HTTPURL?)], texts: [String]) async -> Int32 {
+    private func download(_ urls: [(url: URL, parsed: HTTPURL?)], texts: [String], reach: Reach) async -> Int32 {
         let style: Reporter.Style = options.json ? .json : options.quiet ? .quiet : .progress
         let reporter = Reporter(style: style, terminal: terminal, urlsAsGiven: texts)
         reporter.retriesRefusedConnections = options.retriesRefusedConnections
+        var configuration = self.configuration
+        configuration.netrc = reach.netrc
+        configuration.cookies = reach.cookies
         let downloader = Downloader(configuration: configuration)
         let destination = self.destination
         let interrupts = InterruptState()

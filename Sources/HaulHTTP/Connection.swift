@@ -13,32 +13,58 @@ import HaulCore
 /// large buffer means few `pwrite` calls over TLS too.
 package final class Connection {
     private let socket: TCPSocket
+    /// The TLS session reads and writes go through: the origin's, or an https proxy's when the
+    /// origin is plain HTTP.
     private var ssl: OpaquePointer?
+    /// An https proxy's TLS session when the origin's session runs inside it (`ssl` reads and
+    /// writes through it).
+    private var proxySSL: OpaquePointer?
     private var cancellation: CancellationSignal
     private var token: Int?
-    private let peer: String
+    private var peer: String
     private var receiveTimeout: Duration?
     private var sendTimeout: Duration?
     /// Whether the peer closed a TLS connection without close_notify (an EOF that could be a cut).
     package private(set) var closedWithoutNotify = false
+    /// How the connection reaches its origin: the key it is parked under in ``ConnectionPool``.
+    package let route: ConnectionRoute
 
-    /// Connects to `url`'s host and port, and completes the TLS handshake for `https`.
+    /// Connects to `url`'s origin along `route`, and completes the TLS handshake for `https`.
     ///
+    /// Through a proxy, the connect timeout covers every step: the TCP connection to the proxy,
+    /// TLS with an `https://` proxy (verified against its name with `proxyTLS`), the `CONNECT`
+    /// tunnel or the SOCKS5 handshake, and TLS with the origin (always verified against the
+    /// origin's name with `tls`: a proxy never makes an origin trusted).
+    ///
+    /// - Parameters:
+    ///   - route: how to reach the origin; `nil` is direct.
+    ///   - tls: the origin's TLS context (made only for `https`).
+    ///   - proxyTLS: an `https://` proxy's TLS context.
+    ///   - userAgent: the `User-Agent` of a `CONNECT` request.
+    ///   - threads: where a host name is resolved (see ``Resolver``).
     /// - Throws: network codes, TLS codes (`tlsCertificateUntrusted`, `tlsHostnameMismatch`,
-    ///   `tlsHandshakeFailed`) or `cancelled`.
-    ///
-    /// - Parameter threads: where a host name is resolved (see ``Resolver``).
-    package init(to url: HTTPURL, tls: @autoclosure () throws(HTTPClientError) -> TLSContext, connectTimeout: Duration,
-                 cancellation: CancellationSignal, threads: ThreadPool) throws(HTTPClientError) {
-        let start = ContinuousClock.now
+    ///   `tlsHandshakeFailed`), proxy codes (`proxyAuthenticationRefused`, `tunnelRefused`,
+    ///   `proxyFailure`) or `cancelled`.
+    package init(to url: HTTPURL, route: ConnectionRoute? = nil, tls: @autoclosure () throws(HTTPClientError) -> TLSContext,
+                 proxyTLS: @autoclosure () throws(HTTPClientError) -> TLSContext? = nil, userAgent: String = "haul",
+                 connectTimeout: Duration, cancellation: CancellationSignal, threads: ThreadPool) throws(HTTPClientError) {
+        let deadline = ContinuousClock.now + connectTimeout
+        let route = route ?? .direct(url.origin)
+        let proxy = route.proxy
+        self.route = route
         self.cancellation = cancellation
-        self.peer = url.isIPv6Literal ? "[\(url.host)]:\(url.port)" : "\(url.host):\(url.port)"
+        let origin = url.isIPv6Literal ? "[\(url.host)]:\(url.port)" : "\(url.host):\(url.port)"
+        self.peer = proxy.map { "the proxy \($0.hostAndPort)" } ?? origin
         do throws(HTTPClientError) {
-            socket = try TCPSocket.connect(host: url.host, port: url.port, timeout: connectTimeout, cancellation: cancellation,
-                                           threads: threads)
+            socket = try TCPSocket.connect(host: proxy?.host ?? url.host, port: proxy?.port ?? url.port, timeout: connectTimeout,
+                                           cancellation: cancellation, threads: threads)
         } catch {
             var failure = error
-            if [.connectionRefused, .dnsFailure, .connectTimeout].contains(failure.kind) { failure.unreachableOrigin = url.origin }
+            if let proxy {
+                if failure.kind != .cancelled { failure.message = "cannot reach the proxy \(proxy): \(failure.message)" }
+            } else if [.connectionRefused, .dnsFailure, .connectTimeout].contains(failure.kind) {
+                failure.unreachableOrigin = url.origin
+            }
             throw failure
         }
         guard let token = cancellation.register(socket: socket.descriptor) else {
@@ -47,30 +73,125 @@ package final class Connection {
             throw HTTPClientError.cancelled
         }
         self.token = token
-        if url.scheme == .https {
-            do throws(HTTPClientError) {
-                let remaining = connectTimeout - (ContinuousClock.now - start)
-                try handshake(url: url, context: tls(), timeout: max(remaining, .milliseconds(1)))
-            } catch {
-                self.close()
-                throw error
+        do throws(HTTPClientError) {
+            if let proxy {
+                try reach(url, through: proxy, proxyTLS: proxyTLS, userAgent: userAgent, deadline: deadline, threads: threads)
+                peer = origin
             }
+            if url.scheme == .https && !route.isForwarding {
+                try handshake(host: url.host, isIPLiteral: url.isIPv6Literal || isIPv4Literal(url.host), context: tls(),
+                              timeout: Self.left(until: deadline))
+            }
+        } catch {
+            self.close()
+            throw error
         }
     }
 
     deinit { close() }
 
-    private func handshake(url: HTTPURL, context: TLSContext, timeout: Duration) throws(HTTPClientError) {
+    /// What is left until `deadline`, at least 1 ms.
+    private static func left(until deadline: ContinuousClock.Instant) -> Duration {
+        max(deadline - ContinuousClock.now, .milliseconds(1))
+    }
+
+    /// Through the TCP connection to `proxy`: TLS with an `https://` proxy, then the tunnel
+    /// (`CONNECT` for an `https` origin, SOCKS5 for any); a forwarding proxy needs nothing more.
+    private func reach(_ url: HTTPURL, through proxy: ProxyURL, proxyTLS: () throws(HTTPClientError) -> TLSContext?,
+                       userAgent: String, deadline: ContinuousClock.Instant, threads: ThreadPool) throws(HTTPClientError) {
+        if proxy.scheme == .https {
+            guard let context = try proxyTLS() else { throw HTTPClientError(.internalError, "no TLS context for an https proxy") }
+            try handshake(host: proxy.host, isIPLiteral: proxy.isIPv6Literal || isIPv4Literal(proxy.host), context: context,
+                          timeout: Self.left(until: deadline))
+        }
+        if proxy.scheme.isSOCKS {
+            try socksHandshake(to: url, through: proxy, deadline: deadline, threads: threads)
+        } else if url.scheme == .https {
+            try openTunnel(to: url, through: proxy, userAgent: userAgent, deadline: deadline)
+        }
+    }
+
+    /// Sends `CONNECT` and reads the proxy's answer (see ``ConnectHandshake``).
+    private func openTunnel(to url: HTTPURL, through proxy: ProxyURL, userAgent: String,
+                            deadline: ContinuousClock.Instant) throws(HTTPClientError) {
+        var handshake = ConnectHandshake(host: url.host, isIPv6Literal: url.isIPv6Literal, port: url.port, userAgent: userAgent,
+                                         proxy: proxy)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 1)
+        defer { buffer.deallocate() }
+        do throws(HTTPClientError) {
+            try write(handshake.request, timeout: Self.left(until: deadline))
+            while true {
+                let count = try read(into: buffer, timeout: Self.left(until: deadline), timeoutCode: .connectTimeout)
+                if count == 0 { throw handshake.inputEnded() }
+                switch handshake.received(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) {
+                case .needMore: continue
+                case .established: return
+                case .failed(let error): throw error
+                }
+            }
+        } catch where error.kind == .connectTimeout || error.kind == .stalled {
+            throw HTTPClientError(.connectTimeout, "the proxy \(proxy) did not answer CONNECT within the connect timeout")
+        }
+    }
+
+    /// Runs the SOCKS5 handshake (see ``SOCKS5Handshake``), reading exactly what each step needs.
+    private func socksHandshake(to url: HTTPURL, through proxy: ProxyURL, deadline: ContinuousClock.Instant,
+                                threads: ThreadPool) throws(HTTPClientError) {
+        let target: SOCKS5Handshake.Target
+        if let address = IPAddress(url.host) {
+            target = .address(address)
+        } else if proxy.scheme == .socks5h {
+            target = .name(url.host)
+        } else {
+            let addresses = try Resolver.resolve(host: url.host, port: url.port, deadline: deadline, cancellation: cancellation,
+                                                 threads: threads)
+            guard let address = addresses.lazy.compactMap(\.ipAddress).first else {
+                throw HTTPClientError(.dnsFailure, "no address found for host '\(url.host)'")
+            }
+            target = .address(address)
+        }
+        var machine = try SOCKS5Handshake(target: target, port: url.port, user: proxy.user, password: proxy.password,
+                                          proxy: proxy.description)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 512, alignment: 1)
+        defer { buffer.deallocate() }
+        do throws(HTTPClientError) {
+            try write(machine.greeting, timeout: Self.left(until: deadline))
+            while true {
+                let wanted = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<machine.bytesWanted])
+                let count = try read(into: wanted, timeout: Self.left(until: deadline), timeoutCode: .connectTimeout)
+                if count == 0 { throw machine.inputEnded() }
+                switch machine.received(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) {
+                case .needMore: continue
+                case .send(let bytes): try write(bytes, timeout: Self.left(until: deadline))
+                case .done: return
+                case .failed(let error): throw error
+                }
+            }
+        } catch where error.kind == .connectTimeout || error.kind == .stalled {
+            throw HTTPClientError(.connectTimeout, "the SOCKS5 proxy \(proxy) did not complete its handshake within the connect timeout")
+        }
+    }
+
+    /// TLS with `host` over the socket, or inside an https proxy's session when there is one.
+    private func handshake(host: String, isIPLiteral: Bool, context: TLSContext, timeout: Duration) throws(HTTPClientError) {
         guard let ssl = SSL_new(context.context) else {
             throw HTTPClientError(.tlsHandshakeFailed, "cannot create a TLS session: \(takeOpenSSLError())")
         }
-        self.ssl = ssl
-        SSL_set_fd(ssl, socket.descriptor)
-        if url.isIPv6Literal || isIPv4Literal(url.host) {
-            if context.verifies { X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), url.host) }
+        if let outer = self.ssl {
+            proxySSL = outer
+            self.ssl = ssl
+            guard haul_ssl_set_bio_over_ssl(ssl, outer) == 1 else {
+                throw HTTPClientError(.tlsHandshakeFailed, "cannot layer TLS over the proxy's: \(takeOpenSSLError())")
+            }
         } else {
-            _ = haul_ssl_set_sni(ssl, url.host)
-            if context.verifies { SSL_set1_host(ssl, url.host) }
+            self.ssl = ssl
+            SSL_set_fd(ssl, socket.descriptor)
+        }
+        if isIPLiteral {
+            if context.verifies { X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host) }
+        } else {
+            _ = haul_ssl_set_sni(ssl, host)
+            if context.verifies { SSL_set1_host(ssl, host) }
         }
         setReceiveTimeout(timeout)
         setSendTimeout(timeout)
@@ -255,6 +376,7 @@ package final class Connection {
     package var looksIdleAndOpen: Bool {
         guard !closed else { return false }
         if let ssl, SSL_pending(ssl) > 0 { return false }
+        if let proxySSL, SSL_pending(proxySSL) > 0 { return false }
         var fds = [pollfd(fd: socket.descriptor, events: Int16(POLLIN), revents: 0)]
         return poll(&fds, 1, 0) == 0   // readable means data nobody asked for, or the close
     }
@@ -268,8 +390,12 @@ package final class Connection {
             self.token = nil
         }
         if let ssl {
-            SSL_free(ssl)
+            SSL_free(ssl)   // frees its BIO over `proxySSL`, not `proxySSL` itself
             self.ssl = nil
+        }
+        if let proxySSL {
+            SSL_free(proxySSL)
+            self.proxySSL = nil
         }
         closeDescriptor(socket.descriptor)
     }

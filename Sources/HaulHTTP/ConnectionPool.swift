@@ -6,8 +6,9 @@ import Darwin
 #endif
 import HaulCore
 
-/// Idle keep-alive connections, by origin (scheme, host, port), so the next
-/// request to that origin skips the connect and the TLS handshake.
+/// Idle keep-alive connections, by route (see ``ConnectionRoute``: the origin, or the proxy and
+/// what went through it), so the next request along that route skips the connect, the proxy's
+/// handshake and the TLS handshake.
 ///
 /// A connection goes back only after its whole response was read with nothing left over, when
 /// both sides allow keep-alive (see ``ResponseHead/allowsReuse``). A connection parked longer than
@@ -24,7 +25,7 @@ package final class ConnectionPool: Sendable {
     /// The origins the downloads sharing this pool gave up connecting to.
     package let unreachable = UnreachableHosts()
 
-    private let idle = SharedStateLock<[HTTPURL.Origin: [Entry]]>([:])
+    private let idle = SharedStateLock<[ConnectionRoute: [Entry]]>([:])
 
     /// A connection only the pool refers to while it is parked.
     private struct Entry: @unchecked Sendable {
@@ -37,10 +38,10 @@ package final class ConnectionPool: Sendable {
         self.maximumIdlePerOrigin = maximumIdlePerOrigin
     }
 
-    /// An idle connection to `url`'s origin that still looks open, moved to `cancellation`; `nil`
+    /// An idle connection along `route` that still looks open, moved to `cancellation`; `nil`
     /// when there is none.
-    package func take(for url: HTTPURL, cancellation: CancellationSignal) -> Connection? {
-        let key = url.origin
+    package func take(for route: ConnectionRoute, cancellation: CancellationSignal) -> Connection? {
+        let key = route
         while true {
             let entry = idle.withLock { idle -> Entry? in idle[key]?.popLast() }
             guard let entry else { return nil }
@@ -53,11 +54,11 @@ package final class ConnectionPool: Sendable {
         }
     }
 
-    /// Parks `connection` (to `url`'s origin) for a later request, or closes it when the origin
+    /// Parks `connection` under its route for a later request, or closes it when the route
     /// already has ``maximumIdlePerOrigin`` idle connections.
-    package func put(_ connection: Connection, for url: HTTPURL) {
+    package func put(_ connection: Connection) {
         connection.detach()
-        let key = url.origin
+        let key = connection.route
         let now = ContinuousClock.now
         let evicted = idle.withLock { idle -> [Entry] in
             var list = idle[key, default: []]

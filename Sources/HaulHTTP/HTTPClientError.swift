@@ -48,6 +48,15 @@ package struct HTTPClientError: Error, Sendable, CustomStringConvertible {
         case redirectRefused
         /// Redirects loop or exceed the hop limit.
         case tooManyRedirects
+        /// A proxy URL is malformed or names an unsupported scheme.
+        case invalidProxy
+        /// A proxy refused to serve: 407 (with or without credentials), or 401/403 to CONNECT, or
+        /// a SOCKS5 proxy that refused the credentials.
+        case proxyAuthenticationRefused
+        /// A CONNECT answer that is not a tunnel (a non-2xx status, data after a 2xx head).
+        case tunnelRefused
+        /// A SOCKS5 proxy failed the handshake or could not reach the origin.
+        case proxyFailure
         /// A broken promise inside the layer.
         case internalError
     }

@@ -38,10 +38,14 @@ package struct RequestHead: Sendable {
     /// Builds the request head for a URL.
     ///
     /// Always sends `Host`, `User-Agent` (a user header may override it), `Accept: */*` (likewise),
-    /// `Accept-Encoding: identity`, `Range`/`If-Range` when asked, and
-    /// `Authorization: Basic ...` when `sendUserinfo` is set and the URL has a user (a user
-    /// `Authorization` header wins). User values for Host, Range, If-Range, Content-Length,
-    /// Transfer-Encoding, Connection and Accept-Encoding are dropped.
+    /// `Accept-Encoding: identity`, `Range`/`If-Range` when asked, and `Authorization`: the
+    /// `authorization` value when given, else `Basic ...` from the URL's userinfo when
+    /// `sendUserinfo` is set and the URL has a user (a user `Authorization` header wins over
+    /// both). `cookie` is sent as `Cookie` (after the user's `Cookie` value, in the same field).
+    /// To a forwarding proxy (`absoluteForm`), the target is the whole URL without userinfo or
+    /// fragment, and `proxyAuthorization` replaces any user `Proxy-Authorization`. User values
+    /// for Host, Range, If-Range, Content-Length, Transfer-Encoding, Connection and
+    /// Accept-Encoding are dropped.
     ///
     /// - Parameters:
     ///   - method: `GET` or `HEAD`.
@@ -51,22 +55,33 @@ package struct RequestHead: Sendable {
     ///   - sendUserinfo: whether the URL's user and password may be sent (original origin only).
     ///   - range: the byte range to ask for.
     ///   - ifRange: the validator (ETag or date) for `If-Range`.
+    ///   - authorization: the `Authorization` value chosen for this hop (`-u`, netrc).
+    ///   - cookie: the `Cookie` value of the cookies that match this URL.
+    ///   - proxyAuthorization: the forwarding proxy's `Proxy-Authorization` value.
+    ///   - absoluteForm: whether the request goes to a forwarding proxy.
     /// - Returns: the head.
     /// - Throws: `.invalidArgument` when a header name is not a token, a value contains CR, LF
     ///   or NUL, or the range is empty or negative.
     package static func make(
         method: HTTPMethod, url: HTTPURL, userAgent: String, userHeaders: [(name: String, value: String)],
-        sendUserinfo: Bool, range: ByteRangeRequest?, ifRange: String?
+        sendUserinfo: Bool, range: ByteRangeRequest?, ifRange: String?, authorization: String? = nil,
+        cookie: String? = nil, proxyAuthorization: String? = nil, absoluteForm: Bool = false
     ) throws(HTTPClientError) -> RequestHead {
         for header in userHeaders {
             try validate(name: header.name, value: header.value)
         }
         try validate(name: "User-Agent", value: userAgent)
         if let ifRange { try validate(name: "If-Range", value: ifRange) }
+        for (name, value) in [("Authorization", authorization), ("Cookie", cookie), ("Proxy-Authorization", proxyAuthorization)] {
+            if let value { try validate(name: name, value: value) }
+        }
         if let range, range.first < 0 || (range.last.map { $0 < range.first } ?? false) {
             throw HTTPClientError(.invalidRequest, "invalid byte range \(range.first)-\(range.last.map(String.init) ?? "")")
         }
-        let kept = userHeaders.filter { header in !reservedNames.contains { header.name.asciiCaseInsensitiveEquals($0) } }
+        let kept = userHeaders.filter { header in
+            !reservedNames.contains { header.name.asciiCaseInsensitiveEquals($0) }
+                && !(proxyAuthorization != nil && header.name.asciiCaseInsensitiveEquals("proxy-authorization"))
+        }
         func userValue(_ name: String) -> String? {
             kept.first { $0.name.asciiCaseInsensitiveEquals(name) }?.value
         }
@@ -77,9 +92,16 @@ package struct RequestHead: Sendable {
         headers.add(name: "User-Agent", value: userValue("User-Agent") ?? userAgent)
         headers.add(name: "Accept", value: userValue("Accept") ?? "*/*")
         headers.add(name: "Accept-Encoding", value: "identity")
-        if sendUserinfo, let user = url.user, userValue("Authorization") == nil {
-            let credentials = Array("\(user):\(url.password ?? "")".utf8)
-            headers.add(name: "Authorization", value: "Basic " + base64(credentials))
+        if userValue("Authorization") == nil {
+            if let authorization {
+                headers.add(name: "Authorization", value: authorization)
+            } else if sendUserinfo, let user = url.user {
+                headers.add(name: "Authorization", value: BasicCredentials(user: user, password: url.password ?? "").authorization)
+            }
+        }
+        if let proxyAuthorization { headers.add(name: "Proxy-Authorization", value: proxyAuthorization) }
+        if let cookie {
+            headers.add(name: "Cookie", value: userValue("Cookie").map { $0 + "; " + cookie } ?? cookie)
         }
         if let range {
             headers.add(name: "Range", value: range.headerValue)
@@ -88,7 +110,7 @@ package struct RequestHead: Sendable {
         for header in kept where !headers.contains(header.name) || isRepeatable(header.name) {
             headers.add(name: header.name, value: header.value)
         }
-        return RequestHead(method: method, target: url.target, headers: headers)
+        return RequestHead(method: method, target: absoluteForm ? url.stringWithoutUserinfo : url.target, headers: headers)
     }
 
     /// The request line and header block, ready to write.
@@ -114,7 +136,7 @@ package struct RequestHead: Sendable {
 
     /// Fields Haul may already have set from the user's value (sent once) versus any other.
     private static func isRepeatable(_ name: String) -> Bool {
-        !["user-agent", "accept", "authorization"].contains { name.asciiCaseInsensitiveEquals($0) }
+        !["user-agent", "accept", "authorization", "cookie", "proxy-authorization"].contains { name.asciiCaseInsensitiveEquals($0) }
     }
 
     private static func validate(name: String, value: String) throws(HTTPClientError) {

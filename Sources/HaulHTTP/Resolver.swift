@@ -19,6 +19,18 @@ package enum Resolver {
         package var socketProtocol: Int32
         package var storage: sockaddr_storage
         package var length: socklen_t
+
+        /// The IPv4 or IPv6 address (for a SOCKS5 request).
+        package var ipAddress: IPAddress? {
+            var copy = storage
+            return withUnsafeBytes(of: &copy) { raw -> IPAddress? in
+                switch family {
+                case AF_INET: return IPAddress(bytes: Array(raw[4..<8]))      // sockaddr_in: family, port, address
+                case AF_INET6: return IPAddress(bytes: Array(raw[8..<24]))    // sockaddr_in6: family, port, flowinfo, address
+                default: return nil
+                }
+            }
+        }
     }
 
     /// - Throws: `dnsFailure`, `connectTimeout` (the deadline passed), `cancelled`.

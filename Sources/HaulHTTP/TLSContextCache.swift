@@ -4,7 +4,8 @@ import HaulCore
 /// One TLS context per download, made on first use (plain HTTP never loads the trust store),
 /// shared by its connections.
 package final class TLSContextCache: Sendable {
-    private let options: TLSSettings
+    /// The settings every context of this cache is made with.
+    package let options: TLSSettings
     private let context = Mutex<TLSContext?>(nil)
 
     package init(options: TLSSettings) {

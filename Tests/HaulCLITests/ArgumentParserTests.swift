@@ -70,6 +70,8 @@ private func usageError(_ arguments: [String]) -> String? {
             .retries: "0", .retryWait: "0.5", .connectTimeout: "2.5", .headerTimeout: "7", .stallTimeout: ".5",
             .header: "X-Token: abc", .onConflict: "skip", .caCert: "ca.pem", .engine: "native", .limitRate: "1.5M",
             .checksum: "md5=" + String(repeating: "0f", count: 16), .endpoint: "http://127.0.0.1:9000",
+            .proxy: "socks5h://u:p@127.0.0.1:1080", .noProxy: "localhost,10.0.0.0/8", .proxyCACert: "proxy-ca.pem",
+            .user: "me:pa:ss", .netrcFile: "my-netrc", .cookies: "cookies.txt",
         ]
         var arguments: [String] = []
         for spec in OptionTable.download where spec.availability == .available && spec.id != .help && spec.id != .version {
@@ -89,6 +91,21 @@ private func usageError(_ arguments: [String]) -> String? {
         #expect(parsed.conflictPolicy == .skip && !parsed.continuesPartial && parsed.insecure)
         #expect(parsed.engine == .native && parsed.json && parsed.quiet)
         #expect(parsed.rateLimit == 1_572_864)
+        #expect(parsed.proxy == "socks5h://u:p@127.0.0.1:1080" && parsed.noProxy == "localhost,10.0.0.0/8")
+        #expect(parsed.proxyCACertificateFile == "proxy-ca.pem" && parsed.proxyInsecure)
+        #expect(parsed.credentials == Credentials(user: "me", password: "pa:ss"))
+        #expect(parsed.netrc && parsed.netrcFile == "my-netrc" && parsed.cookieFile == "cookies.txt")
+    }
+
+    @Test("--user needs USER:PASSWORD; proxy values refuse control characters; --proxy= and --noproxy= are empty")
+    func reachValues() throws {
+        #expect(throws: UsageError.self) { try options(["-u", "nopassword", "http://h/"]) }
+        #expect(throws: UsageError.self) { try options(["-u", ":pw", "http://h/"]) }
+        #expect(throws: UsageError.self) { try options(["--proxy=http://p\r\n:1", "http://h/"]) }
+        #expect(throws: UsageError.self) { try options(["-u", "a:b\nc", "http://h/"]) }
+        let empty = try options(["--proxy=", "--noproxy=", "http://h/"])
+        #expect(empty.proxy == "" && empty.noProxy == "")
+        #expect(try options(["http://h/"]).proxy == nil)
     }
 
     @Test(arguments: [
@@ -107,7 +124,7 @@ private func usageError(_ arguments: [String]) -> String? {
     @Test func everyShortNameParsesLikeItsLongName() throws {
         for spec in OptionTable.download where spec.short != nil && spec.id != .help && spec.id != .version {
             let short = "-\(spec.short!)"
-            let value = spec.takesValue ? [spec.id == .header ? "X: 1" : "3"] : []
+            let value = spec.takesValue ? [spec.id == .header ? "X: 1" : spec.id == .user ? "u:p" : "3"] : []
             let long = spec.takesValue ? ["\(spec.longSpelling)=\(value[0])"] : [spec.longSpelling]
             #expect(try options([short] + value + ["http://h/"]) == options(long + ["http://h/"]), "\(short)")
         }

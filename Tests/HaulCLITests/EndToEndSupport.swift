@@ -29,6 +29,10 @@ final class HaulProcess: Sendable {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("haul-e2e-\(UUID().uuidString)")
         var environment = ProcessInfo.processInfo.environment
         environment["TERM"] = "xterm-256color"  // stderr is a file, so output must be plain anyway
+        // The machine's proxies must not reach loopback tests; a test sets its own.
+        for name in ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"] {
+            environment[name] = nil
+        }
         environment.merge(extra) { $1 }
         let process = try HaulBinary.prepare(arguments, outputIn: folder, workingDirectory: directory, environment: environment)
         if let standardInput {

@@ -60,6 +60,27 @@ import Testing
                                              AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
                                              AWS_SESSION_TOKEN, AWS_REGION or
                                              OSS_ACCESS_KEY_ID, OSS_ACCESS_KEY_SECRET
+                  --proxy=URL                proxy for every URL (long form only: -x is
+                                             --connections): http:// (the default),
+                                             https://, socks5:// (names resolved here) or
+                                             socks5h:// (by the proxy); USER:PASSWORD@ in it
+                                             are the proxy's credentials; overrides
+                                             http_proxy, https_proxy and all_proxy; --proxy=
+                                             turns them off
+                  --noproxy=LIST             comma-separated hosts, domains, IP addresses
+                                             and CIDR blocks that bypass the proxy ('*' for
+                                             all); overrides no_proxy; --noproxy= cancels it
+                  --proxy-cacert=FILE        also trust the CA certificates in this PEM file
+                                             for an https:// proxy
+                  --proxy-insecure           do not verify an https:// proxy's certificate
+                                             (origins are still verified)
+              -u, --user=USER:PASSWORD       Basic credentials for the URL's origin only
+                                             (never after a redirect to another origin)
+              -n, --netrc                    credentials per host from $NETRC or ~/.netrc
+                                             (which must be private: chmod 600)
+                  --netrc-file=FILE          like --netrc, from FILE
+              -b, --cookies=FILE             send the cookies of this Netscape cookies.txt
+                                             file where they match, redirects included
                   --json                     machine-readable events on stdout, one JSON
                                              object per line; no progress bar
               -q, --quiet                    print nothing but errors

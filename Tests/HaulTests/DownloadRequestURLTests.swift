@@ -4,6 +4,7 @@ import HaulHTTP
 import Testing
 
 /// The URL checks of ``DownloadRequest`` and the codes HTTP failures get.
+@Suite("URL checks and HTTP failure codes")
 struct DownloadRequestURLTests {
     @Test func checkedURLGivesTheParseEveryDownloadMakesOrNone() throws {
         let text = "http://Host.example:8080/a/./b?q=1"
@@ -32,11 +33,13 @@ struct DownloadRequestURLTests {
         let error = DownloadError(HTTPClientError(kind, "words"))
         #expect(error.message == "words")
         let network: Set<HTTPClientError.Kind> = [.dnsFailure, .connectionRefused, .connectionReset, .connectTimeout,
-                                                   .headerTimeout, .stalled, .truncatedBody, .networkError]
+                                                   .headerTimeout, .stalled, .truncatedBody, .networkError, .proxyFailure]
         #expect(error.isRetryable == network.contains(kind))
         #expect(error.code.exitStatus == (network.contains(kind) ? 4 : error.code.exitStatus))
-        if kind != .invalidRequest && kind != .invalidTLSSettings {
-            #expect(error.code.name == kind.rawValue)
+        switch kind {
+        case .invalidRequest, .invalidTLSSettings, .invalidProxy: #expect(error.code == .invalidArgument)
+        case .proxyAuthenticationRefused: #expect(error.code == .authenticationRefused)
+        default: #expect(error.code.name == kind.rawValue)
         }
     }
 }

@@ -13,6 +13,11 @@
 /// SSL_set_tlsext_host_name (a macro): sets the SNI name. Returns 1 on success.
 int haul_ssl_set_sni(SSL *ssl, const char *name);
 
+/// Layers `inner` over the established session `outer` (TLS inside TLS, for an https:// proxy's
+/// tunnel): `inner` reads and writes through a BIO_f_ssl filter on `outer`, which it does not
+/// own (BIO_set_ssl is a macro). Returns 1 on success.
+int haul_ssl_set_bio_over_ssl(SSL *inner, SSL *outer);
+
 /// SSL_CTX_set_mode(ctx, SSL_MODE_AUTO_RETRY | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_ENABLE_PARTIAL_WRITE).
 void haul_ssl_ctx_set_default_modes(SSL_CTX *ctx);
 

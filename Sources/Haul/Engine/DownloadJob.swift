@@ -40,6 +40,7 @@ package struct DownloadJob {
         }
         let target = try DownloadTarget(destination: destination, folders: resources.folders)
         let context = HTTPExchange.Context(configuration: configuration, resources: resources)
+        try context.checkProxies()   // a bad proxy URL is a usage error too
         let buffer = resources.buffers.take(size: configuration.bufferSize)
         defer { resources.buffers.give(buffer) }
 

@@ -26,21 +26,46 @@ struct HTTPExchange {
         /// Haul's own client, with the download's TLS context and the downloader's connections.
         let client: HTTPClient
         let resources: DownloaderResources
+        /// The proxy selector, or why the proxy settings cannot be used.
+        let proxies: Result<ProxySelector, DownloadError>
 
         init(configuration: Downloader.Configuration, resources: DownloaderResources) {
             self.configuration = configuration
             self.resources = resources
+            do throws(DownloadError) {
+                proxies = .success(try configuration.proxy.selector())
+            } catch {
+                proxies = .failure(error)
+            }
             let floor = configuration.lowSpeedLimit.map {
                 LowSpeedMonitor.SpeedFloor(bytesPerSecond: $0.bytesPerSecond, period: $0.period)
             }
-            let settings = HTTPClient.Settings(
+            var settings = HTTPClient.Settings(
                 connectTimeout: configuration.connectTimeout, headerTimeout: configuration.headerTimeout,
                 stallTimeout: configuration.stallTimeout, userAgent: configuration.userAgent,
                 maximumRedirects: configuration.maximumRedirects,
                 allowsInsecureRedirects: configuration.allowsInsecureRedirects, lowSpeedFloor: floor)
+            settings.proxies = (try? proxies.get()) ?? .direct
+            settings.proxyTLS = TLSSettings(extraCAFile: configuration.proxy.tls.extraCAFile, insecure: configuration.proxy.tls.insecure)
+            settings.netrc = configuration.netrc?.netrc
+            settings.cookies = configuration.cookies?.jar
             let tls = TLSContextCache(options: TLSSettings(extraCAFile: configuration.tls.extraCAFile,
                                                            insecure: configuration.tls.insecure))
             client = HTTPClient(settings: settings, tls: tls, pool: resources.pool, threads: resources.threads)
+        }
+
+        /// Fails when the proxy settings are unusable (a bad proxy URL): before any connection.
+        func checkProxies() throws(DownloadError) {
+            _ = try proxies.get()
+        }
+
+        /// What another transport (`URLSession`) cannot do for a request to `url`, if anything.
+        func unsupportedByAlternate(url: HTTPURL, credentials: Credentials?) -> String? {
+            if (try? proxies.get())?.proxy(for: url) != nil { return "proxies" }
+            if credentials != nil { return "--user credentials" }
+            if configuration.netrc != nil { return "netrc credentials" }
+            if configuration.cookies != nil { return "cookies" }
+            return nil
         }
     }
 
@@ -48,17 +73,23 @@ struct HTTPExchange {
     /// over the configured transport.
     ///
     /// - Parameter buffer: the receive buffer (another client's chunks are gathered in it).
-    /// - Throws: network, TLS, protocol and redirect errors; `notSupported` for settings the
-    ///   transport cannot honour.
-    static func open(url: HTTPURL, userHeaders: [(name: String, value: String)], range: ByteRangeRequest? = nil,
-                     ifRange: String? = nil, context: Context, cancellation: CancellationSignal,
+    /// - Parameter credentials: Basic credentials for `url`'s origin only.
+    /// - Throws: network, TLS, protocol, proxy and redirect errors; `invalidArgument` for a bad
+    ///   proxy URL; `notSupported` for settings the transport cannot honour (another transport:
+    ///   proxies, credentials, netrc, cookies).
+    static func open(url: HTTPURL, userHeaders: [(name: String, value: String)], credentials: Credentials? = nil,
+                     range: ByteRangeRequest? = nil, ifRange: String? = nil, context: Context, cancellation: CancellationSignal,
                      buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) -> HTTPExchange {
+        try context.checkProxies()
         guard let make = context.configuration.transport.make else {
             let response = try mappingHTTPErrors { () throws(HTTPClientError) in
-                try context.client.get(url, userHeaders: userHeaders, range: range, ifRange: ifRange,
-                                       cancellation: cancellation, buffer: buffer)
+                try context.client.get(url, userHeaders: userHeaders, credentials: credentials?.basic, range: range,
+                                       ifRange: ifRange, cancellation: cancellation, buffer: buffer)
             }
             return HTTPExchange(head: response.head, finalURL: response.finalURL, backend: .native(response.reader))
+        }
+        if let feature = context.unsupportedByAlternate(url: url, credentials: credentials) {
+            throw DownloadError(.notSupported, "the urlsession engine does not support \(feature); use --engine=native")
         }
         let transport = context.resources.alternateTransport(context.configuration, make: make)
         let (reader, head, finalURL) = try transport.open(
@@ -140,7 +171,7 @@ struct HTTPExchange {
         switch backend {
         case .native(let reader):
             if let pool, reader.isReusable, head.allowsReuse {
-                pool.put(reader.connection, for: finalURL)
+                pool.put(reader.connection)
             } else {
                 reader.connection.close()
             }

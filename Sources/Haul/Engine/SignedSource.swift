@@ -25,6 +25,7 @@ struct SignedSource: Sendable {
     private let original: URL
     private let signer: (any URLSigner)?
     private let userHeaders: [(name: String, value: String)]
+    private let credentials: Credentials?
     private let skew: SkewWarning
 
     /// The source of `request`: with a signer, signs once now to learn the `http(s)` URL.
@@ -37,6 +38,7 @@ struct SignedSource: Sendable {
         original = request.url
         signer = request.signer
         userHeaders = request.headers
+        credentials = request.credentials
         skew = SkewWarning(warn: warn)
         if let signer = request.signer {
             let signed = try Self.sign(original, with: signer, cancellation: cancellation)
@@ -58,14 +60,14 @@ struct SignedSource: Sendable {
     func open(range: ByteRangeRequest?, ifRange: String?, context: HTTPExchange.Context, cancellation: CancellationSignal,
               buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) -> HTTPExchange {
         guard let signer else {
-            return try HTTPExchange.open(url: base, userHeaders: userHeaders, range: range, ifRange: ifRange,
+            return try HTTPExchange.open(url: base, userHeaders: userHeaders, credentials: credentials, range: range, ifRange: ifRange,
                                          context: context, cancellation: cancellation, buffer: buffer)
         }
         var renewed = false
         while true {
             let signed = try Self.sign(original, with: signer, cancellation: cancellation)
             let url = try mappingHTTPErrors { () throws(HTTPClientError) in try HTTPURL.parse(signed.url.absoluteString) }
-            let exchange = try HTTPExchange.open(url: url, userHeaders: userHeaders + signed.headers, range: range,
+            let exchange = try HTTPExchange.open(url: url, userHeaders: userHeaders + signed.headers, credentials: credentials, range: range,
                                                  ifRange: ifRange, context: context, cancellation: cancellation, buffer: buffer)
             skew.check(exchange.head)
             guard exchange.head.status == 403, !renewed else { return exchange }

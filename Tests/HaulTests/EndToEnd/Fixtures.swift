@@ -12,6 +12,7 @@ func testDownloader(_ adjust: (inout Downloader.Configuration) -> Void = { _ in 
     configuration.stallTimeout = .seconds(5)
     configuration.retry = RetryPolicy(maximumRetries: 0)
     configuration.bufferSize = 256 * 1024
+    configuration.proxy = .none   // the machine's proxy variables must not reach loopback tests
     adjust(&configuration)
     return Downloader(configuration: configuration)
 }
