@@ -55,6 +55,15 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
+// The fuzz targets (a library, so the tests replay their corpora) and, with HAUL_FUZZ=1, the
+// libFuzzer program that runs them (Scripts/fuzz.sh builds it with -sanitize=fuzzer,address).
+package.targets.append(.target(name: "HaulFuzzTargets", dependencies: ["Haul", "HaulHTTP"]))
+package.targets.append(.testTarget(name: "HaulFuzzTests", dependencies: ["HaulFuzzTargets"]))
+if Context.environment["HAUL_FUZZ"] == "1" {
+    package.products.append(.executable(name: "haul-fuzz", targets: ["HaulFuzz"]))
+    package.targets.append(.executableTarget(name: "HaulFuzz", dependencies: ["HaulFuzzTargets"], path: "Fuzz/Entry"))
+}
+
 // One settings loop over every Swift target, as swift-log does.
 for target in package.targets where target.name != "CHaulTLS" && target.name != "CHaulSys" {
     var settings = target.swiftSettings ?? []

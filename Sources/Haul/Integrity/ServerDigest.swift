@@ -19,7 +19,7 @@ import HaulHTTP
 /// When several usable digests are present the strongest algorithm wins (sha-512 over
 /// sha-256); between fields with the same algorithm `Repr-Digest` is preferred, then
 /// `Content-Digest`, then `Digest`.
-struct ServerDigest: Sendable, Equatable {
+package struct ServerDigest: Sendable, Equatable {
     /// The response field a digest came from.
     enum Field: String, Sendable, CaseIterable {
         /// `Repr-Digest` (RFC 9530).
@@ -47,7 +47,7 @@ struct ServerDigest: Sendable, Equatable {
     /// - Parameters:
     ///   - status: the response status (200 or 206; anything else gives `nil`).
     ///   - headers: the response fields.
-    init?(status: Int, headers: HTTPHeaders) {
+    package init?(status: Int, headers: HTTPHeaders) {
         guard status == 200 || status == 206 else { return nil }
         var best: ServerDigest?
         for field in Field.allCases where status == 200 || field == .reprDigest {

@@ -5,7 +5,7 @@ import HaulHTTP
 /// URL the user gave (never of a redirect target), then `download`. The chosen name is
 /// sanitised (``FileNameSanitizer``); when it has no extension, one is added from the
 /// `Content-Type` if the type is on the allow-list (``MIMEExtensions``).
-enum FileNamer: Sendable {
+package enum FileNamer: Sendable {
     /// The name used when neither the server nor the URL offers one.
     static let fallbackName = "download"
 
@@ -19,8 +19,8 @@ enum FileNamer: Sendable {
     ///   - urlName: `name(contentDisposition: nil, originalURLPath:, contentType: nil)` when the
     ///     caller has it already (it is not worked out again).
     /// - Returns: a sanitised, non-empty name of at most ``FileNameSanitizer/maximumByteCount`` bytes.
-    static func name(contentDisposition: String?, originalURLPath: String, contentType: String?,
-                     urlName: String? = nil) -> String {
+    package static func name(contentDisposition: String?, originalURLPath: String, contentType: String?,
+                             urlName: String? = nil) -> String {
         let chosen = contentDisposition.flatMap(ContentDisposition.filename(from:)).flatMap(FileNameSanitizer.sanitize)
             ?? urlName
             ?? FileNameSanitizer.sanitize(lastPathSegment(of: originalURLPath))

@@ -37,7 +37,7 @@ extension ResumeRecord {
     /// The record as bytes, ready to be written to `NAME.resume`.
     ///
     /// - Returns: UTF-8 text ending with the checksum line and one `\n`.
-    func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var text = "\(Self.magic) \(Self.formatVersion)\n"
         func line(_ key: Key, _ value: String?) {
             guard let value else { return }
@@ -69,7 +69,7 @@ extension ResumeRecord {
     /// - Parameter bytes: the content of a record file.
     /// - Returns: the record; or `.truncated` when it ends early, `.unsupportedVersion` for
     ///   another format version, `.corrupt` with the reason for anything else.
-    static func decode(_ bytes: [UInt8]) -> Result<ResumeRecord, ResumeRecordError> {
+    package static func decode(_ bytes: [UInt8]) -> Result<ResumeRecord, ResumeRecordError> {
         do throws(ResumeRecordError) {
             return .success(try decodeThrowing(bytes))
         } catch {

@@ -7,7 +7,7 @@ import HaulHTTP
 /// there. The file is small, line-based UTF-8 text, closed by a SHA-256 of everything above
 /// it (see ``encoded()`` and ``decode(_:)``); ``load(for:in:)``, ``save(for:in:fieldsChecked:)`` and
 /// ``remove(for:in:)`` handle the file itself.
-struct ResumeRecord: Sendable, Equatable {
+package struct ResumeRecord: Sendable, Equatable {
     /// The version written in the first line; a record of any other version is not read.
     static let formatVersion = 2
     /// The suffix of record files: `NAME.resume`.
@@ -116,7 +116,7 @@ extension ResumeRecord {
 }
 
 /// Why bytes are not a valid resume record.
-enum ResumeRecordError: Error, Equatable, CustomStringConvertible {
+package enum ResumeRecordError: Error, Equatable, CustomStringConvertible {
     /// The record ends early: no checksum line, or cut in the middle of a line.
     case truncated
     /// The record is damaged or was edited: the reason, as a phrase.
@@ -125,7 +125,7 @@ enum ResumeRecordError: Error, Equatable, CustomStringConvertible {
     case unsupportedVersion(Int)
 
     /// A phrase for messages: "is truncated", "is damaged (…)", "has format version 2, …".
-    var description: String {
+    package var description: String {
         switch self {
         case .truncated: "is truncated"
         case .corrupt(let reason): "is damaged (\(reason))"
