@@ -6,6 +6,8 @@ import Testing
 /// `--limit-rate` through the real command caps the transfer of every download together (the
 /// suffixes' values are the parser's tests). Only the lower bound of the time is asserted: a
 /// busy machine can make a run slower, never faster than the cap allows.
+///
+/// Exclusive: it times downloads under `--limit-rate`.
 @Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
 struct EndToEndRateLimitTests {
     @Test func theRateCapsAllDownloadsTogether() async throws {

@@ -4,7 +4,7 @@ import HaulTestSupport
 import Testing
 
 /// Runs the built `haul` executable for behaviour that needs no network.
-@Suite(.exclusive, .serialized) struct ProcessTests {
+@Suite struct ProcessTests {
     @Test func helpGoesToStandardOutput() throws {
         for flag in ["--help", "-h"] {
             let outcome = try HaulBinary.run([flag])

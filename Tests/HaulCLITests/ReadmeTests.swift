@@ -6,7 +6,7 @@ import Testing
 /// The README's generated blocks (the CLI reference is the `--help` text, word for word) match
 /// the code. After changing the option table, regenerate them with
 /// `HAUL_UPDATE_README=1 swift test --filter ReadmeTests`.
-@Suite(.exclusive, .serialized) struct ReadmeTests {
+@Suite struct ReadmeTests {
     static let readmeURL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("README.md")

@@ -2,12 +2,130 @@ import Foundation
 import HaulTestSupport
 import Testing
 
-/// Plain `swift test` runs suites in parallel; on a 2-core machine the suites that pace and time
-/// real transfers then starve each other (see ``ExclusiveSuite``). This keeps every suite of the
-/// package under `.exclusive` and `.serialized`, so a new one cannot bring that back.
-@Suite(.exclusive, .serialized)
-struct SuiteTraitsTests {
+/// House style: tests run side by side unless they must not. Plain `swift test` runs suites and
+/// tests in parallel; a suite that paces real transfers, times them, measures CPU time, kills
+/// processes or mounts file systems is `.exclusive` (no other such suite runs meanwhile, see
+/// ``ExclusiveSuite``) and `.serialized`, and says why on a doc comment line that starts
+/// `/// Exclusive:`. A suite that is only `.serialized` says why on a `/// Serialized:` line. A
+/// suite that touches no server, process, thread or file is never `.exclusive`.
+///
+/// The rules are read from the sources: a suite is its `@Suite` line down to the next suite of
+/// its file (plus what its file declares before the first suite), comment lines left out.
+@Suite struct SuiteTraitsTests {
     static let testsFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    /// This file, relative to Tests/.
+    static let ownFile = String(URL(fileURLWithPath: #filePath).path.dropFirst(testsFolder.path.count + 1))
+
+    /// Code that paces a real transfer or takes real time, measures CPU time, kills processes
+    /// or mounts file systems; with what it means, for the failure message.
+    static let pacingMarkers: [(pattern: String, meaning: String)] = [
+        (#"FinelyPacedFile"#, "a route paced in 4 KiB writes"),
+        (#"\brateLimit(: | = )[1-9]"#, "a rate limit (server or downloader)"),
+        (#"\brate: (?!0\b|nil\b|Int)[0-9A-Za-z(]"#, "a paced resource"),
+        (#"\.rate = [1-9]"#, "a paced resource"),
+        (#"rate=[1-9]"#, "a paced /bytes route"),
+        (#"limit-rate"#, "haul --limit-rate"),
+        (#"/slow"#, "a slow route"),
+        (#"/trickle|\.trickle\("#, "a trickling route"),
+        (#"connection\.sleep\("#, "a route that pauses between writes"),
+        (#"\.now - |\.duration\(to: "#, "an elapsed time"),
+        (#"getrusage|cpuTime\(|_CPUTIME_ID"#, "CPU time"),
+        (#"KillableProcess"#, "processes killed at random moments"),
+        (#"ScratchMount"#, "a scratch file system mount"),
+        (#"DiskFillingFile"#, "a disk filled up"),
+    ]
+
+    /// Code that reaches past the test's own memory: a server, a process, threads, files.
+    static let ioMarkers = [#"HaulServer\("#, #"\bhaul\("#, #"HaulProcess\("#, #"HaulBinary\."#, #"KillableProcess\("#,
+                            #"Process\(\)"#, #"ThreadPool\("#, #"\bThread\b"#, #"DispatchQueue"#, #"withTemporaryDirectory"#,
+                            #"FileManager"#, #"\bcurl\("#, #"Downloader\(|[a-z]+Downloader\("#]
+
+    /// Of `ioMarkers`, those that make the pacing markers real: a transfer, a process or real time.
+    static let realTimeMarkers = [#"HaulServer\("#, #"\bhaul\("#, #"HaulProcess\("#, #"HaulBinary\."#, #"KillableProcess\("#,
+                                  #"Process\(\)"#, #"ThreadPool\("#, #"\bThread\b"#]
+
+    /// A top-level `@Suite` as the rules see it.
+    struct SuiteSource {
+        var file: String
+        var line: Int
+        /// The `@Suite(...)` attribute.
+        var attribute: String
+        /// The doc comment and attributes right above the `@Suite` line.
+        var header: [String]
+        /// The suite's code and its file's code before the first suite, without comment lines.
+        var code: [String]
+
+        var isExclusive: Bool { attribute.contains(".exclusive") }
+        var isSerialized: Bool { attribute.contains(".serialized") }
+        var location: String { "\(file):\(line)" }
+
+        /// The pacing markers found, each with the first line that has it.
+        var pacing: [String] {
+            SuiteTraitsTests.pacingMarkers.compactMap { marker in
+                let regex = try! Regex(marker.pattern)
+                return code.first { $0.contains(regex) }.map { "\(marker.meaning): \($0.trimmingCharacters(in: .whitespaces))" }
+            }
+        }
+
+        func uses(_ patterns: [String]) -> Bool {
+            let regexes = patterns.map { try! Regex($0) }
+            return code.contains { line in regexes.contains { line.contains($0) } }
+        }
+
+        /// The text of the header's `/// Exclusive:` or `/// Serialized:` line, if any.
+        func reason(_ label: String) -> String? {
+            header.lazy.compactMap { line -> String? in
+                guard line.hasPrefix("/// \(label): ") else { return nil }
+                return String(line.dropFirst("/// \(label): ".count)).trimmingCharacters(in: .whitespaces)
+            }.first
+        }
+
+        /// What breaks the house rules, one message each.
+        var violations: [String] {
+            var found: [String] = []
+            let real = uses(SuiteTraitsTests.realTimeMarkers)
+            if real, !pacing.isEmpty, !(isExclusive && isSerialized) {
+                found.append("\(location): paces or times real work but is not .exclusive and .serialized: \(pacing.joined(separator: "; "))")
+            }
+            if isExclusive && !isSerialized {
+                found.append("\(location): .exclusive without .serialized")
+            }
+            if isExclusive, (reason("Exclusive")?.split(separator: " ").count ?? 0) < 3 {
+                found.append("\(location): .exclusive without a `/// Exclusive: why` line in its doc comment")
+            }
+            if isSerialized, !isExclusive, (reason("Serialized")?.split(separator: " ").count ?? 0) < 3 {
+                found.append("\(location): .serialized without a `/// Serialized: why` line in its doc comment")
+            }
+            if isExclusive, !uses(SuiteTraitsTests.ioMarkers) {
+                found.append("\(location): a pure suite (no server, process, thread or file) is .exclusive")
+            }
+            return found
+        }
+    }
+
+    /// The top-level suites of one source file.
+    static func suites(in file: String, lines: [Substring]) -> [SuiteSource] {
+        let starts = lines.indices.filter { lines[$0].hasPrefix("@Suite") }
+        guard let first = starts.first else { return [] }
+        func isCode(_ line: Substring) -> Bool { !line.drop { $0 == " " }.hasPrefix("//") }
+        let preamble = lines[..<first].filter(isCode)
+        return starts.enumerated().map { index, start in
+            var end = index + 1 < starts.count ? starts[index + 1] : lines.count
+            // The next suite's doc comment and attributes are its own.
+            while end > start + 1, lines[end - 1].hasPrefix("///") || lines[end - 1].hasPrefix("@") { end -= 1 }
+            var headerStart = start
+            while headerStart > 0, lines[headerStart - 1].hasPrefix("///") || lines[headerStart - 1].hasPrefix("@") { headerStart -= 1 }
+            // An attribute may go on over several lines, until its parentheses close.
+            var attribute = String(lines[start]), next = start + 1
+            while attribute.count(where: { $0 == "(" }) > attribute.count(where: { $0 == ")" }), next < end {
+                attribute += " " + lines[next].trimmingCharacters(in: .whitespaces)
+                next += 1
+            }
+            return SuiteSource(file: file, line: start + 1, attribute: attribute,
+                               header: lines[headerStart..<start].map(String.init),
+                               code: (preamble + lines[start..<end].filter(isCode)).map(String.init))
+        }
+    }
 
     /// Each test source file, relative to Tests/, with its lines.
     static func sources() throws -> [(name: String, lines: [Substring])] {
@@ -20,24 +138,55 @@ struct SuiteTraitsTests {
         return result
     }
 
-    @Test func everyTopLevelSuiteRunsAloneAndItsTestsOneAtATime() throws {
+    @Test func everySuiteKeepsTheHouseRules() throws {
         let sources = try Self.sources()
         #expect(sources.count > 100, "the test sources were found")
-        var suites = 0
+        var suites: [SuiteSource] = []
         for (name, lines) in sources {
-            for (index, line) in lines.enumerated() where line.hasPrefix("@Suite") {
-                suites += 1
-                #expect(line.contains(".exclusive") && line.contains(".serialized"), "\(name):\(index + 1): \(line)")
-            }
-            // A top-level test function belongs to no suite, so no trait of a suite reaches it.
+            // This file quotes every marker; its rules are checked on made-up suites below.
+            if name != Self.ownFile { suites += Self.suites(in: name, lines: lines) }
+            // A top-level test function belongs to no suite, so no rule of a suite reaches it.
             for (index, line) in lines.enumerated() where line.hasPrefix("@Test") {
                 Issue.record("\(name):\(index + 1): a test outside any suite")
             }
         }
-        #expect(suites > 100)
+        #expect(suites.count > 100)
+        for violation in suites.flatMap(\.violations) {
+            Issue.record("\(violation)")
+        }
+        // Both kinds are there: the rules neither made everything exclusive nor nothing.
+        let exclusive = suites.filter(\.isExclusive).count
+        #expect(exclusive > 10 && exclusive < suites.count / 2, "\(exclusive) of \(suites.count) suites are exclusive")
     }
 
-    /// A top-level type with tests but without `@Suite` is a suite without the traits.
+    /// The rules themselves, on made-up suites: each breach is caught, a suite that keeps them is not.
+    @Test(arguments: [
+        ("@Suite struct A {\n  @Test func f() throws { let s = try HaulServer()\n s.setResource(\"/f\", .init(size: 9, rate: 400_000)) }\n}",
+         ["paces or times real work but is not .exclusive and .serialized: a paced resource"]),
+        ("@Suite(.serialized) struct A {\n  @Test func f() async { let s = try HaulServer(configuration: .init(rateLimit: 100_000)) }\n}",
+         ["paces or times real work", ".serialized without a `/// Serialized: why` line"]),
+        ("@Suite(.exclusive, .serialized) struct A {\n  @Test func f() async { let p = try KillableProcess([], in: dir) }\n}",
+         [".exclusive without a `/// Exclusive: why` line"]),
+        ("/// Exclusive: times the wait.\n@Suite(.exclusive) struct A {\n  @Test func f() { let t = Thread {}\n let e = ContinuousClock.now - start }\n}",
+         ["paces or times real work", ".exclusive without .serialized"]),
+        ("/// Exclusive: nothing to say really.\n@Suite(.exclusive, .serialized) struct A {\n  @Test func f() { #expect(1 + 1 == 2) }\n}",
+         ["a pure suite (no server, process, thread or file) is .exclusive"]),
+        ("/// Parses.\n///\n/// Exclusive: it kills `haul` at random moments.\n@MainActor\n@Suite(.exclusive, .serialized) struct A {\n  @Test func f() async { let p = try KillableProcess([], in: dir) }\n}",
+         []),
+        ("@Suite struct A {\n  // rate: 400_000 in a comment, and --limit-rate parsed only:\n  @Test func f() throws { #expect(try parse([\"--limit-rate=5K\"]).rateLimit == 5120) }\n}",
+         []),
+        ("/// Serialized: the tests share one folder.\n@Suite(.serialized) struct A {\n  @Test func f() throws { try withTemporaryDirectory { _ in } }\n}",
+         []),
+    ])
+    func theRulesCatchEachBreach(source: String, expected: [String]) {
+        let found = Self.suites(in: "T.swift", lines: source.split(separator: "\n", omittingEmptySubsequences: false)).flatMap(\.violations)
+        #expect(found.count == expected.count, "\(found)")
+        for fragment in expected {
+            #expect(found.contains { $0.contains(fragment) }, "\(fragment) not in \(found)")
+        }
+    }
+
+    /// A top-level type with tests but without `@Suite` is a suite the rules do not see.
     @Test func everyTopLevelTypeWithTestsIsMarked() throws {
         for (name, lines) in try Self.sources() {
             var attributes: [Substring] = []
@@ -53,7 +202,7 @@ struct SuiteTraitsTests {
                 if !line.hasPrefix("@") && !line.hasPrefix("///") { attributes.removeAll() }
                 // Any depth: a test of a type nested in an unmarked one is in no marked suite either.
                 if let open = current, !open.marked, line.drop(while: { $0 == " " }).hasPrefix("@Test") {
-                    Issue.record("\(name):\(open.line): \(open.declaration) has tests but no @Suite(.exclusive, .serialized)")
+                    Issue.record("\(name):\(open.line): \(open.declaration) has tests but no @Suite")
                     current = nil
                 }
             }

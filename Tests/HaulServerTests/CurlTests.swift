@@ -4,7 +4,7 @@ import HaulTestSupport
 import Testing
 
 /// The server checked by an independent client: `/usr/bin/curl`.
-@Suite(.exclusive, .serialized) struct CurlTests {
+@Suite struct CurlTests {
     @Test func downloadsTheContent() throws {
         let server = try HaulServer()
         let result = try curl(["--fail", server.url("/bytes/3000000/data.bin?seed=5")])

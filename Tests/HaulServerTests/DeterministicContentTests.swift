@@ -3,7 +3,7 @@ import Foundation
 import HaulTestSupport
 import Testing
 
-@Suite(.exclusive, .serialized) struct DeterministicContentTests {
+@Suite struct DeterministicContentTests {
     @Test func bytesAgreeWithByteAtAcrossThePeriod() {
         let content = HaulServer.content(seed: 7)
         let period = Int64(DeterministicContent.period)
@@ -50,7 +50,7 @@ import Testing
     }
 }
 
-@Suite(.exclusive, .serialized) struct TestSupportTests {
+@Suite struct TestSupportTests {
     @Test func temporaryDirectoryIsFreshAndRemoved() async throws {
         let kept = try await withTemporaryDirectory { dir -> URL in
             await Task.yield()

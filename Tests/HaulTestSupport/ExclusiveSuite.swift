@@ -1,12 +1,14 @@
 import Testing
 
-/// Runs a suite alone: while its tests run, no other suite that carries this trait does.
+/// Runs a suite alone among the exclusive ones: while its tests run, no other suite that carries
+/// this trait does.
 ///
-/// Many suites here pace, stall, kill or time real transfers, and some wait on processes or
-/// semaphores. Run side by side (plain `swift test` runs suites in parallel) on a 2-core
-/// machine, they starve each other's timing and the few cooperative threads, and the run fails
-/// and then stalls. Every suite carries this trait together with `.serialized` (its own tests one
-/// at a time), so plain `swift test` runs them one at a time, as `--no-parallel` does.
+/// Suites that pace real transfers, time them, measure CPU time, kill processes at random
+/// moments or mount scratch file systems carry it together with `.serialized` (their own tests
+/// one at a time). Run side by side on a 2-core machine they starved each other's timing and
+/// failed. Every other suite runs in parallel with everything, these included: its tests do
+/// not depend on time. `SuiteTraitsTests` holds the rule and says which code counts as pacing;
+/// each exclusive suite says why on a `/// Exclusive:` line of its doc comment.
 ///
 /// The suite waits for its turn outside any test's time limit (a suite has none; a test's limit
 /// would count the wait). A suite nested in one that holds the turn runs at once.

@@ -4,7 +4,7 @@ import HaulHTTP
 import Testing
 
 /// The URL checks of ``DownloadRequest`` and the codes HTTP failures get.
-struct DownloadRequestURLTests {
+@Suite struct DownloadRequestURLTests {
     @Test func checkedURLGivesTheParseEveryDownloadMakesOrNone() throws {
         let text = "http://Host.example:8080/a/./b?q=1"
         let checked = try DownloadRequest.checkedURL(text, parsed: URL(string: text))

@@ -6,6 +6,8 @@ import Testing
 
 /// `rateLimit` caps the whole downloader: every connection of every download shares it.
 /// Only lower bounds on the time are asserted (a loaded machine may always be slower).
+///
+/// Exclusive: it times downloads under the downloader's rate limit.
 @Suite("The downloader's rate limit", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct QueueRateLimitTests {
     static let mib: Int64 = 1 << 20

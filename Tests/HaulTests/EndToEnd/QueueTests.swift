@@ -7,6 +7,8 @@ import Testing
 
 /// Downloads beyond `maximumActiveDownloads` wait in a queue, in order; a queued download that
 /// is cancelled ends at once without a request.
+///
+/// Exclusive: a route paced by pauses holds the slots while the queue is checked.
 @Suite("The download queue", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct QueueTests {
     static let size: Int64 = 500_000

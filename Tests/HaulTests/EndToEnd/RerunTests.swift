@@ -11,6 +11,8 @@ import HaulHTTP
 /// Running a download again once it finished (a list rerun after an interruption): a file an
 /// earlier run finished, unchanged on disk and on the server, is recognised by its mark
 /// (``FinishedFileMark``) and left as it is; anything else is downloaded under the policy.
+///
+/// Exclusive: a download paced at 100 kB/s is cancelled while it checks a finished file.
 @Suite("Rerunning a finished download", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct RerunTests {
     static let size: Int64 = 1_500_000

@@ -8,6 +8,8 @@ import HaulHTTP
 
 /// The resume record keeps a CRC-32C per piece of completed bytes (within 4 MiB blocks); a resume
 /// checks them and downloads again any piece whose bytes changed on disk.
+///
+/// Exclusive: paced downloads are interrupted mid-way.
 @Suite("Block hashes in the resume record", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct ResumeBlockHashTests {
     static let size: Int64 = 13_000_000

@@ -7,6 +7,8 @@ import Testing
 /// The file on the server changed between two runs, or the server stopped honouring ranges:
 /// the result is always one version of the file from its first byte to its last, never old
 /// bytes followed by new ones (what curl, wget and aria2 produce).
+///
+/// Exclusive: paced downloads are interrupted mid-way.
 @Suite("Resume when the server's file changed", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct ResumeChangedFileTests {
     static let size: Int64 = 3_000_000

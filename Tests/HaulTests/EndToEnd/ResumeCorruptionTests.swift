@@ -6,6 +6,8 @@ import Testing
 
 /// A partial file whose record is missing, damaged or does not fit it is never trusted: the
 /// download says once that it starts over, downloads everything again, and ends byte-identical.
+///
+/// Exclusive: paced downloads are interrupted mid-way.
 @Suite("Resume with a damaged record or partial", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct ResumeCorruptionTests {
     static let size: Int64 = 3_000_000

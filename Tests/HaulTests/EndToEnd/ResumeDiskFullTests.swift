@@ -7,6 +7,8 @@ import Testing
 /// A full disk is reported before the transfer: the download fails with `diskFull` (exit 3)
 /// having taken almost nothing from the server, and a resumable partial keeps its bytes and its
 /// record, so the same download resumes once there is room.
+///
+/// Exclusive: it mounts small scratch file systems, and paced downloads are interrupted mid-way.
 @Suite("A full disk before the transfer", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct ResumeDiskFullTests {
     static let size: Int64 = 3_000_000

@@ -6,6 +6,8 @@ import Testing
 
 /// `pause()` closes the connections and keeps the partial file and its record; `resume()`
 /// continues from the record, asking only for what is missing.
+///
+/// Exclusive: paced downloads are paused mid-way.
 @Suite("Pause and resume in process", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct ResumePauseTests {
     static let size: Int64 = 6_000_000

@@ -8,6 +8,8 @@ import HaulHTTP
 
 /// A cancelled download continues where it stopped when it runs again: it asks for the missing
 /// bytes with `Range` and `If-Range`, and the server sends each byte about once.
+///
+/// Exclusive: paced downloads are interrupted mid-way, and the bytes sent are bounded.
 @Suite("Resume after an interruption", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct ResumeTests {
     static let size: Int64 = 4_000_000

@@ -6,7 +6,7 @@ import Testing
 /// `haul_crc32c` against published values and against a bit-at-a-time reference, at the lengths
 /// where its three-stream rounds (streams of 8 KiB down to 64 bytes, three per round) begin and
 /// end, at every start alignment, and continued across slices.
-@Suite(.exclusive, .serialized) struct CRC32CTests {
+@Suite struct CRC32CTests {
     /// The reflected Castagnoli polynomial.
     static let polynomial: UInt32 = 0x82F6_3B78
 

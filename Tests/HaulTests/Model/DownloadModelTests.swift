@@ -8,6 +8,8 @@ import Testing
 
 /// `DownloadModel` seen the way SwiftUI sees it: through `withObservationTracking`, against the
 /// loopback server.
+///
+/// Exclusive: paced downloads are observed, paused and cancelled while they run.
 @MainActor
 @Suite("DownloadModel observed", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct DownloadModelTests {
