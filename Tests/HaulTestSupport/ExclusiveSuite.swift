@@ -6,9 +6,10 @@ import Testing
 /// Suites that pace real transfers, time them, measure CPU time, kill processes at random
 /// moments or mount scratch file systems carry it together with `.serialized` (their own tests
 /// one at a time). Run side by side on a 2-core machine they starved each other's timing and
-/// failed. Every other suite runs in parallel with everything, these included: its tests do
-/// not depend on time. `SuiteTraitsTests` holds the rule and says which code counts as pacing;
-/// each exclusive suite says why on a `/// Exclusive:` line of its doc comment.
+/// failed. Every other suite runs beside them, its tests not depending on time (those that
+/// start servers or processes `.throttled`, see ``ThrottledSuite``). `SuiteTraitsTests` holds
+/// the rule and says which code counts as pacing; each exclusive suite says why on a
+/// `/// Exclusive:` line of its doc comment.
 ///
 /// The suite waits for its turn outside any test's time limit (a suite has none; a test's limit
 /// would count the wait). A suite nested in one that holds the turn runs at once.
@@ -26,15 +27,23 @@ public struct ExclusiveSuite: SuiteTrait, TestScoping {
     public func provideScope(for test: Test, testCase: Test.Case?,
                              performing function: @Sendable () async throws -> Void) async throws {
         if Self.holdsTurn { return try await function() }
-        await Self.turn.acquire()
-        defer { Self.turn.release() }
-        try await Self.$holdsTurn.withValue(true) { try await function() }
+        // On threads of its own, from the wait for the turn on: the cooperative pool has one
+        // thread per core, and tests of other suites that block them (a sync test writing to a
+        // busy disk) would stall the hand-over of the turn and this suite's timing. Its tests
+        // and their child tasks inherit the preference.
+        try await withTaskExecutorPreference(Self.threads) {
+            await Self.turn.acquire()
+            defer { Self.turn.release() }
+            try await Self.$holdsTurn.withValue(true) { try await function() }
+        }
     }
 
     /// Whether the current task runs inside a suite that holds the turn.
     @TaskLocal static var holdsTurn = false
     /// The one turn of the process.
     static let turn = Turnstile()
+    /// The threads the exclusive suites run on.
+    static let threads = ThreadsExecutor(threads: 2, name: "exclusive-suite")
 }
 
 extension Trait where Self == ExclusiveSuite {
