@@ -4,7 +4,7 @@ import HaulTestSupport
 import Testing
 
 /// `--checksum`, server digests, and `s3://` / `oss://` URLs with `--endpoint`, run as a process.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.throttled, .timeLimit(.minutes(1)))
 struct EndToEndVerificationTests {
     static let size = 1_500_000
 

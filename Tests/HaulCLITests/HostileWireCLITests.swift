@@ -11,7 +11,7 @@ import Darwin
 /// Issue 4, the wire-side cases through the real `haul` binary: exact exit status, the files left
 /// on disk and what the server received. (The library tests in `Tests/HaulTests/Hostile` cover
 /// every case; these run representative ones end to end.)
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.throttled, .timeLimit(.minutes(1)))
 struct HostileWireCLITests {
     /// Retries on but quick, so a test shows whether a failure was retried.
     static let retrying = ["--retries=3", "--retry-wait=0.05", "--connect-timeout=2", "--stall-timeout=1", "--header-timeout=2", "-x1"]

@@ -4,7 +4,7 @@ import HaulTestSupport
 import Testing
 
 /// Runs the built `haul` executable for behaviour that needs no network.
-@Suite struct ProcessTests {
+@Suite(.throttled) struct ProcessTests {
     @Test func helpGoesToStandardOutput() async throws {
         for flag in ["--help", "-h"] {
             let outcome = try await HaulBinary.run([flag])

@@ -105,7 +105,7 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
     }
 }
 
-@Suite struct RunnerTests {
+@Suite(.throttled) struct RunnerTests {
     @Test func badURLsExitTwoWithOneRedactedLineEachBeforeAnyDownload() async {
         let (status, terminal) = await run(["http://user:pw@h/a b?token=s", "ftp://h/f", "-q"])
         #expect(status == 2)

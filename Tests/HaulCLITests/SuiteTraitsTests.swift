@@ -6,8 +6,11 @@ import Testing
 /// tests in parallel; a suite that paces real transfers, times them, measures CPU time, kills
 /// processes or mounts file systems is `.exclusive` (no other such suite runs meanwhile, see
 /// ``ExclusiveSuite``) and `.serialized`, and says why on a doc comment line that starts
-/// `/// Exclusive:`. A suite that is only `.serialized` says why on a `/// Serialized:` line. A
-/// suite that touches no server, process, thread or file is never `.exclusive`.
+/// `/// Exclusive:`. Any other suite that starts servers or processes is `.throttled` (a few of
+/// its tests at once, at low priority, see ``ThrottledSuite``), as may be one with heavy file or
+/// thread work. A suite that is only `.serialized` says why on a `/// Serialized:` line. A
+/// suite that touches no server, process, thread or file is neither `.exclusive` nor
+/// `.throttled`.
 ///
 /// The rules are read from the sources: a suite is its `@Suite` line down to the next suite of
 /// its file (plus what its file declares before the first suite), comment lines left out.
@@ -35,14 +38,22 @@ import Testing
         (#"DiskFillingFile"#, "a disk filled up"),
     ]
 
-    /// Code that reaches past the test's own memory: a server, a process, threads, files.
-    static let ioMarkers = [#"HaulServer\("#, #"\bhaul\("#, #"HaulProcess\("#, #"HaulBinary\."#, #"KillableProcess\("#,
-                            #"Process\(\)"#, #"ThreadPool\("#, #"\bThread\b"#, #"DispatchQueue"#, #"withTemporaryDirectory"#,
-                            #"FileManager"#, #"\bcurl\("#, #"Downloader\(|[a-z]+Downloader\("#]
+    /// Code that starts servers or processes: a suite with it is `.exclusive` or `.throttled`.
+    static let heavyMarkers = [#"HaulServer\("#, #"\bhaul\("#, #"HaulProcess\("#, #"HaulBinary\."#, #"KillableProcess\("#,
+                               #"\bProcess\(\)"#, #"runChildProcess\("#, #"\bcurl\("#]
 
-    /// Of `ioMarkers`, those that make the pacing markers real: a transfer, a process or real time.
-    static let realTimeMarkers = [#"HaulServer\("#, #"\bhaul\("#, #"HaulProcess\("#, #"HaulBinary\."#, #"KillableProcess\("#,
-                                  #"Process\(\)"#, #"ThreadPool\("#, #"\bThread\b"#]
+    /// Those and threads: what makes the pacing markers real (a transfer, a process, real time).
+    static let realTimeMarkers = heavyMarkers + [#"ThreadPool\("#, #"\bThread\b"#]
+
+    /// Those and files: code that reaches past the test's own memory.
+    static let ioMarkers = realTimeMarkers + [#"DispatchQueue"#, #"withTemporaryDirectory"#, #"FileManager"#,
+                                              #"Downloader\(|[a-z]+Downloader\("#]
+
+    /// `pattern` compiled, `\b` as in other regex engines (between a word character and
+    /// another), not at Unicode word boundaries (where `Thread.sleep` is one word).
+    static func regex(_ pattern: String) -> Regex<AnyRegexOutput> {
+        try! Regex(pattern).wordBoundaryKind(.simple)
+    }
 
     /// A top-level `@Suite` as the rules see it.
     struct SuiteSource {
@@ -57,18 +68,19 @@ import Testing
 
         var isExclusive: Bool { attribute.contains(".exclusive") }
         var isSerialized: Bool { attribute.contains(".serialized") }
+        var isThrottled: Bool { attribute.contains(".throttled") }
         var location: String { "\(file):\(line)" }
 
         /// The pacing markers found, each with the first line that has it.
         var pacing: [String] {
             SuiteTraitsTests.pacingMarkers.compactMap { marker in
-                let regex = try! Regex(marker.pattern)
+                let regex = SuiteTraitsTests.regex(marker.pattern)
                 return code.first { $0.contains(regex) }.map { "\(marker.meaning): \($0.trimmingCharacters(in: .whitespaces))" }
             }
         }
 
         func uses(_ patterns: [String]) -> Bool {
-            let regexes = patterns.map { try! Regex($0) }
+            let regexes = patterns.map(SuiteTraitsTests.regex)
             return code.contains { line in regexes.contains { line.contains($0) } }
         }
 
@@ -98,6 +110,15 @@ import Testing
             }
             if isExclusive, !uses(SuiteTraitsTests.ioMarkers) {
                 found.append("\(location): a pure suite (no server, process, thread or file) is .exclusive")
+            }
+            if !isExclusive, !isThrottled, uses(SuiteTraitsTests.heavyMarkers) {
+                found.append("\(location): starts servers or processes but is neither .exclusive nor .throttled")
+            }
+            if isExclusive && isThrottled {
+                found.append("\(location): .exclusive and .throttled at once")
+            }
+            if isThrottled, !uses(SuiteTraitsTests.ioMarkers) {
+                found.append("\(location): a pure suite (no server, process, thread or file) is .throttled")
             }
             return found
         }
@@ -161,10 +182,16 @@ import Testing
 
     /// The rules themselves, on made-up suites: each breach is caught, a suite that keeps them is not.
     @Test(arguments: [
-        ("@Suite struct A {\n  @Test func f() throws { let s = try HaulServer()\n s.setResource(\"/f\", .init(size: 9, rate: 400_000)) }\n}",
+        ("@Suite(.throttled) struct A {\n  @Test func f() throws { let s = try HaulServer()\n s.setResource(\"/f\", .init(size: 9, rate: 400_000)) }\n}",
          ["paces or times real work but is not .exclusive and .serialized: a paced resource"]),
+        ("@Suite struct A {\n  @Test func f() async throws { let s = try HaulServer()\n _ = try await haul([s.url(\"/bytes/9\")], in: dir) }\n}",
+         ["neither .exclusive nor .throttled"]),
+        ("@Suite(.throttled) struct A {\n  @Test func f() { #expect(Parser.parse(\"a\") == 1) }\n}",
+         ["a pure suite (no server, process, thread or file) is .throttled"]),
+        ("/// Exclusive: it kills `haul` at random moments.\n@Suite(.exclusive, .serialized, .throttled) struct A {\n  @Test func f() async { let p = try KillableProcess([], in: dir) }\n}",
+         [".exclusive and .throttled at once"]),
         ("@Suite(.serialized) struct A {\n  @Test func f() async { let s = try HaulServer(configuration: .init(rateLimit: 100_000)) }\n}",
-         ["paces or times real work", ".serialized without a `/// Serialized: why` line"]),
+         ["paces or times real work", ".serialized without a `/// Serialized: why` line", "neither .exclusive nor .throttled"]),
         ("@Suite(.exclusive, .serialized) struct A {\n  @Test func f() async { let p = try KillableProcess([], in: dir) }\n}",
          [".exclusive without a `/// Exclusive: why` line"]),
         ("/// Exclusive: times the wait.\n@Suite(.exclusive) struct A {\n  @Test func f() { let t = Thread {}\n let e = ContinuousClock.now - start }\n}",
@@ -176,6 +203,8 @@ import Testing
         ("@Suite struct A {\n  // rate: 400_000 in a comment, and --limit-rate parsed only:\n  @Test func f() throws { #expect(try parse([\"--limit-rate=5K\"]).rateLimit == 5120) }\n}",
          []),
         ("/// Serialized: the tests share one folder.\n@Suite(.serialized) struct A {\n  @Test func f() throws { try withTemporaryDirectory { _ in } }\n}",
+         []),
+        ("@Suite(.throttled, .timeLimit(.minutes(1))) struct A {\n  @Test func f() async throws { let s = try HaulServer()\n _ = try await haul([s.url(\"/bytes/9\")], in: dir) }\n}",
          []),
     ])
     func theRulesCatchEachBreach(source: String, expected: [String]) {

@@ -7,7 +7,7 @@ import HaulTestSupport
 import Testing
 
 /// `--engine=urlsession`: the same command, the same files and exit codes, over `URLSession`.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.throttled, .timeLimit(.minutes(1)))
 struct TransportCLITests {
     @Test(arguments: [(["--engine=urlsession"], CommandOptions.Engine.urlSession), (["--engine", "native"], .native),
                       ([String](), .native)])

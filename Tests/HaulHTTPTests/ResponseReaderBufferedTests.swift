@@ -7,7 +7,7 @@ import HaulCore
 
 /// ``ResponseReader/bodyIsBuffered``, which lets a body that came whole with its head skip the
 /// segmented transfer: true only when every remaining body byte is in the receive buffer.
-@Suite struct ResponseReaderBufferedTests {
+@Suite(.throttled) struct ResponseReaderBufferedTests {
     /// Reads the head of `path`'s response, then asks the reader.
     private func bufferedAfterHead(_ server: HaulServer, _ path: String,
                                    _ body: (ResponseReader) throws -> Void = { _ in }) throws -> Bool {

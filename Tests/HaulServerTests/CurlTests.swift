@@ -4,7 +4,7 @@ import HaulTestSupport
 import Testing
 
 /// The server checked by an independent client: `/usr/bin/curl`.
-@Suite struct CurlTests {
+@Suite(.throttled) struct CurlTests {
     @Test func downloadsTheContent() async throws {
         let server = try HaulServer()
         let result = try await curl(["--fail", server.url("/bytes/3000000/data.bin?seed=5")])

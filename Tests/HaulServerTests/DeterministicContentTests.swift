@@ -3,7 +3,7 @@ import Foundation
 import HaulTestSupport
 import Testing
 
-@Suite struct DeterministicContentTests {
+@Suite(.throttled) struct DeterministicContentTests {
     @Test func bytesAgreeWithByteAtAcrossThePeriod() {
         let content = HaulServer.content(seed: 7)
         let period = Int64(DeterministicContent.period)

@@ -12,7 +12,7 @@ import HaulHTTP
 /// `Content-Range` checks, redirect policy) is the same, so the outcomes must be too.
 ///
 /// What cannot match is listed in ``TransportDifferenceTests``.
-@Suite("Both transports behave alike", .timeLimit(.minutes(1)))
+@Suite("Both transports behave alike", .throttled, .timeLimit(.minutes(1)))
 struct TransportParityTests {
     typealias Transport = Downloader.Transport
     static let transports: [Transport] = [.native, .urlSession]

@@ -198,7 +198,7 @@ struct HostileLocalTests {
 }
 
 /// Resume records that cannot be trusted, and the crash before the final rename.
-@Suite("Hostile local faults: resume state", .timeLimit(.minutes(1)))
+@Suite("Hostile local faults: resume state", .throttled, .timeLimit(.minutes(1)))
 struct HostileLocalResumeTests {
     static let size: Int64 = 2_000_000
 

@@ -3,7 +3,7 @@ import Testing
 import HaulTestSupport
 @testable import Haul
 
-@Suite struct FileHashingTests {
+@Suite(.throttled) struct FileHashingTests {
     static func content(count: Int) -> [UInt8] {
         var generator = SplitMix64(seed: 7)
         return (0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) }

@@ -8,7 +8,7 @@ import Glibc
 import Darwin
 #endif
 
-@Suite struct ResumeRecordFileTests {
+@Suite(.throttled) struct ResumeRecordFileTests {
     private static func bytes(_ url: URL) throws -> [UInt8] { try Array(Data(contentsOf: url)) }
 
     private static func write(_ bytes: [UInt8], to url: URL) throws { try Data(bytes).write(to: url) }
