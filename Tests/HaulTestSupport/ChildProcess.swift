@@ -59,3 +59,15 @@ public func runChildProcess(_ executable: URL, _ arguments: [String], environmen
     let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
     return ChildProcessOutcome(status: status, standardOutput: try Data(contentsOf: outURL), standardError: try Data(contentsOf: errURL))
 }
+
+/// Runs `body` on a thread of its own and returns what it returns, the caller's task suspended
+/// meanwhile: CPU-heavy test work (hashing large buffers, saving and loading a huge record)
+/// then holds no thread of the cooperative pool (one per core), which the tests running beside
+/// it need. `body` must not record issues (no `#expect`): it runs outside the test's task.
+public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+}
