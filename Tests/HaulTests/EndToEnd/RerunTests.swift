@@ -306,7 +306,12 @@ struct RerunTests {
             writing.cancel()
         }
     }
+}
 
+/// A rerun that finds its finished file checks it (here against a checksum) before it says so;
+/// a cancellation stops that check.
+@Suite("Cancelling the check of a finished file", .throttled, .timeLimit(.minutes(1)))
+struct RerunCheckCancellationTests {
     /// A cancellation while a large finished file's checksum is checked again ends the download
     /// at once with `cancelled`, and nothing is written (no `file.1.bin`): the check stops
     /// between reads. (Without that stop, the check ran to its end and the download ended
