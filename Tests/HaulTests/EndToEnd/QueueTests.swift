@@ -40,7 +40,7 @@ struct QueueTests {
 
     @Test func cancellingAQueuedDownloadEndsItAtOnceWithoutARequest() async throws {
         let server = try HaulServer()
-        let files = CountingFiles(size: Self.size * 4, bytesPerSecond: 1_000_000, holdingLastBytes: true)
+        let files = CountingFiles(size: Self.size, bytesPerSecond: 1_000_000, holdingLastBytes: true)
         for index in 0..<4 {
             server.route("/q\(index).bin") { request, connection in try files.respond(to: request, on: connection) }
         }

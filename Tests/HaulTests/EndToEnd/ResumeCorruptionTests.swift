@@ -51,7 +51,7 @@ struct ResumeCorruptionTests {
         try await withTemporaryDirectory { dir in
             let downloader = resumeDownloader(connections: 2)
             let slow = Validators.etag.resource(size: Self.size, rate: 250_000)
-            _ = try await interruptFirstRun(server, slow, downloader, in: dir, after: 1_000_000)
+            _ = try await interruptFirstRun(server, slow, downloader, in: dir, after: 300_000)
             try damage.apply(in: dir)
 
             server.setResource("/file.bin", Validators.etag.resource(size: Self.size, rate: 3_000_000))
@@ -76,8 +76,8 @@ struct ResumeCorruptionTests {
         let server = try HaulServer()
         try await withTemporaryDirectory { dir in
             let downloader = resumeDownloader()
-            let slow = Validators.etag.resource(size: Self.size, rate: 250_000)
-            _ = try await interruptFirstRun(server, slow, downloader, in: dir, after: 500_000)
+            let slow = Validators.etag.resource(size: Self.size, rate: 500_000)
+            _ = try await interruptFirstRun(server, slow, downloader, in: dir, after: 300_000)
             // Another path with the same last component (and the same ETag): another resource.
             let other = Validators.etag.resource(size: Self.size, seed: 9, rate: 3_000_000)
             server.setResource("/elsewhere/file.bin", other)

@@ -63,6 +63,7 @@ struct ResumeDiskFullTests {
             #expect(try contents(dir.appendingPathComponent("file.bin.resume")) == recordBefore, "the record is kept as it was")
 
             try FileManager.default.removeItem(at: filler)
+            server.setResource("/file.bin", Validators.etag.resource(size: Self.size, seed: 4, rate: 0))
             let resumed = await runToEnd(downloader, DownloadRequest(url: url(server, "/file.bin")), to: .directory(dir))
             #expect(resumed.error == nil, "\(resumed.error?.description ?? "")")
             #expect(resumed.started?.resumedFrom == record.completed.byteCount)
