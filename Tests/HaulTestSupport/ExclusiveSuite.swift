@@ -34,7 +34,22 @@ public struct ExclusiveSuite: SuiteTrait, TestScoping {
         try await withTaskExecutorPreference(Self.threads) {
             await Self.turn.acquire()
             defer { Self.turn.release() }
+            await Self.waitForPromptPool()
             try await Self.$holdsTurn.withValue(true) { try await function() }
+        }
+    }
+
+    /// Waits (a minute at most) until the cooperative pool runs a medium-priority job within
+    /// 20 ms, as it must run the downloads' progress ticker (a detached task at that priority)
+    /// for a paced test to act on progress in time. At the start of a run, when every pure test
+    /// is queued there at once, that takes a few seconds; later it is at once.
+    static func waitForPromptPool() async {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            let start = ContinuousClock.now
+            await Task.detached(priority: .medium) {}.value
+            if ContinuousClock.now - start < .milliseconds(20) { return }
+            try? await Task.sleep(for: .milliseconds(50))
         }
     }
 
