@@ -12,7 +12,8 @@ import HaulHTTP
 /// earlier run finished, unchanged on disk and on the server, is recognised by its mark
 /// (``FinishedFileMark``) and left as it is; anything else is downloaded under the policy.
 ///
-/// Exclusive: a download paced at 100 kB/s is cancelled while it checks a finished file.
+/// Exclusive: after a first run the server paces the file at 100 kB/s, so that a second download
+/// of its body would show.
 @Suite("Rerunning a finished download", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct RerunTests {
     static let size: Int64 = 1_500_000
