@@ -22,7 +22,7 @@ private func usageError(_ arguments: [String]) -> String? {
     }
 }
 
-@Suite(.exclusive, .serialized) struct ArgumentParserTests {
+@Suite struct ArgumentParserTests {
     @Test func defaultsMatchTheContract() throws {
         let parsed = try options(["http://host/file"])
         #expect(parsed.urls == ["http://host/file"])

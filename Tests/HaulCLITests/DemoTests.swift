@@ -4,6 +4,8 @@ import HaulTestSupport
 import Testing
 
 /// `haul demo`: two verified downloads from the built-in server, the speed-up, nothing left behind.
+///
+/// Exclusive: the demo's server caps each connection and the test asks for the speed-up of three connections over one.
 @Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
 struct DemoTests {
     @Test func theDemoDownloadsTwiceVerifiesAndRemovesItsFiles() async throws {

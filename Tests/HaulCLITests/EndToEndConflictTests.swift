@@ -4,7 +4,7 @@ import HaulTestSupport
 import Testing
 
 /// `--on-conflict` with the real `haul` binary when the chosen name already exists.
-@Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite(.throttled, .timeLimit(.minutes(1)))
 struct EndToEndConflictTests {
     static let old = Data("old contents\n".utf8)
 

@@ -5,6 +5,8 @@ import HaulTestSupport
 import Testing
 
 /// The real `haul` binary downloading from a `HaulServer`: bytes, names, `-o`, several URLs.
+///
+/// Exclusive: one download is paced at 200 kB/s so that it prints its progress lines.
 @Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
 struct EndToEndDownloadTests {
     @Test(arguments: [0, 1, 300_001, 2 * 1024 * 1024 + 7])

@@ -4,7 +4,7 @@ import HaulTestSupport
 import Testing
 
 /// Failures of the real `haul` binary: exact exit status, one stderr line, no file left behind.
-@Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite(.throttled, .timeLimit(.minutes(1)))
 struct EndToEndFailureTests {
     /// Short timeouts and no retries, so failures end fast.
     static let fast = ["--retries=0", "--connect-timeout=2", "--stall-timeout=1", "--header-timeout=2"]

@@ -4,7 +4,7 @@ import HaulTestSupport
 import Testing
 
 /// Local file trouble with the real `haul` binary: exit 3, and nothing written where it must not be.
-@Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite(.throttled, .timeLimit(.minutes(1)))
 struct EndToEndFileSystemTests {
     @Test func aSymlinkedPartialFileIsNotFollowed() async throws {
         let server = try HaulServer()

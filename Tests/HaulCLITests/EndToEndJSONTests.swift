@@ -4,7 +4,7 @@ import HaulTestSupport
 import Testing
 
 /// `haul --json` against a `HaulServer`: every stdout line is one JSON event of CONTRACT.md.
-@Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite(.throttled, .timeLimit(.minutes(1)))
 struct EndToEndJSONTests {
     @Test func aDownloadIsStartedProgressFinished() async throws {
         let server = try HaulServer()

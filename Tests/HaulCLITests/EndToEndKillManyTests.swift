@@ -12,6 +12,8 @@ import Darwin
 /// never leaves a file under its final name that is not the whole, right file; the same command
 /// run again (default `--on-conflict=rename`) recognises the files finished before a kill
 /// instead of writing `fN.1.bin` beside them, and ends with every file in place, once.
+///
+/// Exclusive: it kills `haul` at random moments of downloads paced at 200 kB/s.
 @Suite(.exclusive, .serialized, .timeLimit(.minutes(2)))
 struct EndToEndKillManyTests {
     static let count = 40

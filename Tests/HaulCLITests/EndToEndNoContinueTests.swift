@@ -5,6 +5,8 @@ import Testing
 
 /// `--no-continue`: a partial download with a valid record is discarded and the file is fetched
 /// again from byte 0, where a plain rerun would resume it.
+///
+/// Exclusive: a download paced at 400 kB/s is interrupted mid-way.
 @Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
 struct EndToEndNoContinueTests {
     static let size: Int64 = 4_000_000

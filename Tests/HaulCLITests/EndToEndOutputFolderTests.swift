@@ -5,7 +5,7 @@ import Testing
 
 /// `-d DIR` with `-o NAME`: a relative name is inside DIR, an absolute one ignores it; a folder
 /// that cannot be made fails before any request.
-@Suite("CLI: -d and -o together", .serialized)
+@Suite("CLI: -d and -o together", .throttled)
 struct EndToEndOutputFolderTests {
     @Test("a relative -o lands inside -d (made when missing), nothing in the working directory")
     func relativeOutputIsInsideTheFolder() async throws {
@@ -46,7 +46,7 @@ struct EndToEndOutputFolderTests {
 }
 
 /// A connection that never gets an answer: waiting for the head counts as a stall.
-@Suite("CLI: a silent server", .serialized)
+@Suite("CLI: a silent server", .throttled)
 struct EndToEndSilentServerTests {
     @Test("a server that accepts and never answers is dropped after --stall-timeout, not --header-timeout")
     func silenceBeforeTheHeadIsAStall() async throws {
@@ -78,7 +78,7 @@ struct EndToEndSilentServerTests {
 
 /// Nothing listening: a wrong port or a host that is down says so at once; `--retry-connrefused`
 /// waits for a server that is restarting.
-@Suite("CLI: a refused connection", .serialized)
+@Suite("CLI: a refused connection", .throttled)
 struct EndToEndRefusedTests {
     @Test("nothing listening: exit 4 at once, one line that names --retry-connrefused, no retry", arguments: [["-q"], []])
     func refusedFailsAtOnce(extra: [String]) async throws {

@@ -53,6 +53,8 @@ final class ConcurrencyProbe: Sendable {
 }
 
 /// `-j`: how many downloads run at once, the queue behind them, and Ctrl-C over all of them.
+///
+/// Exclusive: downloads paced by the server are held running while the test counts and interrupts them.
 @Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
 struct EndToEndQueueTests {
     @Test

@@ -5,6 +5,8 @@ import Testing
 
 /// A second `haul` process aimed at the file another one is downloading exits 11 with one
 /// clear line and touches nothing; the first goes on, and its rerun resumes byte-identical.
+///
+/// Exclusive: a download paced at 500 kB/s is held running while a second process starts.
 @Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
 struct EndToEndResumeLockTests {
     static let size: Int64 = 20_000_000

@@ -4,7 +4,7 @@ import HaulTestSupport
 import Testing
 
 /// Secrets, hostile names and TLS with the real `haul` binary.
-@Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite(.throttled, .timeLimit(.minutes(1)))
 struct EndToEndSecurityTests {
     @Test func userHeadersReachTheOriginOnlyNotARedirectTarget() async throws {
         let origin = try HaulServer()

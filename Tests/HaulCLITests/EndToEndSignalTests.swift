@@ -5,6 +5,8 @@ import Testing
 
 /// Ctrl-C (SIGINT) sent to the real `haul` binary in the middle of a download, and the resume
 /// that rerunning the same command performs.
+///
+/// Exclusive: Ctrl-C lands in the middle of downloads paced by the server.
 @Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
 struct EndToEndSignalTests {
     /// The size of `path`, or 0 when it does not exist.

@@ -5,7 +5,7 @@ import Testing
 
 /// `-i -`: the URL list read from standard input, comments and blank lines skipped, every URL
 /// downloaded.
-@Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite(.throttled, .timeLimit(.minutes(1)))
 struct EndToEndStandardInputListTests {
     @Test func aListOnStandardInputIsDownloaded() async throws {
         let server = try HaulServer()

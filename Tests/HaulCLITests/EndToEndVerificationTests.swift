@@ -4,30 +4,23 @@ import HaulTestSupport
 import Testing
 
 /// `--checksum`, server digests, and `s3://` / `oss://` URLs with `--endpoint`, run as a process.
-@Suite(.exclusive, .serialized, .timeLimit(.minutes(3)))
+@Suite(.throttled, .timeLimit(.minutes(3)))
 struct EndToEndVerificationTests {
     static let size = 1_500_000
 
-    static func sha256Hex(_ data: Data) throws -> String {
+    static func sha256Hex(_ data: Data) async throws -> String {
         // The expected digest from the system's openssl, independent of Haul's own code.
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("haul-sha-\(UUID().uuidString)")
-        try data.write(to: folder)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl", "dgst", "-sha256", "-r", folder.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(String(decoding: output, as: UTF8.self).split(separator: " ").first ?? "")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("haul-sha-\(UUID().uuidString)")
+        try data.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let outcome = try await runChildProcess(URL(fileURLWithPath: "/usr/bin/env"), ["openssl", "dgst", "-sha256", "-r", file.path])
+        return String(String(decoding: outcome.standardOutput, as: UTF8.self).split(separator: " ").first ?? "")
     }
 
     @Test func aRightChecksumFinishesAndTheJSONCarriesTheSHA256() async throws {
         let server = try HaulServer()
         try await withTemporaryDirectory { dir in
-            let expected = try Self.sha256Hex(served(Self.size))
+            let expected = try await Self.sha256Hex(served(Self.size))
             #expect(expected.count == 64)
             let outcome = try await haul(["--json", "--checksum=sha256=\(expected.uppercased())", "-d", dir.path,
                                           server.url("/bytes/\(Self.size)/c.bin")], in: dir)
@@ -46,7 +39,7 @@ struct EndToEndVerificationTests {
         let server = try HaulServer()
         try await withTemporaryDirectory { dir in
             let size = 40 << 20
-            let expected = try Self.sha256Hex(served(size))
+            let expected = try await Self.sha256Hex(served(size))
             let outcome = try await haul(["--json", "-x", "\(connections)", "--checksum=sha256=\(expected)", "-d", dir.path,
                                           server.url("/bytes/\(size)/large.bin")], in: dir, timeout: .seconds(120))
             #expect(outcome.status == 0, "\(outcome.standardError)")

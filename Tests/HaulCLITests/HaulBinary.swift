@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// Finds and runs the built `haul` executable, for process-level tests.
@@ -20,26 +21,17 @@ enum HaulBinary {
         var standardError: String
     }
 
-    /// Runs `haul` with `arguments` and waits for it (killed after `timeout` seconds).
-    ///
-    /// Standard input is empty; output goes through temporary files, so a large output never
-    /// blocks the child.
-    static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 60) throws -> Outcome {
+    /// Runs `haul` with `arguments` to its end (terminated after `timeout`), in a temporary
+    /// working directory, without holding a thread while it runs.
+    static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(60)) async throws -> Outcome {
+        let binary = try #require(url, "the haul executable was not found; run `swift build` first or set HAUL_BINARY")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("haul-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let process = try prepare(arguments, outputIn: folder, workingDirectory: folder,
-                                  environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
-        let outURL = folder.appendingPathComponent("stdout"), errURL = folder.appendingPathComponent("stderr")
-        try process.run()
-        let watchdog = DispatchWorkItem { [process] in if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
-        process.waitUntilExit()
-        watchdog.cancel()
-
-        let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
-        return Outcome(status: status,
-                       standardOutput: try String(contentsOf: outURL, encoding: .utf8),
-                       standardError: try String(contentsOf: errURL, encoding: .utf8))
+        let outcome = try await runChildProcess(binary, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+                                                workingDirectory: folder, timeout: timeout)
+        return Outcome(status: outcome.status, standardOutput: String(decoding: outcome.standardOutput, as: UTF8.self),
+                       standardError: outcome.errorText)
     }
 
     /// A `haul` process, not started yet: standard input empty, standard output and error going to

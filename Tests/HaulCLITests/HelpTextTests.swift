@@ -3,7 +3,7 @@ import HaulTestSupport
 import Testing
 
 /// The help text is held here word for word: a change to the option table shows up as a diff.
-@Suite(.exclusive, .serialized) struct HelpTextTests {
+@Suite struct HelpTextTests {
     @Test func downloadHelpIsTheGoldenText() {
         let golden = """
             Usage: haul [OPTION]... URL...

@@ -11,6 +11,8 @@ import HaulHTTP
 /// fills up mid-transfer, planted symlinks, an untrusted resume record and a crash before the
 /// final rename. Tests that need a real read-only or full file system mount a small tmpfs
 /// (root only) and are skipped with the reason elsewhere.
+///
+/// Exclusive: it mounts small scratch file systems and fills one up mid-transfer.
 @Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
 struct HostileLocalCLITests {
     @Test func aMissingFolderIsCreatedWithItsParents() async throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// Issue 4, "Naming", with the real `haul` binary: every file lands in `root/inside` under its
 /// sanitised name, and nothing else appears anywhere.
-@Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite(.throttled, .timeLimit(.minutes(1)))
 struct HostileNamingCLITests {
     /// Runs `haul --json -d root/inside URL` and checks the run saved exactly one file of `size`
     /// served bytes; returns its name.

@@ -4,7 +4,7 @@ import HaulTestSupport
 import Testing
 
 /// Issue 4, "Redirects and secrets", with the real `haul` binary.
-@Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite(.throttled, .timeLimit(.minutes(1)))
 struct HostileRedirectCLITests {
     /// `-H` secrets, one per header that must stay with the original origin.
     static let headerArguments = ["-H", "Authorization: Bearer hdr-secret-auth", "-H", "Cookie: sid=hdr-secret-cookie",

@@ -8,7 +8,7 @@ import HaulHTTP
 
 /// The CLI side of "content changed with the same ETag and length": only `--checksum` catches
 /// the resumed mix (exit 9, one line, no file left).
-@Suite("CLI: same validators, different content", .exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite("CLI: same validators, different content", .throttled, .timeLimit(.minutes(1)))
 struct HostileSameValidatorCLITests {
     @Test func aResumedMixExitsNineAndLeavesNothing() async throws {
         let server = try HaulServer()

@@ -4,7 +4,7 @@ import HaulTestSupport
 import Testing
 
 /// Issue 4, "URLs and TLS", with the real `haul` binary.
-@Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite(.throttled, .timeLimit(.minutes(1)))
 struct HostileURLCLITests {
     /// An invalid URL for a server on `port`, and the start of the one line haul prints for it.
     static func invalidURL(_ kind: String, port: Int) -> (url: String, line: String) {

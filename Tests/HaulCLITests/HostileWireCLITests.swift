@@ -11,7 +11,7 @@ import Darwin
 /// Issue 4, the wire-side cases through the real `haul` binary: exact exit status, the files left
 /// on disk and what the server received. (The library tests in `Tests/HaulTests/Hostile` cover
 /// every case; these run representative ones end to end.)
-@Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite(.throttled, .timeLimit(.minutes(1)))
 struct HostileWireCLITests {
     /// Retries on but quick, so a test shows whether a failure was retried.
     static let retrying = ["--retries=3", "--retry-wait=0.05", "--connect-timeout=2", "--stall-timeout=1", "--header-timeout=2", "-x1"]
@@ -142,26 +142,33 @@ struct HostileWireCLITests {
     }
 
     /// Network failures exit 4 after one retry (`--retries=1`): a server that never answers,
-    /// a head that trickles or never ends (the header deadline), a chunked body without its last chunk.
+    /// a head that never ends (the header deadline), a chunked body without its last chunk. (A
+    /// head that trickles is in ``HostileWaitCLITests``.)
     @Test(arguments: [
         ("/silent", "headerTimeout", [String]()),
-        ("/trickle-headers?interval=100", "headerTimeout", []),
         ("/endless-headers", "headerTimeout", []),
         ("/chunked?size=3000&mode=missing-last", "truncatedBody", ["chunked.part"]),
     ])
     func networkFailuresAreRetriedOnceThenExitFour(path: String, code: String, files: [String]) async throws {
+        try await Self.expectRetriedOnceThenExitFour(path: path, code: code, files: files)
+    }
+
+    /// Runs `haul --retries=1` on `path` of a new server, and expects exit 4 after one retry,
+    /// ending with `code`, with `files` left in the folder.
+    static func expectRetriedOnceThenExitFour(path: String, code: String, files: [String],
+                                              sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let server = try HaulServer()
         try await withTemporaryDirectory { dir async throws in
             let url = server.url(path)
             let arguments = ["--retries=1", "--retry-wait=0.05", "--header-timeout=1", "--json", "-d", dir.path, url]
-            let outcome = try await haul(arguments, in: dir)
-            #expect(outcome.status == 4)
-            let events = outcome.jsonEvents()
-            #expect(eventNames(events).filter { $0 == "retrying" }.count == 1)
-            #expect((events.last?["error"] as? [String: Any])?["code"] as? String == code)
-            #expect(outcome.errorLines.last?.hasPrefix("haul: \(url): ") == true, "\(outcome.standardError)")
-            #expect(server.requests.count == 2)
-            #expect(listFiles(dir) == files)
+            let outcome = try await haul(arguments, in: dir, sourceLocation: sourceLocation)
+            #expect(outcome.status == 4, sourceLocation: sourceLocation)
+            let events = outcome.jsonEvents(sourceLocation: sourceLocation)
+            #expect(eventNames(events).filter { $0 == "retrying" }.count == 1, sourceLocation: sourceLocation)
+            #expect((events.last?["error"] as? [String: Any])?["code"] as? String == code, sourceLocation: sourceLocation)
+            #expect(outcome.errorLines.last?.hasPrefix("haul: \(url): ") == true, "\(outcome.standardError)", sourceLocation: sourceLocation)
+            #expect(server.requests.count == 2, sourceLocation: sourceLocation)
+            #expect(listFiles(dir) == files, sourceLocation: sourceLocation)
         }
     }
 
@@ -179,61 +186,5 @@ struct HostileWireCLITests {
             #expect(server.requests.count == 1)
             #expect(!listFiles(dir).contains("huge.bin"))
         }
-    }
-
-    /// While it waits (for a head, for body bytes, for a 1-byte-per-second trickle, between two
-    /// attempts), `haul` sleeps in the kernel: under 5% of one core over 3 s, measured from
-    /// `/proc/PID/stat`. A correctness check against busy polling (a spin takes ~100%), not a
-    /// benchmark. The kernel counts CPU time in 10 ms ticks: 1% of 3 s allowed 3 of them, and
-    /// the trickle's progress (the ticker, the redraws) takes 2-3 in a debug build on an idle
-    /// machine (be73618 and later alike) and 4 under the full suite's load.
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat")),
-          arguments: ["silent server", "stalled body", "trickle", "retry wait"])
-    func waitingDoesNotSpinTheCPU(scenario: String) async throws {
-        let server = try HaulServer()
-        ScriptedFile(size: 100_000) { _ in .trickle(interval: 1) }.install(on: server, at: "/trickle.bin")
-        let refusing = try RefusingPort()
-        let url = switch scenario {
-        case "silent server": server.url("/silent")
-        case "stalled body": server.url("/bytes/100000/s.bin?stall-after=1000")
-        case "trickle": server.url("/trickle.bin")
-        default: refusing.url("/r.bin")
-        }
-        try await withTemporaryDirectory { dir async throws in
-            let folder = dir.appendingPathComponent("output")
-            let process = try HaulBinary.prepare(["--retry-connrefused", "--retries=1", "--retry-wait=20", "-d", dir.path, url],
-                                                 outputIn: folder,
-                                                 workingDirectory: dir, environment: ProcessInfo.processInfo.environment)
-            try process.run()
-            defer { if process.isRunning { process.terminate() } }
-            try await Task.sleep(for: .milliseconds(700))   // started, connected, now waiting
-            let before = try #require(cpuTime(of: process.processIdentifier))
-            let start = ContinuousClock.now
-            try await Task.sleep(for: .seconds(3))
-            let after = try #require(cpuTime(of: process.processIdentifier))
-            let wall = (ContinuousClock.now - start)
-            let used = after - before
-            #expect(process.isRunning, "still waiting")
-            #expect(used < wall.secondsValue * 0.05, "used \(used) s of CPU in \(wall)")
-            _ = kill(process.processIdentifier, SIGINT)
-            #expect(await waitUntil(timeout: .seconds(10)) { !process.isRunning })
-            #expect(process.terminationStatus == 130)
-        }
-    }
-}
-
-/// User plus system CPU seconds of a running process, from `/proc/PID/stat` (Linux).
-private func cpuTime(of pid: Int32) -> Double? {
-    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-          let close = text.lastIndex(of: ")") else { return nil }
-    // After "pid (comm)": state is field 3, utime 14, stime 15.
-    let fields = text[text.index(after: close)...].split(separator: " ")
-    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-}
-
-extension Duration {
-    fileprivate var secondsValue: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

@@ -7,6 +7,8 @@ import Testing
 
 /// Several downloads on a terminal: the command draws one line per running download and a total
 /// line, redrawn in place while they run, and leaves a line per finished file and the total.
+///
+/// Exclusive: downloads paced at 400 kB/s are drawn on a terminal while they run.
 @Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
 struct InteractiveProgressTests {
     @Test func severalDownloadsOnATerminalShowALineEachAndATotal() async throws {

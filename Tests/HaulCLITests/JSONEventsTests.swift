@@ -14,7 +14,7 @@ private func object(_ line: String) throws -> [String: Any] {
     return try #require(parsed as? [String: Any])
 }
 
-@Suite(.exclusive, .serialized) struct JSONEventsTests {
+@Suite struct JSONEventsTests {
     @Test(arguments: [
         ("plain", #""plain""#),
         ("quote \" and backslash \\", #""quote \" and backslash \\""#),

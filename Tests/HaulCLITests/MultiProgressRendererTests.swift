@@ -11,7 +11,7 @@ private func progress(_ done: Int64, of total: Int64?, speed: Double = 1_048_576
 
 private let mebibyte: Int64 = 1 << 20
 
-@Suite(.exclusive, .serialized) struct MultiProgressRendererTests {
+@Suite struct MultiProgressRendererTests {
     /// Three downloads, two running at once, drawn on a screen of `width` columns.
     @Test(arguments: [12, 20, 33, 40, 60, 80, 132])
     func theBlockIsRedrawnInPlaceAndNeverWiderThanTheTerminal(width: Int) {
@@ -208,7 +208,7 @@ private let mebibyte: Int64 = 1 << 20
     }
 }
 
-@Suite(.exclusive, .serialized) struct SpeedMeterTests {
+@Suite struct SpeedMeterTests {
     @Test func averagesOverTheWindowOnly() {
         var meter = SpeedMeter(window: .seconds(5))
         #expect(meter.bytesPerSecond == 0)

@@ -4,46 +4,46 @@ import HaulTestSupport
 import Testing
 
 /// Runs the built `haul` executable for behaviour that needs no network.
-@Suite(.exclusive, .serialized) struct ProcessTests {
-    @Test func helpGoesToStandardOutput() throws {
+@Suite(.throttled) struct ProcessTests {
+    @Test func helpGoesToStandardOutput() async throws {
         for flag in ["--help", "-h"] {
-            let outcome = try HaulBinary.run([flag])
+            let outcome = try await HaulBinary.run([flag])
             #expect(outcome.status == 0)
             #expect(outcome.standardOutput == HelpText.download)
             #expect(outcome.standardError.isEmpty)
         }
     }
 
-    @Test func versionGoesToStandardOutput() throws {
-        let outcome = try HaulBinary.run(["--version"])
+    @Test func versionGoesToStandardOutput() async throws {
+        let outcome = try await HaulBinary.run(["--version"])
         #expect(outcome.status == 0)
         #expect(outcome.standardOutput == "haul \(HaulInfo.version)\n")
         #expect(outcome.standardError.isEmpty)
     }
 
-    @Test func unknownOptionIsAUsageErrorWithTheHint() throws {
-        let outcome = try HaulBinary.run(["--frobnicate", "http://127.0.0.1/x"])
+    @Test func unknownOptionIsAUsageErrorWithTheHint() async throws {
+        let outcome = try await HaulBinary.run(["--frobnicate", "http://127.0.0.1/x"])
         #expect(outcome.status == 2)
         #expect(outcome.standardError == "haul: unrecognized option '--frobnicate'\nTry 'haul --help' for more information.\n")
         #expect(outcome.standardOutput.isEmpty)
     }
 
-    @Test func badURLExitsTwo() throws {
-        let outcome = try HaulBinary.run(["http://[::1"])
+    @Test func badURLExitsTwo() async throws {
+        let outcome = try await HaulBinary.run(["http://[::1"])
         #expect(outcome.status == 2)
         #expect(outcome.standardError == "haul: http://[::1: invalid URL\n")
         #expect(outcome.standardOutput.isEmpty)
     }
 
-    @Test func malformedChecksumIsAUsageError() throws {
-        let outcome = try HaulBinary.run(["--checksum=sha256=00", "http://127.0.0.1/x"])
+    @Test func malformedChecksumIsAUsageError() async throws {
+        let outcome = try await HaulBinary.run(["--checksum=sha256=00", "http://127.0.0.1/x"])
         #expect(outcome.status == 2)
         #expect(outcome.standardError == "haul: invalid value 'sha256=00' for --checksum: a sha256 digest has 64 hex digits, not 2\n"
                 + "Try 'haul --help' for more information.\n")
     }
 
-    @Test func missingURLIsAUsageError() throws {
-        let outcome = try HaulBinary.run([])
+    @Test func missingURLIsAUsageError() async throws {
+        let outcome = try await HaulBinary.run([])
         #expect(outcome.status == 2)
         #expect(outcome.standardError == "haul: missing URL\nTry 'haul --help' for more information.\n")
     }

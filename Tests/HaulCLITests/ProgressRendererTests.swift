@@ -14,7 +14,7 @@ private func visibleLines(_ text: String) -> [String] {
     text.replacing(ProgressRenderer.clearLine, with: "\n").split(separator: "\n").map(String.init)
 }
 
-@Suite(.exclusive, .serialized) struct ProgressRendererTests {
+@Suite struct ProgressRendererTests {
     @Test(arguments: [4, 10, 20, 30, 40, 60, 80, 120, 300])
     func interactiveLinesNeverExceedTheWidth(width: Int) {
         let names = ["a.bin", String(repeating: "long-name-", count: 20) + ".iso", "日本語のファイル名はとても長いです.zip", "e\u{301}\u{301}.txt"]

@@ -5,7 +5,7 @@ import Testing
 
 /// Proxies, logins and cookies with the real `haul` binary: the environment rules, exit
 /// statuses, warnings, and secrets kept out of every output and file.
-@Suite("proxies, logins and cookies (CLI)", .serialized)
+@Suite("proxies, logins and cookies (CLI)", .throttled)
 struct ProxyCLITests {
     func run(_ arguments: [String], in dir: URL, environment: [String: String] = [:]) async throws -> HaulBinary.Outcome {
         try await HaulProcess(arguments, in: dir, environment: environment).finish()

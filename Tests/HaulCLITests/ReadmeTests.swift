@@ -6,7 +6,7 @@ import Testing
 /// The documentation's generated blocks (docs/CLI.md: the `--help` texts, word for word) match
 /// the code, and the README's exit status table lists every status. After changing the option
 /// table, regenerate the blocks with `HAUL_UPDATE_README=1 swift test --filter ReadmeTests`.
-@Suite("README and CLI reference", .serialized) struct ReadmeTests {
+@Suite("README and CLI reference") struct ReadmeTests {
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let readmeURL = repository.appendingPathComponent("README.md")

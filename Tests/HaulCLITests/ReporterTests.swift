@@ -21,7 +21,7 @@ private func progress(_ bytes: Int64, of total: Int64?) -> DownloadProgress {
 }
 
 /// The ``Reporter`` with the events of several downloads interleaved, as the runner delivers them.
-@Suite(.exclusive, .serialized) struct ReporterTests {
+@Suite struct ReporterTests {
     @Test func jsonEventsOfSeveralDownloadsInterleaveWholeWithTheirOwnIDsAndThrottles() throws {
         let terminal = CapturedTerminal()
         let urls = ["http://h/a", "http://h/b", "http://h/c"]

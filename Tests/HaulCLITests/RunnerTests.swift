@@ -13,7 +13,7 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
     return (status, terminal)
 }
 
-@Suite(.exclusive, .serialized) struct ExitStatusTests {
+@Suite struct ExitStatusTests {
     @Test(arguments: [
         ([Int32](), Int32(0)), ([Int32(0), 0], Int32(0)), ([Int32(0), 4, 7], Int32(4)), ([Int32(8), 3, 0], Int32(3)), ([Int32(9), 2, 130], Int32(2)), ([Int32(130)], Int32(130)), ([Int32(11), 10], Int32(10)),
     ])
@@ -22,7 +22,7 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
     }
 }
 
-@Suite(.exclusive, .serialized) struct URLRedactionTests {
+@Suite struct URLRedactionTests {
     @Test(arguments: [
         ("https://user:pass@host.example/path?a=1", "https://host.example/path?a=1"),
         ("https://host/f.iso?X-Amz-Signature=abc&X-Amz-Credential=k&X-Amz-Expires=60",
@@ -41,7 +41,7 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
     }
 }
 
-@Suite(.exclusive, .serialized) struct InputURLTests {
+@Suite struct InputURLTests {
     @Test func listsIgnoreBlankLinesAndComments() {
         let list = "# mirrors\nhttp://a/1\r\n\n   \n  http://b/2  \n\t# indented comment\nhttp://c/3"
         #expect(InputURLs.urls(inList: list) == ["http://a/1", "http://b/2", "http://c/3"])
@@ -105,7 +105,7 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
     }
 }
 
-@Suite(.exclusive, .serialized) struct RunnerTests {
+@Suite(.throttled) struct RunnerTests {
     @Test func badURLsExitTwoWithOneRedactedLineEachBeforeAnyDownload() async {
         let (status, terminal) = await run(["http://user:pw@h/a b?token=s", "ftp://h/f", "-q"])
         #expect(status == 2)
@@ -196,7 +196,10 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
         let (demoHelpStatus, demoHelp) = await run(["demo", "-h"])
         #expect(demoHelpStatus == 0 && demoHelp.standardOutput == HelpText.demo)
     }
+}
 
+/// The options as the runner hands them to the library: its configuration, requests and destination.
+@Suite struct RunnerConfigurationTests {
     @Test func optionsBecomeTheDownloaderConfiguration() throws {
         guard case .download(let options) = try ArgumentParser.parse([
             "--connect-timeout=2.5", "--header-timeout=4", "--stall-timeout=0.5", "-k", "--cacert", "certs/ca.pem",

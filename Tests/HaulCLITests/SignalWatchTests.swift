@@ -8,7 +8,7 @@ import Glibc
 import Darwin
 #endif
 
-@Suite(.exclusive, .serialized) struct SignalWatchTests {
+@Suite struct SignalWatchTests {
     @Test func aWatchedSignalReachesTheHandlerInsteadOfEndingTheProcess() async throws {
         let calls = Atomic<Int>(0)
         let watch = SignalWatch(signal: SIGUSR2, exitsOnRepeat: false) { calls.add(1, ordering: .relaxed) }

@@ -5,7 +5,7 @@ import Testing
 @testable import HaulCLI
 
 /// `s3://` and `oss://` signers from the environment, and the `warning` JSON event.
-@Suite(.exclusive, .serialized) struct StorageURLTests {
+@Suite struct StorageURLTests {
     @Test func httpURLsNeedNoSigner() throws {
         #expect(try StorageURL.signer(for: URL(string: "https://h/f")!, endpoint: nil, environment: [:]) == nil)
     }

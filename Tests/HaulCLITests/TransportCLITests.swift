@@ -7,7 +7,7 @@ import HaulTestSupport
 import Testing
 
 /// `--engine=urlsession`: the same command, the same files and exit codes, over `URLSession`.
-@Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite(.throttled, .timeLimit(.minutes(1)))
 struct TransportCLITests {
     @Test(arguments: [(["--engine=urlsession"], CommandOptions.Engine.urlSession), (["--engine", "native"], .native),
                       ([String](), .native)])
@@ -42,9 +42,9 @@ struct TransportCLITests {
     }
 
     @Test("haul without haul-urlsession beside it: exit 2 and one line naming the missing program")
-    func aMissingCompanionIsReported() throws {
-        try withLoneHaul { dir, alone in
-            let (status, text) = try run(alone, ["--engine=urlsession", "-q", "http://127.0.0.1:9/x"])
+    func aMissingCompanionIsReported() async throws {
+        try await withLoneHaul { dir, alone in
+            let (status, text) = try await run(alone, ["--engine=urlsession", "-q", "http://127.0.0.1:9/x"])
             #expect(status == 2)
             #expect(text == "haul: --engine=urlsession needs \(dir.resolvingSymlinksInPath().path)/haul-urlsession: No such file or directory; "
                     + "build it with: swift build -c release --product haul-urlsession\n")
@@ -52,42 +52,34 @@ struct TransportCLITests {
     }
 
     @Test("a haul-urlsession that is haul again (a link or a copy) is refused, not run in a loop", arguments: [true, false])
-    func aCompanionThatIsHaulAgainIsRefused(link: Bool) throws {
-        try withLoneHaul { dir, alone in
+    func aCompanionThatIsHaulAgainIsRefused(link: Bool) async throws {
+        try await withLoneHaul { dir, alone in
             let companion = dir.appendingPathComponent("haul-urlsession")
             if link {
                 try FileManager.default.createSymbolicLink(at: companion, withDestinationURL: alone)
             } else {
                 try FileManager.default.copyItem(at: alone, to: companion)
             }
-            let (status, text) = try run(alone, ["--engine=urlsession", "-q", "http://127.0.0.1:9/x"])
+            let (status, text) = try await run(alone, ["--engine=urlsession", "-q", "http://127.0.0.1:9/x"])
             #expect(status == 2)
             #expect(text == "haul: --engine=urlsession: \(dir.resolvingSymlinksInPath().path)/haul-urlsession is not the URLSession program\n")
         }
     }
 
     /// Calls `body` with a temporary folder holding a copy of the built `haul` and nothing else.
-    private func withLoneHaul(_ body: (URL, URL) throws -> Void) throws {
+    private func withLoneHaul(_ body: (URL, URL) async throws -> Void) async throws {
         let binary = try #require(HaulBinary.url)
-        try withTemporaryDirectory { dir in
+        try await withTemporaryDirectory { dir in
             let alone = dir.appendingPathComponent("haul")
             try FileManager.default.copyItem(at: binary, to: alone)
-            try body(dir, alone)
+            try await body(dir, alone)
         }
     }
 
     /// Runs `program` with `arguments` and returns its exit status and standard error.
-    private func run(_ program: URL, _ arguments: [String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = program
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+    private func run(_ program: URL, _ arguments: [String]) async throws -> (Int32, String) {
+        let outcome = try await runChildProcess(program, arguments)
+        return (outcome.status, outcome.errorText)
     }
 
     @Test func aSplitDownloadOverURLSessionIsByteIdentical() async throws {

@@ -18,9 +18,11 @@ struct ThreadPoolTests {
 
     @Test("a finished pool thread runs the next body (no new thread)")
     func threadIsReused() async {
-        let threads = ThreadPool()
-        let first = await onPoolThread(threads) { String(describing: pthread_self()) }
-        try? await Task.sleep(for: .milliseconds(20))   // let it park
+        // A minute of idle life: on a loaded machine this task may wait seconds for its turn, and
+        // a thread that retired in the meantime would be replaced by a new one.
+        let threads = ThreadPool(idleLifetime: .seconds(60))
+        let (first, kernelID) = await onPoolThread(threads) { (String(describing: pthread_self()), Self.kernelThreadID()) }
+        await Self.waitUntilAsleep(kernelID)   // parked: a loaded machine may take a while to get it there
         let second = await onPoolThread(threads) { String(describing: pthread_self()) }
         #expect(first == second)
         #expect(threads.threadCount == 1)
@@ -57,6 +59,31 @@ struct ThreadPoolTests {
         release.cancel()
         await second
         #expect(order.withLock { $0 } == ["first", "second"])
+    }
+
+    /// The calling thread's kernel ID, from the `/proc/thread-self` link (`PID/task/TID`); 0 without `/proc`.
+    private static func kernelThreadID() -> Int32 {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        let count = readlink("/proc/thread-self", &bytes, bytes.count)
+        guard count > 0 else { return 0 }
+        return Int32(String(decoding: bytes.prefix(count), as: UTF8.self).split(separator: "/").last ?? "") ?? 0
+    }
+
+    /// Waits until the thread `id` of this process sleeps (in the kernel's words, `S`), as a
+    /// parked pool thread does; where `/proc` cannot tell, waits 100 ms.
+    private static func waitUntilAsleep(_ id: Int32) async {
+        for _ in 0..<1_000 {
+            // "TID (comm) S ...": the state follows the last parenthesis.
+            let fd = id == 0 ? -1 : open("/proc/self/task/\(id)/stat", O_RDONLY)
+            guard fd >= 0 else { break }
+            var bytes = [UInt8](repeating: 0, count: 512)
+            let count = read(fd, &bytes, bytes.count)
+            close(fd)
+            guard let parenthesis = bytes.prefix(max(0, count)).lastIndex(of: UInt8(ascii: ")")), parenthesis + 2 < count else { break }
+            if bytes[parenthesis + 2] == UInt8(ascii: "S") { return }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        try? await Task.sleep(for: .milliseconds(100))
     }
 
     #if os(Linux)

@@ -7,7 +7,7 @@ import HaulCore
 
 /// An idle connection parked in the pool belongs to no download: cancelling the download that
 /// parked it leaves it open; the download that takes it next can cancel it.
-@Suite(.exclusive, .serialized) struct ConnectionDetachTests {
+@Suite(.throttled) struct ConnectionDetachTests {
     @Test func aDetachedConnectionFollowsOnlyTheSignalItIsRebound() throws {
         let server = try HaulServer()
         server.route("/idle") { _, connection in connection.waitUntilClosed() }

@@ -4,7 +4,7 @@ import Testing
 import HaulCore
 
 /// ``ContentRange/parse(_:)``.
-@Suite(.exclusive, .serialized) struct ContentRangeTests {
+@Suite struct ContentRangeTests {
     @Test(arguments: [
         ("bytes 0-499/1234", ContentRange.satisfied(first: 0, last: 499, complete: 1234)),
         ("bytes 0-0/1", .satisfied(first: 0, last: 0, complete: 1)),

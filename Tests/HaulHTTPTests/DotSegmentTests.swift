@@ -4,7 +4,7 @@ import Testing
 import HaulCore
 
 /// RFC 3986 §5.2.4 `remove_dot_segments`, and its shortcut for paths without `.` or `..` segments.
-@Suite("Dot segments", .exclusive, .serialized)
+@Suite("Dot segments")
 struct DotSegmentTests {
     @Test("the RFC's examples", arguments: [
         ("/a/b/c/./../../g", "/a/g"),

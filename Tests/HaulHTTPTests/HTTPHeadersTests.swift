@@ -4,7 +4,7 @@ import Testing
 import HaulCore
 
 /// Header names match without regard to ASCII case, and only ASCII case.
-@Suite(.exclusive, .serialized)
+@Suite
 struct HTTPHeadersTests {
     @Test func namesMatchWhateverTheirASCIICase() {
         let headers = HTTPHeaders([("Content-Length", "5"), ("content-type", "text/plain"), ("X-Ä", "1"),

@@ -5,7 +5,7 @@ import Testing
 import HaulCore
 
 /// Strict parsing of user-given URLs by ``HTTPURL/parse(_:)``.
-@Suite(.exclusive, .serialized) struct HTTPURLTests {
+@Suite struct HTTPURLTests {
     struct Expected: Sendable, CustomStringConvertible {
         var input: String
         var scheme: HTTPURL.Scheme

@@ -4,7 +4,7 @@ import Testing
 import HaulCore
 
 /// ``RedirectPolicy``: where redirects go and what is sent after each hop.
-@Suite(.exclusive, .serialized) struct RedirectPolicyTests {
+@Suite struct RedirectPolicyTests {
     static let headers: [(name: String, value: String)] = [
         ("Authorization", "Bearer t"), ("Cookie", "c=1"), ("Proxy-Authorization", "Basic x"), ("X-Custom", "1"),
     ]

@@ -4,7 +4,7 @@ import Testing
 import HaulCore
 
 /// ``RequestHead/make(method:url:userAgent:userHeaders:sendUserinfo:range:ifRange:)`` and serialisation.
-@Suite(.exclusive, .serialized) struct RequestHeadTests {
+@Suite struct RequestHeadTests {
     func make(_ url: String, method: HTTPMethod = .get, userHeaders: [(name: String, value: String)] = [],
               sendUserinfo: Bool = true, range: ByteRangeRequest? = nil, ifRange: String? = nil) throws -> RequestHead {
         try RequestHead.make(method: method, url: HTTPURL.parse(url), userAgent: "haul/1", userHeaders: userHeaders,

@@ -4,7 +4,7 @@ import Testing
 import HaulCore
 
 /// The chunked transfer coding in ``ResponseParser``.
-@Suite(.exclusive, .serialized) struct ResponseParserChunkedTests {
+@Suite struct ResponseParserChunkedTests {
     static let head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
 
     @Test(arguments: [

@@ -4,7 +4,7 @@ import Testing
 import HaulCore
 
 /// Header byte and line limits of ``ResponseParser``, shared across heads.
-@Suite(.exclusive, .serialized) struct ResponseParserLimitsTests {
+@Suite struct ResponseParserLimitsTests {
     /// A head of exactly `lines` lines (status line and empty line included) and its byte count.
     static func head(lines: Int, status: Int = 200) -> String {
         var text = "HTTP/1.1 \(status) OK\r\n"

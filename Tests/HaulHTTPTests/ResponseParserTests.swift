@@ -4,7 +4,7 @@ import Testing
 import HaulCore
 
 /// Status line, headers, framing and the calling contract of ``ResponseParser``.
-@Suite(.exclusive, .serialized) struct ResponseParserTests {
+@Suite struct ResponseParserTests {
     static let samples: [String] = [
         "HTTP/1.1 200 OK\r\nContent-Length: 11\r\nX-A: b\r\n\r\nhello world",
         "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n1;ext=1\r\n \r\n5\r\nworld\r\n0\r\nX-T: v\r\n\r\n",

@@ -7,7 +7,7 @@ import HaulCore
 
 /// ``ResponseReader/bodyIsBuffered``, which lets a body that came whole with its head skip the
 /// segmented transfer: true only when every remaining body byte is in the receive buffer.
-@Suite(.exclusive, .serialized) struct ResponseReaderBufferedTests {
+@Suite(.throttled) struct ResponseReaderBufferedTests {
     /// Reads the head of `path`'s response, then asks the reader.
     private func bufferedAfterHead(_ server: HaulServer, _ path: String,
                                    _ body: (ResponseReader) throws -> Void = { _ in }) throws -> Bool {
@@ -36,13 +36,15 @@ import HaulCore
 
     @Test func aBodyStillOnItsWayIsNot() throws {
         let server = try HaulServer()
+        let headRead = DispatchSemaphore(value: 0)
         server.route("/half") { _, connection in
             try connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2048\r\n\r\n" + String(repeating: "x", count: 1024))
-            connection.sleep(seconds: 0.5)   // the rest comes long after the head was read
+            _ = headRead.wait(timeout: .now() + 10)   // the rest comes only once the head was read and the reader asked
             try? connection.write(String(repeating: "y", count: 1024))
             connection.waitUntilClosed()
         }
         let buffered = try bufferedAfterHead(server, "/half") { reader in
+            headRead.signal()
             var received = 0
             let ended = try reader.readBody(stallTimeout: .seconds(5)) { slice in
                 received += slice.count

@@ -5,7 +5,7 @@ import HaulCore
 
 /// A connection keeps its socket timeout when the new one is the same or a little shorter (what
 /// is left of a head's deadline, request after request), and sets it otherwise.
-@Suite(.exclusive, .serialized)
+@Suite
 struct SocketTimeoutRuleTests {
     @Test func aTimeoutALittleLongerStandsForTheWantedOne() {
         #expect(Connection.timeout(.seconds(30), standsFor: .seconds(30)))

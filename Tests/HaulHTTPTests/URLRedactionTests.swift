@@ -4,7 +4,7 @@ import Testing
 import HaulCore
 
 /// ``redactedURLString(_:aggressive:)``.
-@Suite(.exclusive, .serialized) struct URLRedactionTests {
+@Suite struct URLRedactionTests {
     @Test(arguments: [
         ("https://user:pass@host/x", "https://host/x"),
         ("https://user@host", "https://host"),

@@ -4,7 +4,7 @@ import Testing
 import HaulCore
 
 /// ``HTTPURL/resolving(_:)``: RFC 3986 §5.4 examples and Location specifics.
-@Suite(.exclusive, .serialized) struct URLResolutionTests {
+@Suite struct URLResolutionTests {
     static let base = "http://a/b/c/d;p?q"
 
     /// RFC 3986 §5.4.1 (normal) with `g:h` left out (it is a non-http scheme, refused below);

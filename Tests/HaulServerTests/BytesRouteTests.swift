@@ -2,6 +2,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 
+/// Exclusive: one body is paced by the server's rate limit.
 @Suite(.exclusive, .serialized) struct BytesRouteTests {
     let content = HaulServer.content()
 

@@ -8,7 +8,7 @@ import Testing
 @testable import HaulServer
 
 /// `Configuration.chaos`: seeded, counted faults on `GET /bytes/N`.
-@Suite(.exclusive, .serialized) struct ChaosTests {
+@Suite(.throttled) struct ChaosTests {
     /// Reads from `client` until the stream ends; returns the bytes and how it ended
     /// (0 for a clean end of stream, else the `errno` of the failed read).
     static func readUntilEnd(_ client: RawClient) -> (bytes: Int, ending: Int32) {

@@ -2,7 +2,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 
-@Suite(.exclusive, .serialized) struct CounterTests {
+@Suite(.throttled) struct CounterTests {
     @Test func bodyBytesCountContentOnly() throws {
         let server = try HaulServer()
         #expect(server.bodyBytesSent == 0)

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 
 /// The outcome of one `/usr/bin/curl` run.
 struct CurlResult {
@@ -7,19 +8,8 @@ struct CurlResult {
     var stderr: String
 }
 
-/// Runs `/usr/bin/curl -sS` with `arguments` and no configuration file; waits for it.
-func curl(_ arguments: [String]) throws -> CurlResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-    process.arguments = ["-q", "-sS", "--max-time", "30"] + arguments
-    let output = Pipe(), errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    // stderr is small; reading stdout to its end first cannot deadlock on it in practice.
-    let stdout = output.fileHandleForReading.readDataToEndOfFile()
-    let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    return CurlResult(exitCode: process.terminationStatus, stdout: stdout, stderr: stderr)
+/// Runs `/usr/bin/curl -sS` with `arguments` and no configuration file, to its end.
+func curl(_ arguments: [String]) async throws -> CurlResult {
+    let outcome = try await runChildProcess(URL(fileURLWithPath: "/usr/bin/curl"), ["-q", "-sS", "--max-time", "30"] + arguments)
+    return CurlResult(exitCode: outcome.status, stdout: outcome.standardOutput, stderr: outcome.errorText)
 }

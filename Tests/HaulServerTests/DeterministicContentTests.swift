@@ -3,7 +3,7 @@ import Foundation
 import HaulTestSupport
 import Testing
 
-@Suite(.exclusive, .serialized) struct DeterministicContentTests {
+@Suite(.throttled) struct DeterministicContentTests {
     @Test func bytesAgreeWithByteAtAcrossThePeriod() {
         let content = HaulServer.content(seed: 7)
         let period = Int64(DeterministicContent.period)
@@ -30,27 +30,21 @@ import Testing
         #expect(buffer == content.bytes(123_456..<323_456))
     }
 
-    @Test func sha256MatchesTheOpenSSLCommand() throws {
+    @Test func sha256MatchesTheOpenSSLCommand() async throws {
         let content = HaulServer.content(seed: 2)
         let length: Int64 = 300_000
-        try withTemporaryDirectory { dir in
+        try await withTemporaryDirectory { dir in
             let file = dir.appendingPathComponent("content")
             try Data(content.bytes(0..<length)).write(to: file)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["openssl", "dgst", "-sha256", "-r", file.path]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
+            let outcome = try await runChildProcess(URL(fileURLWithPath: "/usr/bin/env"), ["openssl", "dgst", "-sha256", "-r", file.path])
+            let output = String(decoding: outcome.standardOutput, as: UTF8.self)
             let expected = output.split(separator: " ").first.map(String.init)
             #expect(content.sha256Hex(length: length) == expected)
         }
     }
 }
 
-@Suite(.exclusive, .serialized) struct TestSupportTests {
+@Suite struct TestSupportTests {
     @Test func temporaryDirectoryIsFreshAndRemoved() async throws {
         let kept = try await withTemporaryDirectory { dir -> URL in
             await Task.yield()

@@ -2,6 +2,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 
+/// Exclusive: a head trickles in, read with a client timeout.
 @Suite(.exclusive, .serialized) struct FaultRouteTests {
     @Test func statusRouteAnswersTheCodeWithRetryAfter() throws {
         let server = try HaulServer()

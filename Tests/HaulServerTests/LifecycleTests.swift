@@ -7,6 +7,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 
+/// Exclusive: a route pauses between its writes, and stalled or silent connections are read with client timeouts.
 @Suite(.exclusive, .serialized) struct LifecycleTests {
     @Test func urlsNameTheBoundAddress() throws {
         let server = try HaulServer()

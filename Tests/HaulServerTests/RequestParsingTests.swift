@@ -2,7 +2,7 @@
 import HaulTestSupport
 import Testing
 
-@Suite(.exclusive, .serialized) struct RequestParsingTests {
+@Suite struct RequestParsingTests {
     @Test func parsesRequestLineQueryAndHeaders() throws {
         let head = "GET /bytes/10/a%20b.bin?seed=3&no-ranges&cd=attachment%3B%20filename%3D%22x.bin%22&header=A:1&header=B:2 HTTP/1.1\r\nHost: localhost\r\nRANGE:  bytes=0-1 \r\nX-Empty:"
         let request = try #require(RequestHeadParser.parse(ArraySlice(head.utf8)))

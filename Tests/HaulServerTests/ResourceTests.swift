@@ -2,6 +2,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 
+/// Exclusive: one resource is paced.
 @Suite(.exclusive, .serialized) struct ResourceTests {
     let lastModified = "Tue, 02 Jan 2024 03:04:05 GMT"
 

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -8,20 +7,20 @@ import Darwin
 #endif
 
 /// A port of 127.0.0.1 that refuses connections (bound, not listening), and can answer one
-/// request before it refuses again (the listening socket closed, the port bound again).
+/// request before it refuses again (the listening socket shut, still holding the port).
 public final class SwitchablePort: Sendable {
     /// The port number.
     public let port: Int
-    private let descriptor: Mutex<Int32>
+    private let descriptor: Int32
 
     /// Binds an ephemeral port of 127.0.0.1 without listening.
     public init() throws {
         let (fd, port) = try Self.socket(boundTo: 0)
         self.port = port
-        descriptor = Mutex(fd)
+        descriptor = fd
     }
 
-    deinit { descriptor.withLock { _ = close($0) } }
+    deinit { close(descriptor) }
 
     /// `http://127.0.0.1:PORT` followed by `path`.
     public func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
@@ -29,10 +28,9 @@ public final class SwitchablePort: Sendable {
     /// Listens, answers the first connection's request with `status` and `body` (then closes it),
     /// and refuses again before that answer's client can connect anew.
     public func serveOnce(status: Int, body: String) throws {
-        let listener = descriptor.withLock { $0 }
+        let listener = descriptor
         try #require(listen(listener, 1) == 0)
-        let port = self.port
-        Thread { [self] in
+        Thread {
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else { return }
             var request = [UInt8](repeating: 0, count: 4096)
@@ -44,10 +42,9 @@ public final class SwitchablePort: Sendable {
                 if String(decoding: request[..<received], as: UTF8.self).contains("\r\n\r\n") { break }
             }
             // Refuse again first: the client's next attempt comes once it has read this answer.
-            descriptor.withLock { fd in
-                close(fd)
-                fd = (try? Self.socket(boundTo: port).0) ?? -1
-            }
+            // Shut, not closed: the socket keeps the port, which another test's server could
+            // take in the moment between a close and a new bind.
+            _ = shutdown(listener, Int32(SHUT_RD))
             let reason = status == 200 ? "OK" : "Service Unavailable"
             let response = Array("HTTP/1.1 \(status) \(reason)\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)".utf8)
             _ = response.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Self.noSignal) }

@@ -6,6 +6,8 @@ import Synchronization
 import Testing
 
 /// ``Downloader/start(_:to:onEvent:completion:)``: callbacks instead of `async`.
+///
+/// Exclusive: downloads paced by the server's rate limit are joined and cancelled while they run.
 @Suite("Downloads with callbacks", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct CallbackTests {
     /// What one `start` call saw, in order.

@@ -4,6 +4,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 
+/// Exclusive: downloads paced at 100 kB/s are cancelled while they run.
 @Suite("Cancellation keeps the partial file", .exclusive, .serialized)
 struct CancellationTests {
     @Test("cancel() ends the download with cancelled and keeps NAME.part", .timeLimit(.minutes(1)))

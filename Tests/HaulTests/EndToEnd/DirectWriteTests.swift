@@ -11,6 +11,8 @@ import Glibc
 /// its whole blocks past the page cache (`O_DIRECT`), over several connections with a checksum
 /// too (its hasher reads past the cache). What is left in the page cache afterwards tells which
 /// way the bytes went (`mincore`). Under a rate limit the bytes go through the page cache.
+///
+/// Exclusive: transfers are paced and rate-limited, and the page cache they leave is measured.
 @Suite("Direct writes end to end", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct DirectWriteTests {
     /// How many of the file's pages are in the page cache, and how many it has.

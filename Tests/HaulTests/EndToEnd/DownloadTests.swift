@@ -4,6 +4,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 
+/// Exclusive: one download is paced at 200 kB/s so that its key is still running when asked again.
 @Suite("Downloads end to end", .exclusive, .serialized)
 struct DownloadTests {
     @Test("a file is downloaded byte for byte and named from the URL", arguments: [0, 1, 65_537, 3 * 1024 * 1024 + 11])

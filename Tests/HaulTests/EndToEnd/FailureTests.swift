@@ -4,6 +4,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 
+/// Exclusive: a head trickles in until the header deadline.
 @Suite("Failures: exact codes, and no file but the expected ones", .exclusive, .serialized)
 struct FailureTests {
     @Test("non-2xx statuses fail with their code and never save the body", arguments: [

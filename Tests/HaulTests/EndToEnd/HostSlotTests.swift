@@ -15,6 +15,8 @@ import HaulHTTP
 /// `maximumConnectionsPerHost` caps the connections to one server across every download of a
 /// downloader, each download's first request included: two segmented downloads that want four
 /// connections each share three; every slot comes back, whatever way a download ends.
+///
+/// Exclusive: paced downloads hold the host's connections while others wait for them.
 @Suite("The connections to one host", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct HostSlotTests {
     static let mib: Int64 = 1 << 20

@@ -4,7 +4,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 
-@Suite("Keep-alive: one downloader reuses its idle connections", .exclusive, .serialized)
+@Suite("Keep-alive: one downloader reuses its idle connections", .throttled)
 struct KeepAliveTests {
     @Test("five downloads one after another from one server use one connection", .timeLimit(.minutes(1)))
     func sequentialDownloadsShareAConnection() async throws {

@@ -7,6 +7,8 @@ import Testing
 
 /// Downloads beyond `maximumActiveDownloads` wait in a queue, in order; a queued download that
 /// is cancelled ends at once without a request.
+///
+/// Exclusive: a route paced by pauses holds the slots while the queue is checked.
 @Suite("The download queue", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct QueueTests {
     static let size: Int64 = 500_000
@@ -38,7 +40,7 @@ struct QueueTests {
 
     @Test func cancellingAQueuedDownloadEndsItAtOnceWithoutARequest() async throws {
         let server = try HaulServer()
-        let files = CountingFiles(size: Self.size * 4, bytesPerSecond: 1_000_000, holdingLastBytes: true)
+        let files = CountingFiles(size: Self.size, bytesPerSecond: 1_000_000, holdingLastBytes: true)
         for index in 0..<4 {
             server.route("/q\(index).bin") { request, connection in try files.respond(to: request, on: connection) }
         }

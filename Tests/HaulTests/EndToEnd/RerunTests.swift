@@ -11,6 +11,9 @@ import HaulHTTP
 /// Running a download again once it finished (a list rerun after an interruption): a file an
 /// earlier run finished, unchanged on disk and on the server, is recognised by its mark
 /// (``FinishedFileMark``) and left as it is; anything else is downloaded under the policy.
+///
+/// Exclusive: after a first run the server paces the file at 100 kB/s, so that a second download
+/// of its body would show.
 @Suite("Rerunning a finished download", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct RerunTests {
     static let size: Int64 = 1_500_000
@@ -304,7 +307,12 @@ struct RerunTests {
             writing.cancel()
         }
     }
+}
 
+/// A rerun that finds its finished file checks it (here against a checksum) before it says so;
+/// a cancellation stops that check.
+@Suite("Cancelling the check of a finished file", .throttled, .timeLimit(.minutes(1)))
+struct RerunCheckCancellationTests {
     /// A cancellation while a large finished file's checksum is checked again ends the download
     /// at once with `cancelled`, and nothing is written (no `file.1.bin`): the check stops
     /// between reads. (Without that stop, the check ran to its end and the download ended

@@ -8,6 +8,8 @@ import HaulHTTP
 
 /// The resume record keeps a CRC-32C per piece of completed bytes (within 4 MiB blocks); a resume
 /// checks them and downloads again any piece whose bytes changed on disk.
+///
+/// Exclusive: paced downloads are interrupted mid-way.
 @Suite("Block hashes in the resume record", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct ResumeBlockHashTests {
     static let size: Int64 = 13_000_000
@@ -16,13 +18,13 @@ struct ResumeBlockHashTests {
     @Test(arguments: [1, 3])
     func aCorruptedBlockIsDownloadedAgainAndOnlyIt(connections: Int) async throws {
         let server = try HaulServer()
-        let slow = Validators.etag.resource(size: Self.size, rate: connections == 1 ? 3_000_000 : 1_000_000)
+        let slow = Validators.etag.resource(size: Self.size, rate: connections == 1 ? 4_000_000 : 1_400_000)
         server.setResource("/file.bin", slow)
         try await withTemporaryDirectory { dir in
             // Given a partial file whose record holds hashes of its completed pieces...
             let address = url(server, "/file.bin")
             let downloader = resumeDownloader(connections: connections)
-            _ = await interrupted(downloader, DownloadRequest(url: address), to: .directory(dir), after: 9_000_000)
+            _ = await interrupted(downloader, DownloadRequest(url: address), to: .directory(dir), after: 6_000_000)
             let record = try #require(loadResumeRecord("file.bin", in: dir))
             // Every completed byte is in exactly one piece, each within a block, each matching the bytes.
             #expect(ByteRangeSet(record.blockHashes.map(\.range)) == record.completed)

@@ -7,6 +7,8 @@ import Testing
 /// The file on the server changed between two runs, or the server stopped honouring ranges:
 /// the result is always one version of the file from its first byte to its last, never old
 /// bytes followed by new ones (what curl, wget and aria2 produce).
+///
+/// Exclusive: paced downloads are interrupted mid-way.
 @Suite("Resume when the server's file changed", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct ResumeChangedFileTests {
     static let size: Int64 = 3_000_000
@@ -17,7 +19,7 @@ struct ResumeChangedFileTests {
         try await withTemporaryDirectory { dir in
             let downloader = resumeDownloader(connections: 2)
             let old = Validators.etag.resource(size: Self.size, seed: 1, rate: 250_000)
-            let record = try await interruptFirstRun(server, old, downloader, in: dir, after: 1_000_000)
+            let record = try await interruptFirstRun(server, old, downloader, in: dir, after: 300_000)
 
             let new = Validators.etag.resource(size: newSize, seed: 2, rate: 3_000_000, etag: "\"v2\"")
             server.setResource("/file.bin", new)
@@ -46,7 +48,7 @@ struct ResumeChangedFileTests {
         try await withTemporaryDirectory { dir in
             let downloader = resumeDownloader(connections: 2)
             let old = Validators.etag.resource(size: Self.size, seed: 1, rate: 250_000)
-            let record = try await interruptFirstRun(server, old, downloader, in: dir, after: 1_000_000)
+            let record = try await interruptFirstRun(server, old, downloader, in: dir, after: 300_000)
             try #require(firstMissingByte(record) < newSize, "the resume must ask for a byte the new file has")
             let partialBefore = try contents(dir.appendingPathComponent("file.bin.part"))
             let recordBefore = try contents(dir.appendingPathComponent("file.bin.resume"))
@@ -71,8 +73,8 @@ struct ResumeChangedFileTests {
         try await withTemporaryDirectory { dir in
             let downloader = resumeDownloader(connections: 2)
             let old = Validators.etag.resource(size: Self.size, seed: 1, rate: 250_000)
-            let record = try await interruptFirstRun(server, old, downloader, in: dir, after: 1_000_000)
-            let newSize: Int64 = 400_000
+            let record = try await interruptFirstRun(server, old, downloader, in: dir, after: 300_000)
+            let newSize: Int64 = 50_000
             try #require(firstMissingByte(record) > newSize)
 
             let new = Validators.etag.resource(size: newSize, seed: 2, rate: 3_000_000)
@@ -96,7 +98,7 @@ struct ResumeChangedFileTests {
         try await withTemporaryDirectory { dir in
             let downloader = resumeDownloader(connections: 2)
             let old = Validators.etag.resource(size: Self.size, seed: 1, rate: 250_000)
-            _ = try await interruptFirstRun(server, old, downloader, in: dir, after: 1_000_000)
+            _ = try await interruptFirstRun(server, old, downloader, in: dir, after: 300_000)
 
             var ignoring = Validators.etag.resource(size: Self.size, seed: 1, rate: 3_000_000)
             ignoring.ignoresRange = true

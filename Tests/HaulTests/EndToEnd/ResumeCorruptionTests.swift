@@ -6,6 +6,8 @@ import Testing
 
 /// A partial file whose record is missing, damaged or does not fit it is never trusted: the
 /// download says once that it starts over, downloads everything again, and ends byte-identical.
+///
+/// Exclusive: paced downloads are interrupted mid-way.
 @Suite("Resume with a damaged record or partial", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct ResumeCorruptionTests {
     static let size: Int64 = 3_000_000
@@ -49,7 +51,7 @@ struct ResumeCorruptionTests {
         try await withTemporaryDirectory { dir in
             let downloader = resumeDownloader(connections: 2)
             let slow = Validators.etag.resource(size: Self.size, rate: 250_000)
-            _ = try await interruptFirstRun(server, slow, downloader, in: dir, after: 1_000_000)
+            _ = try await interruptFirstRun(server, slow, downloader, in: dir, after: 300_000)
             try damage.apply(in: dir)
 
             server.setResource("/file.bin", Validators.etag.resource(size: Self.size, rate: 3_000_000))
@@ -74,8 +76,8 @@ struct ResumeCorruptionTests {
         let server = try HaulServer()
         try await withTemporaryDirectory { dir in
             let downloader = resumeDownloader()
-            let slow = Validators.etag.resource(size: Self.size, rate: 250_000)
-            _ = try await interruptFirstRun(server, slow, downloader, in: dir, after: 500_000)
+            let slow = Validators.etag.resource(size: Self.size, rate: 500_000)
+            _ = try await interruptFirstRun(server, slow, downloader, in: dir, after: 300_000)
             // Another path with the same last component (and the same ETag): another resource.
             let other = Validators.etag.resource(size: Self.size, seed: 9, rate: 3_000_000)
             server.setResource("/elsewhere/file.bin", other)

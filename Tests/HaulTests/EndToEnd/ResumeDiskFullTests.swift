@@ -7,6 +7,8 @@ import Testing
 /// A full disk is reported before the transfer: the download fails with `diskFull` (exit 3)
 /// having taken almost nothing from the server, and a resumable partial keeps its bytes and its
 /// record, so the same download resumes once there is room.
+///
+/// Exclusive: it mounts small scratch file systems, and paced downloads are interrupted mid-way.
 @Suite("A full disk before the transfer", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct ResumeDiskFullTests {
     static let size: Int64 = 3_000_000
@@ -61,6 +63,7 @@ struct ResumeDiskFullTests {
             #expect(try contents(dir.appendingPathComponent("file.bin.resume")) == recordBefore, "the record is kept as it was")
 
             try FileManager.default.removeItem(at: filler)
+            server.setResource("/file.bin", Validators.etag.resource(size: Self.size, seed: 4, rate: 0))
             let resumed = await runToEnd(downloader, DownloadRequest(url: url(server, "/file.bin")), to: .directory(dir))
             #expect(resumed.error == nil, "\(resumed.error?.description ?? "")")
             #expect(resumed.started?.resumedFrom == record.completed.byteCount)

@@ -7,6 +7,8 @@ import Testing
 /// While one download writes a file, any other download aimed at the same file (from another
 /// `Downloader`, or under another key) fails with `locked` and touches nothing: no request,
 /// no file created, removed or changed.
+///
+/// Exclusive: a download paced at 500 kB/s is held running while a second one starts.
 @Suite("The lock on a partial file", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct ResumeLockTests {
     static let size: Int64 = 20_000_000

@@ -8,6 +8,8 @@ import HaulHTTP
 
 /// A cancelled download continues where it stopped when it runs again: it asks for the missing
 /// bytes with `Range` and `If-Range`, and the server sends each byte about once.
+///
+/// Exclusive: paced downloads are interrupted mid-way, and the bytes sent are bounded.
 @Suite("Resume after an interruption", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct ResumeTests {
     static let size: Int64 = 4_000_000
@@ -17,14 +19,15 @@ struct ResumeTests {
         let server = try HaulServer()
         try await withTemporaryDirectory { dir in
             let downloader = resumeDownloader(connections: connections)
-            // 0.4 MB/s in all: the cancel comes after about 2.5 s of a 10 s download.
-            let slow = validators.resource(size: Self.size, rate: 400_000 / connections)   // 10 s: room for a late cancel under load
-            let record = try await interruptFirstRun(server, slow, downloader, in: dir, after: 1_000_000)
+            // 0.4 MB/s in all: the cancel comes after about 0.75 s of a 10 s download (room for a
+            // late cancel under load).
+            let slow = validators.resource(size: Self.size, rate: 400_000 / connections)
+            let record = try await interruptFirstRun(server, slow, downloader, in: dir, after: 300_000)
             let resumeAt = firstMissingByte(record)
             #expect(resumeAt > 0 && resumeAt < Self.size)
 
             // Given the same file, served faster; when the same download runs again:
-            server.setResource("/file.bin", validators.resource(size: Self.size, rate: 2_000_000))
+            server.setResource("/file.bin", validators.resource(size: Self.size, rate: 4_000_000))
             let before = server.requests.count
             let second = await runToEnd(downloader, DownloadRequest(url: url(server, "/file.bin")), to: .directory(dir))
 
@@ -52,12 +55,12 @@ struct ResumeTests {
         try await withTemporaryDirectory { dir in
             let downloader = resumeDownloader()
             let slow = Validators.etag.resource(size: Self.size, rate: 1_000_000)
-            let record = try await interruptFirstRun(server, slow, downloader, in: dir, after: 1_000_000,
+            let record = try await interruptFirstRun(server, slow, downloader, in: dir, after: 300_000,
                                                      path: "/file.bin?X-Amz-Signature=first1111&Expires=100")
             let text = try String(contentsOf: dir.appendingPathComponent("file.bin.resume"), encoding: .utf8)
             #expect(!text.contains("first1111"), "the record keeps the signature in clear:\n\(text)")
 
-            server.setResource("/file.bin", Validators.etag.resource(size: Self.size, rate: 2_000_000))
+            server.setResource("/file.bin", Validators.etag.resource(size: Self.size, rate: 4_000_000))
             let before = server.requests.count
             let resigned = DownloadRequest(url: url(server, "/file.bin?X-Amz-Signature=second222&Expires=200"))
             let second = await runToEnd(downloader, resigned, to: .directory(dir))
@@ -80,7 +83,7 @@ struct ResumeTests {
         try await withTemporaryDirectory { dir in
             let downloader = resumeDownloader()
             let slow = Validators.etag.resource(size: Self.size, rate: 1_000_000)
-            let record = try await interruptFirstRun(server, slow, downloader, in: dir, after: 1_000_000)
+            let record = try await interruptFirstRun(server, slow, downloader, in: dir, after: 300_000)
             server.setResource("/file.bin", Validators.etag.resource(size: Self.size, rate: 4_000_000))
             let before = server.requests.count
             let sentBefore = server.bodyBytesSent

@@ -4,7 +4,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 
-@Suite("Secrets and names never leak or escape", .exclusive, .serialized)
+@Suite("Secrets and names never leak or escape", .throttled)
 struct SecurityTests {
     static let secrets: [(name: String, value: String)] = [
         ("Authorization", "Bearer secret-token"), ("Cookie", "session=secret-cookie"),

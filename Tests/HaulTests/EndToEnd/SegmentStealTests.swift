@@ -4,7 +4,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 
-@Suite("Ranges taken over while a connection writes", .exclusive, .serialized)
+@Suite("Ranges taken over while a connection writes", .throttled)
 struct SegmentStealTests {
     @Test("fast segmented downloads with 1 MiB reads finish intact (a piece written past a taken-over end is never recorded)",
           .timeLimit(.minutes(1)))

@@ -6,6 +6,8 @@ import Testing
 
 /// A connection that finishes its segment takes over the second half of the largest range still
 /// in flight: a slow connection's range is finished by the fast ones, each byte fetched once.
+///
+/// Exclusive: one connection's answers trickle while the others take its range over.
 @Suite("A slow connection's range taken over", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct SegmentTakeOverTests {
     static let mib: Int64 = 1 << 20

@@ -7,6 +7,8 @@ import Testing
 
 /// A large file with validators and ranges is split across connections; small files, files
 /// without validators and servers without ranges use one; a failed segment is retried alone.
+///
+/// Exclusive: segmented downloads are paced by the server.
 @Suite("Segmented downloads", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct SegmentTests {
     static let mib: Int64 = 1 << 20

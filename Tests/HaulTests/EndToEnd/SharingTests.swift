@@ -4,6 +4,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 
+/// Exclusive: downloads paced by the server's rate limit are still running when others meet them.
 @Suite("Downloads that meet: same names, same keys, several readers", .exclusive, .serialized)
 struct SharingTests {
     @Test("two downloads naming the same file in one folder get distinct names, both intact", .timeLimit(.minutes(1)))

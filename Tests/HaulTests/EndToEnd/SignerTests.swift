@@ -49,6 +49,8 @@ final class TestSigningService: Sendable {
 
 /// `DownloadRequest.signer`: a fresh signature for every request, renewal after an expired
 /// signature, other 403s refused, clock skew reported, signatures never shown.
+///
+/// Exclusive: paced downloads outlive signatures that expire on the wall clock.
 @Suite("Signed URLs", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct SignerTests {
     static let size: Int64 = 6_000_000

@@ -7,7 +7,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 
-@Suite("TLS verification", .exclusive, .serialized)
+@Suite("TLS verification", .throttled)
 struct TLSTests {
     static func server(_ certificate: KeyPath<TestCertificates, String>, key: KeyPath<TestCertificates, String>) throws -> (HaulServer, TestCertificates) {
         let certificates = TestCertificates.shared

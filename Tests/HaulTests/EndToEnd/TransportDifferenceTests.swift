@@ -19,7 +19,7 @@ import Testing
 ///   server that ignores `Range` streams at wire speed (more than 64 MiB ahead of the disk ends the
 ///   attempt, retryably).
 /// - Keep-alive: URLSession pools its own connections (``KeepAliveTests`` are native-only).
-@Suite("Where the transports differ", .exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite("Where the transports differ", .throttled, .timeLimit(.minutes(1)))
 struct TransportDifferenceTests {
     @Test func aHeadOverHaulsLineLimitFailsNativelyAndPassesThroughURLSession() async throws {
         let server = try HaulServer()

@@ -12,7 +12,7 @@ import HaulHTTP
 /// `Content-Range` checks, redirect policy) is the same, so the outcomes must be too.
 ///
 /// What cannot match is listed in ``TransportDifferenceTests``.
-@Suite("Both transports behave alike", .exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite("Both transports behave alike", .throttled, .timeLimit(.minutes(1)))
 struct TransportParityTests {
     typealias Transport = Downloader.Transport
     static let transports: [Transport] = [.native, .urlSession]
@@ -49,84 +49,6 @@ struct TransportParityTests {
             let downloader = testDownloader { $0.transport = transport }
             let result = try await downloader.file(from: url(server, "/bytes/300001/c.bin?\(framing)"), to: .directory(dir))
             #expect(try contents(result.fileURL) == expectedContent(300_001))
-        }
-    }
-
-    @Test(arguments: transports)
-    func aLargeFileIsSplitIntoRangedRequestsThatCoverIt(transport: Transport) async throws {
-        let server = try HaulServer()
-        let size: Int64 = 20 << 20
-        let resource = Validators.etag.resource(size: size, rate: 4 << 20)
-        server.setResource("/big.bin", resource)
-        try await withTemporaryDirectory { (dir) async throws in
-            let downloader = resumeDownloader(connections: 4) { $0.transport = transport }
-            let run = await runToEnd(downloader, DownloadRequest(url: url(server, "/big.bin")), to: .directory(dir))
-            #expect(run.error == nil, "\(run.error?.description ?? "")")
-            #expect(run.started?.connections == 4)
-            let ranges = server.requests.compactMap(requestedRange)
-            #expect(ranges.count == server.requests.count, "every request is ranged")
-            #expect(Set(ranges.map(\.first)).count >= 4, "at least four segments: \(ranges)")
-            #expect(server.requests.dropFirst().allSatisfy { $0.header("If-Range") == "\"v1\"" })
-            // A segment that ends early (its tail was taken over) stops reading at once with Haul's
-            // client; URLSession has read ahead by then (up to a window, more on a loaded machine),
-            // so the server sends more. Still far from a second copy of the file.
-            let slack = transport == .native ? size / 10 : size / 2
-            #expect(server.bodyBytesSent < size + slack, "segments overlapped: \(server.bodyBytesSent) bytes sent for \(size)")
-            #expect(listFiles(dir) == ["big.bin"])
-            #expect(try contents(dir.appendingPathComponent("big.bin")) == resource.bytes(0..<size))
-        }
-    }
-
-    @Test(arguments: transports, [1, 4])
-    func aCancelledDownloadResumesFromTheFirstMissingByte(transport: Transport, connections: Int) async throws {
-        let server = try HaulServer()
-        let size: Int64 = 4_000_000
-        try await withTemporaryDirectory { dir in
-            let downloader = resumeDownloader(connections: connections) { $0.transport = transport }
-            let slow = Validators.etag.resource(size: size, rate: 400_000 / connections)
-            let record = try await interruptFirstRun(server, slow, downloader, in: dir, after: 1_000_000)
-            let resumeAt = firstMissingByte(record)
-
-            server.setResource("/file.bin", Validators.etag.resource(size: size, rate: 4_000_000))
-            let before = server.requests.count
-            let second = await runToEnd(downloader, DownloadRequest(url: url(server, "/file.bin")), to: .directory(dir))
-
-            #expect(second.error == nil, "\(second.error?.description ?? "")")
-            let seen = requests(of: server, after: before)
-            #expect(seen.first?.header("Range") == Self.openRange(from: resumeAt, transport))
-            #expect(seen.allSatisfy { $0.header("If-Range") == "\"v1\"" && (requestedRange($0)?.first ?? 0) >= resumeAt })
-            #expect((second.started?.resumedFrom ?? 0) > 0)
-            #expect(listFiles(dir) == ["file.bin"])
-            #expect(try contents(dir.appendingPathComponent("file.bin")) == slow.bytes(0..<size))
-        }
-    }
-
-    @Test(arguments: transports)
-    func pauseClosesTheRequestsAndResumeContinuesFromTheRecord(transport: Transport) async throws {
-        let server = try HaulServer()
-        let size: Int64 = 6_000_000
-        let resource = Validators.etag.resource(size: size, rate: 600_000)
-        server.setResource("/file.bin", resource)
-        try await withTemporaryDirectory { (dir) async throws in
-            let downloader = resumeDownloader(connections: 3) { $0.transport = transport }
-            let download = downloader.download(url(server, "/file.bin"), to: .directory(dir))
-            let log = EventLog()
-            let running = Task { await collect(download) { log.append($0) } }
-            #expect(await eventually { server.bodyBytesSent >= 1_000_000 })
-            download.pause()
-            #expect(await eventually { log.contains { if case .paused = $0 { true } else { false } } }, "no .paused event")
-            #expect(await waitForIdle(server), "the requests stay open while paused")
-            let requestsWhenPaused = server.requests.count
-            let record = try #require(loadResumeRecord("file.bin", in: dir))
-
-            server.setResource("/file.bin", Validators.etag.resource(size: size, rate: 3_000_000))
-            download.resume()
-            let outcome = await running.value
-            #expect(outcome.error == nil, "\(outcome.error?.description ?? "")")
-            let afterResume = requests(of: server, after: requestsWhenPaused)
-            #expect(afterResume.first?.header("Range") == Self.openRange(from: firstMissingByte(record), transport))
-            #expect(listFiles(dir) == ["file.bin"])
-            #expect(try contents(dir.appendingPathComponent("file.bin")) == resource.bytes(0..<size))
         }
     }
 
@@ -198,20 +120,6 @@ struct TransportParityTests {
     }
 
     @Test(arguments: transports)
-    func cancellingKeepsThePartialFileAndItsRecord(transport: Transport) async throws {
-        let server = try HaulServer(configuration: .init(rateLimit: 100_000))
-        await withTemporaryDirectory { dir in
-            let downloader = testDownloader { $0.transport = transport }
-            let download = downloader.download(url(server, "/bytes/5000000/slow.bin"), to: .directory(dir))
-            let run = await collect(download) { event in
-                if case .progress(let p) = event, p.completedBytes > 0 { download.cancel() }
-            }
-            #expect(run.error?.code == .cancelled)
-            #expect(listFiles(dir) == ["slow.bin.part", "slow.bin.resume"])
-        }
-    }
-
-    @Test(arguments: transports)
     func aServerThatGoesSilentStallsAndThePartialIsKept(transport: Transport) async throws {
         let server = try HaulServer()
         await withTemporaryDirectory { dir in
@@ -235,16 +143,6 @@ struct TransportParityTests {
     }
 
     @Test(arguments: transports)
-    func aRateLimitedDownloadCompletes(transport: Transport) async throws {
-        let server = try HaulServer()
-        try await withTemporaryDirectory { dir in
-            let downloader = testDownloader { $0.transport = transport; $0.rateLimit = 4 << 20 }
-            let result = try await downloader.file(from: url(server, "/bytes/3000000/r.bin"), to: .directory(dir))
-            #expect(try contents(result.fileURL) == expectedContent(3_000_000))
-        }
-    }
-
-    @Test(arguments: transports)
     func aBodyCutShortIsRetriedAndResumed(transport: Transport) async throws {
         let server = try HaulServer()
         try await withTemporaryDirectory { dir in
@@ -253,6 +151,116 @@ struct TransportParityTests {
             let result = try await downloader.file(from: url(server, "/bytes/1000000/cut.bin?drop-after=400000"),
                                                    to: .directory(dir))
             #expect(try contents(result.fileURL) == expectedContent(1_000_000))
+        }
+    }
+}
+
+/// The shared behaviours that need a paced server: a download split, cancelled or paused while
+/// it runs, and the downloader's rate limit, with both transports.
+///
+/// Exclusive: paced downloads are split, cancelled and paused mid-way.
+@Suite("Both transports behave alike on paced transfers", .exclusive, .serialized, .timeLimit(.minutes(1)))
+struct TransportParityPacedTests {
+    typealias Transport = Downloader.Transport
+    @Test(arguments: TransportParityTests.transports)
+    func aLargeFileIsSplitIntoRangedRequestsThatCoverIt(transport: Transport) async throws {
+        let server = try HaulServer()
+        let size: Int64 = 10 << 20
+        let resource = Validators.etag.resource(size: size, rate: 4 << 20)
+        server.setResource("/big.bin", resource)
+        try await withTemporaryDirectory { (dir) async throws in
+            let downloader = resumeDownloader(connections: 4) { $0.transport = transport }
+            let run = await runToEnd(downloader, DownloadRequest(url: url(server, "/big.bin")), to: .directory(dir))
+            #expect(run.error == nil, "\(run.error?.description ?? "")")
+            #expect(run.started?.connections == 4)
+            let ranges = server.requests.compactMap(requestedRange)
+            #expect(ranges.count == server.requests.count, "every request is ranged")
+            #expect(Set(ranges.map(\.first)).count >= 4, "at least four segments: \(ranges)")
+            #expect(server.requests.dropFirst().allSatisfy { $0.header("If-Range") == "\"v1\"" })
+            // A segment that ends early (its tail was taken over) stops reading at once with Haul's
+            // client; URLSession has read ahead by then (up to a window, more on a loaded machine),
+            // so the server sends more. Still far from a second copy of the file.
+            let slack = transport == .native ? size / 10 : size / 2
+            #expect(server.bodyBytesSent < size + slack, "segments overlapped: \(server.bodyBytesSent) bytes sent for \(size)")
+            #expect(listFiles(dir) == ["big.bin"])
+            #expect(try contents(dir.appendingPathComponent("big.bin")) == resource.bytes(0..<size))
+        }
+    }
+
+    @Test(arguments: TransportParityTests.transports, [1, 4])
+    func aCancelledDownloadResumesFromTheFirstMissingByte(transport: Transport, connections: Int) async throws {
+        let server = try HaulServer()
+        let size: Int64 = 4_000_000
+        try await withTemporaryDirectory { dir in
+            let downloader = resumeDownloader(connections: connections) { $0.transport = transport }
+            let slow = Validators.etag.resource(size: size, rate: 400_000 / connections)
+            let record = try await interruptFirstRun(server, slow, downloader, in: dir, after: 300_000)
+            let resumeAt = firstMissingByte(record)
+
+            server.setResource("/file.bin", Validators.etag.resource(size: size, rate: 4_000_000))
+            let before = server.requests.count
+            let second = await runToEnd(downloader, DownloadRequest(url: url(server, "/file.bin")), to: .directory(dir))
+
+            #expect(second.error == nil, "\(second.error?.description ?? "")")
+            let seen = requests(of: server, after: before)
+            #expect(seen.first?.header("Range") == TransportParityTests.openRange(from: resumeAt, transport))
+            #expect(seen.allSatisfy { $0.header("If-Range") == "\"v1\"" && (requestedRange($0)?.first ?? 0) >= resumeAt })
+            #expect((second.started?.resumedFrom ?? 0) > 0)
+            #expect(listFiles(dir) == ["file.bin"])
+            #expect(try contents(dir.appendingPathComponent("file.bin")) == slow.bytes(0..<size))
+        }
+    }
+
+    @Test(arguments: TransportParityTests.transports)
+    func pauseClosesTheRequestsAndResumeContinuesFromTheRecord(transport: Transport) async throws {
+        let server = try HaulServer()
+        let size: Int64 = 6_000_000
+        let resource = Validators.etag.resource(size: size, rate: 600_000)
+        server.setResource("/file.bin", resource)
+        try await withTemporaryDirectory { (dir) async throws in
+            let downloader = resumeDownloader(connections: 3) { $0.transport = transport }
+            let download = downloader.download(url(server, "/file.bin"), to: .directory(dir))
+            let log = EventLog()
+            let running = Task { await collect(download) { log.append($0) } }
+            #expect(await eventually { server.bodyBytesSent >= 300_000 })
+            download.pause()
+            #expect(await eventually { log.contains { if case .paused = $0 { true } else { false } } }, "no .paused event")
+            #expect(await waitForIdle(server), "the requests stay open while paused")
+            let requestsWhenPaused = server.requests.count
+            let record = try #require(loadResumeRecord("file.bin", in: dir))
+
+            server.setResource("/file.bin", Validators.etag.resource(size: size, rate: 3_000_000))
+            download.resume()
+            let outcome = await running.value
+            #expect(outcome.error == nil, "\(outcome.error?.description ?? "")")
+            let afterResume = requests(of: server, after: requestsWhenPaused)
+            #expect(afterResume.first?.header("Range") == TransportParityTests.openRange(from: firstMissingByte(record), transport))
+            #expect(listFiles(dir) == ["file.bin"])
+            #expect(try contents(dir.appendingPathComponent("file.bin")) == resource.bytes(0..<size))
+        }
+    }
+
+    @Test(arguments: TransportParityTests.transports)
+    func cancellingKeepsThePartialFileAndItsRecord(transport: Transport) async throws {
+        let server = try HaulServer(configuration: .init(rateLimit: 100_000))
+        await withTemporaryDirectory { dir in
+            let downloader = testDownloader { $0.transport = transport }
+            let download = downloader.download(url(server, "/bytes/5000000/slow.bin"), to: .directory(dir))
+            let run = await collect(download) { event in
+                if case .progress(let p) = event, p.completedBytes > 0 { download.cancel() }
+            }
+            #expect(run.error?.code == .cancelled)
+            #expect(listFiles(dir) == ["slow.bin.part", "slow.bin.resume"])
+        }
+    }
+
+    @Test(arguments: TransportParityTests.transports)
+    func aRateLimitedDownloadCompletes(transport: Transport) async throws {
+        let server = try HaulServer()
+        try await withTemporaryDirectory { dir in
+            let downloader = testDownloader { $0.transport = transport; $0.rateLimit = 4 << 20 }
+            let result = try await downloader.file(from: url(server, "/bytes/3000000/r.bin"), to: .directory(dir))
+            #expect(try contents(result.fileURL) == expectedContent(3_000_000))
         }
     }
 }

@@ -8,7 +8,7 @@ import Testing
 /// connection) cannot be split: it comes over one connection, whatever `connectionsPerDownload`
 /// says, though the server has a strong ETag and `Accept-Ranges: bytes`. The same answer with a
 /// `Content-Length` is split, so the length alone decides.
-@Suite("Bodies of unknown length", .exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite("Bodies of unknown length", .throttled, .timeLimit(.minutes(1)))
 struct UnknownLengthTests {
     static let size: Int64 = 6 << 20
 

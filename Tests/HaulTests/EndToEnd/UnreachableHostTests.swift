@@ -14,7 +14,7 @@ import Darwin
 /// Once a download has failed to connect to an origin in more attempts in a row than it has
 /// retries, the other downloads of that origin (same scheme, host and port) make their attempts
 /// but do not retry that failure; a connection made to the origin makes them retry again.
-@Suite("Hosts given up on", .exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite("Hosts given up on", .throttled, .timeLimit(.minutes(1)))
 struct UnreachableHostTests {
     static func retrying(_ download: Download) async -> (retries: Int, error: DownloadError?) {
         let outcome = await collect(download)

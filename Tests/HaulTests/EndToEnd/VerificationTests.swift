@@ -23,6 +23,8 @@ enum TransferShape: String, CaseIterable, CustomStringConvertible {
 }
 
 /// `DownloadRequest.checksum` and the server's own digests: checked before the final name.
+///
+/// Exclusive: a download paced at 1 MB/s is interrupted mid-way.
 @Suite("Checksums and server digests", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct VerificationTests {
     static let size: Int64 = 3_000_000

@@ -8,7 +8,7 @@ import Testing
 /// the receive buffer (``ResponseReaderBufferedTests`` pins when that is). Whatever the path, a
 /// user sees the same download: its events, its file, its checksum; and a 206 whose body is
 /// longer than its range is read as the range says.
-@Suite("A body that came whole with its head", .exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite("A body that came whole with its head", .throttled, .timeLimit(.minutes(1)))
 struct WholeBodyTests {
     static let body = expectedContent(6_000, seed: 7)
 

@@ -28,7 +28,7 @@ private final class Results: Sendable {
     func add(_ value: Int32) { values.withLock { $0.append(value) } }
 }
 
-@Suite("Folder syncs: one fsync for every rename made before it started", .exclusive, .serialized)
+@Suite("Folder syncs: one fsync for every rename made before it started")
 struct FolderSyncTests {
 
     @Test("eight callers waiting on a slow sync share two syncs", .timeLimit(.minutes(1)))

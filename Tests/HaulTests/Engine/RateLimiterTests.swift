@@ -5,7 +5,7 @@ import Testing
 import HaulCore
 import HaulHTTP
 
-@Suite(.exclusive, .serialized) struct RateLimiterTests {
+@Suite struct RateLimiterTests {
     static let rates: [Int64] = [10 << 10, 100 << 10, 1 << 20, 25 << 20, 200 << 20, 1 << 30]
 
     /// Connections taking turns on a simulated clock: each reads a random amount (at most
@@ -90,7 +90,12 @@ import HaulHTTP
     func readSizeIsAFiftiethOfASecondWithinBounds(rate: Int64, expected: Int) {
         #expect(RateLimiter(bytesPerSecond: rate).readSize == expected)
     }
+}
 
+/// The limiter against the real clock: its sleeps and real threads sharing it.
+///
+/// Exclusive: real threads sleep as the limiter says and the elapsed time is asserted.
+@Suite(.exclusive, .serialized) struct RateLimiterRealTimeTests {
     @Test func sleepUninterruptedSleepsAtLeastThatLong() {
         let start = ContinuousClock.now
         #expect(RateLimiter.sleepUninterrupted(0.02))

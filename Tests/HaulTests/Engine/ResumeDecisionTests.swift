@@ -8,7 +8,7 @@ import HaulHTTP
 ///
 /// The record describes a 1000-byte file of which bytes 0..<400 are on disk, so a resume asks
 /// for `bytes=400-` with `If-Range: "v1"`.
-@Suite(.exclusive, .serialized) struct ResumeDecisionTests {
+@Suite struct ResumeDecisionTests {
     static let total: Int64 = 1000
     static let url = try! HTTPURL.parse("http://127.0.0.1:8080/file.bin")
 

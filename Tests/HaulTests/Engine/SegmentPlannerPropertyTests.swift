@@ -3,7 +3,7 @@ import Testing
 @testable import Haul
 
 /// Random advance/finish/fail/retry sequences, checking the planner's invariants after every step.
-@Suite(.exclusive, .serialized) struct SegmentPlannerPropertyTests {
+@Suite struct SegmentPlannerPropertyTests {
     @Test(arguments: 0..<40)
     func randomRunsKeepEveryInvariant(batch: Int) {
         for run in 0..<25 {

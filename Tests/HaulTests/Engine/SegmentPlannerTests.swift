@@ -6,7 +6,7 @@ private typealias Segment = SegmentPlanner.Segment
 private let mib: Int64 = 1 << 20
 private let kib: Int64 = 1 << 10
 
-@Suite(.exclusive, .serialized) struct SegmentPlannerTests {
+@Suite struct SegmentPlannerTests {
     @Test func emptyFileIsCompleteAtOnce() {
         var planner = SegmentPlanner(total: 0, completed: [], maximumConnections: 4, minimumSegment: mib)
         #expect(planner.isComplete)

@@ -2,7 +2,7 @@ import HaulTestSupport
 import Testing
 @testable import Haul
 
-@Suite(.exclusive, .serialized) struct TokenBucketTests {
+@Suite struct TokenBucketTests {
     @Test func fullBucketLetsTheBurstThroughThenCountsDebt() {
         var bucket = TokenBucket(rate: 1000, burst: 100)
         #expect(bucket.consume(100, now: 5) == 0)

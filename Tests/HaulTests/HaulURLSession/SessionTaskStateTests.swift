@@ -11,7 +11,7 @@ import HaulHTTP
 
 /// The `URLSession` transport's per-task state without a network: the body queue, its bounds,
 /// the order of chunks and failures, timeouts, cancellation, redirects and error mapping.
-@Suite("URLSession task state", .exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite("URLSession task state", .throttled, .timeLimit(.minutes(1)))
 struct SessionTaskStateTests {
     static func makeState(_ url: String = "http://127.0.0.1:8080/file", headers: [(name: String, value: String)] = [])
         throws -> SessionTaskState {

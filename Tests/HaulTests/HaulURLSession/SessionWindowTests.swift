@@ -9,6 +9,8 @@ import Testing
 /// On Linux a `URLSession` task cannot be paused, so ranged requests go in windows of
 /// ``SessionReader/rangeWindow`` bytes: the engine still sees one response, and a file that
 /// changes between two windows is caught by `If-Range`.
+///
+/// Exclusive: a paced download is split into windows while the file changes.
 @Suite("URLSession range windows (Linux)", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct SessionWindowTests {
     static let window = SessionReader.rangeWindow ?? 0

@@ -5,7 +5,7 @@ import Testing
 @testable import Haul
 
 /// Issue 4, "Framing": bodies whose length or coding lies, heads that are huge or not HTTP.
-@Suite("Hostile framing", .exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite("Hostile framing", .throttled, .timeLimit(.minutes(1)))
 struct HostileFramingTests {
     /// A framing error is a protocol error: never retried (one request although retries are on),
     /// nothing left on disk. A body cut short is a network failure: retried, then exit 4.

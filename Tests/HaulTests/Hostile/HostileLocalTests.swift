@@ -13,6 +13,8 @@ import HaulHTTP
 /// Each test checks the error code and exit status, the exact files left, and what the server
 /// received. Tests that need a real read-only or full file system mount a small tmpfs (root
 /// only) and are skipped with the reason elsewhere.
+///
+/// Exclusive: it mounts small scratch file systems and fills one up mid-transfer.
 @Suite("Hostile local faults", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct HostileLocalTests {
     @Test("a missing folder is created, parents included")
@@ -196,7 +198,7 @@ struct HostileLocalTests {
 }
 
 /// Resume records that cannot be trusted, and the crash before the final rename.
-@Suite("Hostile local faults: resume state", .exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite("Hostile local faults: resume state", .throttled, .timeLimit(.minutes(1)))
 struct HostileLocalResumeTests {
     static let size: Int64 = 2_000_000
 

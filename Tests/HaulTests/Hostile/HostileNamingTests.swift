@@ -9,7 +9,7 @@ import Testing
 /// Every download goes into `root/inside`; each test checks the exact name, that `inside` holds
 /// exactly that file (no partial, record or lock left), that nothing appeared beside `inside`,
 /// and the bytes.
-@Suite("Hostile names never leave the folder", .exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite("Hostile names never leave the folder", .throttled, .timeLimit(.minutes(1)))
 struct HostileNamingTests {
     /// Downloads `path` of `server` into `root/inside` and checks the folder holds only the result.
     static func download(_ server: HaulServer, _ path: String, in root: URL, size: Int = 64,

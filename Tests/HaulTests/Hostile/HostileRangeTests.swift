@@ -9,6 +9,8 @@ import HaulHTTP
 /// Issue 4, "Range and resume": servers that answer a range wrongly, files that changed or
 /// shrank between runs, validators that cannot be trusted. The result is always one version of
 /// the file, whole, or a typed error with nothing written.
+///
+/// Exclusive: paced downloads are interrupted mid-way.
 @Suite("Hostile ranges", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct HostileRangeTests {
     /// A 206 for another start, end or total is a protocol error on the first request (asking

@@ -5,6 +5,8 @@ import HaulTestSupport
 import Testing
 
 /// Issue 4, "Redirects and secrets": where redirects may go and what follows them, through the library.
+///
+/// Exclusive: one redirect target is paced at 4 MB/s.
 @Suite("Hostile redirects", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct HostileRedirectTests {
     /// Where a redirect from `http://127.0.0.1:A` sends the client.

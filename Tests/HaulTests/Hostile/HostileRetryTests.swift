@@ -8,6 +8,8 @@ import HaulHTTP
 
 /// Issue 4, "Retry": which failures are retried, how long Haul waits (`Retry-After` honoured up
 /// to the cap), and that a retry resumes from the bytes on disk.
+///
+/// Exclusive: it asserts that retries wait the announced delays.
 @Suite("Hostile retries", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct HostileRetryTests {
     @Test(arguments: [408, 429, 500, 502, 503, 504])
@@ -183,6 +185,8 @@ private func httpDate(_ date: Date) -> String {
 }
 
 /// `Retry-After` on a segment's request (the second connection).
+///
+/// Exclusive: it asserts that a download does not wait for a sleeping connection.
 @Suite("Hostile retries of a segment", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct HostileSegmentRetryTests {
     /// The failing connection waits as asked while the other one takes its bytes over; the

@@ -9,7 +9,7 @@ import HaulHTTP
 /// Content changed on the server with the same ETag and length: nothing in HTTP can tell, so the
 /// resumed file is old bytes followed by new ones. Only a checksum catches it (issue 4, "Range
 /// and resume"): exit 9, the final name never appears, the partial is discarded.
-@Suite("Same validators, different content", .exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite("Same validators, different content", .throttled, .timeLimit(.minutes(1)))
 struct HostileSameValidatorTests {
     static let size: Int64 = 600_000
 

@@ -6,7 +6,7 @@ import Testing
 
 /// Issue 4, "Redirects and secrets": signed URL values, tokens and userinfo never appear in clear
 /// in error messages, events or the resume record, through the library.
-@Suite("Secrets never appear in clear", .exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite("Secrets never appear in clear", .throttled, .timeLimit(.minutes(1)))
 struct HostileSecretTests {
     @Test("a download cut short after a redirect to a signed URL leaves no secret in its error, events or resume record")
     func cutShortAfterASignedRedirect() async throws {

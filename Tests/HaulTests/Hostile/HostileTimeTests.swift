@@ -10,6 +10,8 @@ import HaulHTTP
 /// dropped, retried and resumed from the bytes on disk. (Trickled heads, a silent server and a
 /// refused port are in `FailureTests.timeouts` and `FailureTests.refused`; the CPU use while
 /// waiting is measured on the real binary in `HostileWireCLITests`.)
+///
+/// Exclusive: servers trickle and stall against low-speed limits, and the waits are timed.
 @Suite("Hostile timing", .exclusive, .serialized, .timeLimit(.minutes(1)))
 struct HostileTimeTests {
     /// 10 bytes, then silence: the stall timeout drops the connection, the retry asks for byte

@@ -5,7 +5,7 @@ import HaulTestSupport
 import Testing
 
 /// Issue 4, "URLs and TLS": invalid URLs, IPv6 literals and certificates, through the library.
-@Suite("Hostile URLs and certificates", .exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite("Hostile URLs and certificates", .throttled, .timeLimit(.minutes(1)))
 struct HostileURLTests {
     @Test("invalid URL text is refused by the check every download makes (exit 2)", arguments: [
         "http://127.0.0.1:0/x", "http://127.0.0.1:65536/x", "http://127.0.0.1:99999999999/x", "http://127.0.0.1:8o/x",

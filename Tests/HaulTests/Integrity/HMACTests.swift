@@ -2,7 +2,7 @@ import HaulTestSupport
 import Testing
 @testable import Haul
 
-@Suite(.exclusive, .serialized) struct HMACTests {
+@Suite struct HMACTests {
     // HMAC-SHA256: RFC 4231 section 4 (test cases 1, 2, 3, 4, 6, 7; case 5 is truncated output).
     // HMAC-SHA1: RFC 2202 section 3 (test cases 1, 2, 6).
     static let cases: [(ChecksumAlgorithm, [UInt8], [UInt8], String)] = [

@@ -4,7 +4,7 @@ import Testing
 import HaulCore
 import HaulHTTP
 
-@Suite(.exclusive, .serialized) struct ServerDigestTests {
+@Suite struct ServerDigestTests {
     // The examples of RFC 9530 appendix B (https://www.rfc-editor.org/rfc/rfc9530#appendix-B):
     // the representation is `{"hello": "world"}` plus LF (19 bytes); B.3 answers `Range: bytes=1-7`
     // with the partial content `"hello"`; the sha-512 value is the one of the same representation

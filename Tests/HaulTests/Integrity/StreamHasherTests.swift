@@ -13,7 +13,7 @@ import Darwin
 
 /// The hashing that follows a download's writes (``StreamHasher``): whatever order the slices
 /// arrive in and however far the follower got, the digests are those of the whole file.
-@Suite("Hashing that follows the written bytes", .exclusive, .serialized)
+@Suite("Hashing that follows the written bytes", .throttled)
 struct StreamHasherTests {
     /// 9 MiB and a bit: more than two of the follower's wake-up batches, not a multiple of its step.
     static let content = FileHashingTests.content(count: 9 << 20 | 12_345)

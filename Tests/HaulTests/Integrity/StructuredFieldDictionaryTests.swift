@@ -2,7 +2,7 @@ import HaulTestSupport
 import Testing
 @testable import Haul
 
-@Suite(.exclusive, .serialized) struct StructuredFieldDictionaryTests {
+@Suite struct StructuredFieldDictionaryTests {
     // Dictionary examples of RFC 8941 section 3.2 (https://www.rfc-editor.org/rfc/rfc8941#section-3.2).
     @Test(arguments: [
         "en=\"Applepie\", da=:w4ZibGV0w6ZydGU=:",

@@ -2,7 +2,7 @@ import HaulTestSupport
 import Testing
 @testable import Haul
 
-@Suite(.exclusive, .serialized) struct ConflictResolverTests {
+@Suite struct ConflictResolverTests {
     @Test(arguments: ConflictPolicy.allCases)
     func freeNameIsUsedWhateverThePolicy(policy: ConflictPolicy) {
         #expect(ConflictResolver.resolve(name: "a.txt", policy: policy, exists: { $0 == "other" }) == .use("a.txt"))
@@ -84,7 +84,7 @@ import Testing
 }
 
 /// A name that holds this download, finished by an earlier run (a rerun after an interruption).
-@Suite(.exclusive, .serialized) struct ConflictResolverFinishedTests {
+@Suite struct ConflictResolverFinishedTests {
     @Test(arguments: ConflictPolicy.allCases)
     func aFinishedNameIsFinishedWhateverThePolicy(policy: ConflictPolicy) {
         let result = ConflictResolver.resolve(name: "a.txt", policy: policy, exists: { $0 == "a.txt" },

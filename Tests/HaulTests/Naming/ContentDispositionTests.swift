@@ -2,7 +2,7 @@ import HaulTestSupport
 import Testing
 @testable import Haul
 
-@Suite(.exclusive, .serialized) struct ContentDispositionTests {
+@Suite struct ContentDispositionTests {
     /// The examples of RFC 6266 section 5.
     @Test(arguments: [
         ("Attachment; filename=example.html", "example.html"),

@@ -2,7 +2,7 @@ import HaulTestSupport
 import Testing
 @testable import Haul
 
-@Suite(.exclusive, .serialized) struct FileNamePartsTests {
+@Suite struct FileNamePartsTests {
     @Test(arguments: [
         ("a.txt", "a", "txt"),
         ("archive.tar.gz", "archive", "tar.gz"),

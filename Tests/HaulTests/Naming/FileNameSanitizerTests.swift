@@ -2,7 +2,7 @@ import HaulTestSupport
 import Testing
 @testable import Haul
 
-@Suite(.exclusive, .serialized) struct FileNameSanitizerTests {
+@Suite struct FileNameSanitizerTests {
     @Test(arguments: [
         ("../../x", "x"),
         ("/abs/x", "x"),
@@ -137,7 +137,7 @@ import Testing
 /// The shortcuts for plain ASCII names give what the step-by-step code gives, over every name of
 /// up to three characters from an alphabet of the characters each step looks at, and over
 /// names at the length limit and with reserved suffixes.
-@Suite(.exclusive, .serialized) struct FileNameShortcutTests {
+@Suite struct FileNameShortcutTests {
     static let alphabet = ["a", "Z", "0", ".", "-", "_", " ", "\t", "/", "\\", "~", "\u{7F}", "é", "\u{301}", "\u{0}",
                            "\u{85}", "\u{202E}", "\u{FFFD}"]
     static let names: [String] = {

@@ -2,7 +2,7 @@ import HaulTestSupport
 import Testing
 @testable import Haul
 
-@Suite(.exclusive, .serialized) struct FileNamerTests {
+@Suite struct FileNamerTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var contentDisposition: String?
         var path: String

@@ -2,7 +2,7 @@ import HaulTestSupport
 import Testing
 @testable import Haul
 
-@Suite(.exclusive, .serialized) struct MIMEExtensionsTests {
+@Suite struct MIMEExtensionsTests {
     @Test(arguments: [
         ("text/plain", "txt"),
         ("Text/Plain; charset=utf-8", "txt"),

@@ -7,7 +7,7 @@ import HaulCore
 import HaulHTTP
 
 /// ``EventQueue/observe(_:)``: the callbacks behind ``Downloader/start(_:to:onEvent:completion:)``.
-@Suite("Event observers", .exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite("Event observers", .timeLimit(.minutes(1)))
 struct EventQueueObserverTests {
     private static let done = DownloadResult(response: ResponseHead(status: 200), fileURL: URL(fileURLWithPath: "/tmp/x.bin"),
                                              byteCount: 3, skipped: false)

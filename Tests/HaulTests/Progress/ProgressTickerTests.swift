@@ -3,7 +3,7 @@ import Testing
 @testable import Haul
 
 /// The one task that wakes every running download's progress reporter (``ProgressTicker``).
-@Suite("Progress ticker shared by all downloads", .exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite("Progress ticker shared by all downloads", .timeLimit(.minutes(1)))
 struct ProgressTickerTests {
     /// The next progress event's byte count on `events` (other events skipped).
     private func nextProgress(_ events: EventQueue, _ subscriber: Int) async throws -> Int64? {

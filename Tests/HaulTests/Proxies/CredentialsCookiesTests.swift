@@ -5,7 +5,7 @@ import HaulTestSupport
 import Testing
 
 /// `-u`, netrc and cookies end to end: what each origin of a redirect chain received.
-@Suite("credentials and cookies on the wire", .serialized)
+@Suite("credentials and cookies on the wire", .throttled)
 struct CredentialsCookiesTests {
     static func basic(_ text: String) -> String { "Basic " + Data(text.utf8).base64EncodedString() }
 

@@ -6,7 +6,7 @@ import Testing
 
 /// Proxies that misbehave: nothing is saved, the error has the right exit status, and nothing
 /// meant for the origin reached the proxy.
-@Suite("hostile proxies", .serialized)
+@Suite("hostile proxies", .throttled)
 struct HostileProxyTests {
     func failure(_ behaviour: ProxyServer.Behaviour, kind: ProxyServer.Kind = .http, tlsOrigin: Bool = true,
                  credentials: String? = nil, user: String? = nil,

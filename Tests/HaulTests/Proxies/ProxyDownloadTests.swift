@@ -6,7 +6,7 @@ import Testing
 
 /// Downloads through the test proxy: forwarding, CONNECT, an https proxy, SOCKS5, several
 /// connections, keep-alive keys, and what reached the proxy and the origin (leak checks on both logs).
-@Suite("downloads through proxies", .serialized)
+@Suite("downloads through proxies", .throttled)
 struct ProxyDownloadTests {
     @Test("http origin: absolute form to the proxy, Proxy-Authorization to the proxy only")
     func forwarding() async throws {
@@ -152,7 +152,7 @@ struct ProxyDownloadTests {
 }
 
 /// Range and If-Range through a forwarding proxy, and a proxy that drops them.
-@Suite("ranges through proxies", .serialized)
+@Suite("ranges through proxies", .throttled)
 struct ProxyRangeTests {
     @Test("a resume through a proxy sends Range and If-Range on to the origin")
     func resumeThroughProxy() async throws {

@@ -3,7 +3,7 @@ import HaulTestSupport
 import Testing
 @testable import Haul
 
-@Suite(.exclusive, .serialized) struct OSSSignerTests {
+@Suite struct OSSSignerTests {
     // The AccessKey pair of Aliyun's V1 signature examples.
     static let documented = OSSSigner.Credentials(accessKeyID: "44CF9590006BF252F707",
                                                   accessKeySecret: "OtxrzxIsfpFjA7SwPzILwy8Bw21TLhquhboDYROV")

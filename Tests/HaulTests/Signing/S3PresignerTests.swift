@@ -3,7 +3,7 @@ import HaulTestSupport
 import Testing
 @testable import Haul
 
-@Suite(.exclusive, .serialized) struct S3PresignerTests {
+@Suite struct S3PresignerTests {
     static let credentials = S3Presigner.Credentials(
         accessKeyID: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
     /// 2013-05-24T00:00:00Z, the signing time of the AWS example.

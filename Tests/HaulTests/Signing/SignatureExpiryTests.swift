@@ -2,7 +2,7 @@ import HaulTestSupport
 import Testing
 @testable import Haul
 
-@Suite(.exclusive, .serialized) struct SignatureExpiryTests {
+@Suite struct SignatureExpiryTests {
     // S3's answer to an expired presigned URL (the AccessDenied error of
     // https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html, as S3 sends it).
     static let s3Expired = """

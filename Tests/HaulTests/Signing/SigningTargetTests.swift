@@ -5,7 +5,7 @@ import Testing
 import HaulCore
 import HaulHTTP
 
-@Suite(.exclusive, .serialized) struct SigningTargetTests {
+@Suite struct SigningTargetTests {
     @Test func encodesAllButUnreservedAsUppercaseHex() {
         #expect(SigningTarget.encode("AZaz09-._~") == "AZaz09-._~")
         #expect(SigningTarget.encode("a b/c+d=e&é*") == "a%20b%2Fc%2Bd%3De%26%C3%A9%2A")

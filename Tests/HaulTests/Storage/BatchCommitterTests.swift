@@ -8,7 +8,7 @@ import HaulHTTP
 
 /// Finished files handed to the batch committer get their names, durably: one sync of the file
 /// system for a batch, each file's own fsync for a batch of one or when that sync fails.
-@Suite("The batch committer", .exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite("The batch committer", .throttled, .timeLimit(.minutes(1)))
 struct BatchCommitterTests {
     /// A committer whose file-system syncs and per-file write checks are counted (and fail
     /// with `failWith`, `checkFailsWith`).

@@ -34,7 +34,7 @@ private struct BoolModel {
     }
 }
 
-@Suite(.exclusive, .serialized) struct ByteRangeSetTests {
+@Suite struct ByteRangeSetTests {
     static let size: Int64 = 64
 
     private static func randomRange(_ generator: inout SplitMix64) -> Range<Int64> {

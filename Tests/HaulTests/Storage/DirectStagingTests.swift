@@ -5,7 +5,7 @@ import Testing
 
 /// A connection's bytes staged into whole blocks reach the file byte for byte, and are reported
 /// written in order, each exactly once, wherever the run starts and however the bytes arrive.
-@Suite("Direct staging", .exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite("Direct staging", .throttled, .timeLimit(.minutes(1)))
 struct DirectStagingTests {
     /// Runs `body` with a partial file `name` in a temporary folder and a staging of 64 KiB.
     func withStaging(_ name: String, _ body: (URL, PartialFile, inout DirectStaging) throws -> Void) throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// The mark a finished download leaves on its file, without I/O: its encoding, and which
 /// responses it matches.
-@Suite(.exclusive, .serialized) struct FinishedFileMarkTests {
+@Suite struct FinishedFileMarkTests {
     static let key = String(repeating: "ab", count: 32)
     static let date = "Tue, 01 Dec 2026 00:00:00 GMT"
 

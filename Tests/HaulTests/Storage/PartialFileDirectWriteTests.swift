@@ -6,7 +6,7 @@ import Testing
 /// Whole blocks written past the page cache (`O_DIRECT`) end up on disk byte for byte; what
 /// cannot go direct (a partial block, unaligned memory or offset, another file system, a file
 /// that lost its name) is left to the caller, who writes it through the page cache.
-@Suite("Direct writes of a partial file", .exclusive, .serialized, .timeLimit(.minutes(1)))
+@Suite("Direct writes of a partial file", .throttled, .timeLimit(.minutes(1)))
 struct PartialFileDirectWriteTests {
     static func bytes(_ count: Int, seed: Int) -> [UInt8] {
         (0..<count).map { UInt8(truncatingIfNeeded: ($0 &* 131) ^ ($0 >> 9) &+ seed) }

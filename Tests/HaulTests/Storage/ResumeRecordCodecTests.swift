@@ -42,7 +42,7 @@ func checksummed(_ body: String) -> [UInt8] {
     return bytes + Array("checksum \(SHA256.hex(bytes))\n".utf8)
 }
 
-@Suite(.exclusive, .serialized) struct ResumeRecordCodecTests {
+@Suite(.throttled) struct ResumeRecordCodecTests {
     @Test(arguments: ResumeRecordSamples.all)
     func roundTrips(record: ResumeRecord) {
         #expect(ResumeRecord.decode(record.encoded()) == .success(record))
