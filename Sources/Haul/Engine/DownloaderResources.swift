@@ -18,7 +18,10 @@ final class DownloaderResources: Sendable {
     let ticker: ProgressTicker
     let committer: BatchCommitter
     let folders: FolderRegistry
-    let limiter: RateLimiter?
+    /// The downloader's rate limit: every connection's, unless its download has its own (whose
+    /// parent this is). Uncapped while `Configuration.rateLimit` is `nil` and until
+    /// ``Downloader/setRateLimit(_:)``.
+    let limiter: RateLimiter
     let hostSlots: HostSlots
     let pool: ConnectionPool
     /// The permissions of finished files (0666 less the umask when the downloader was made).
@@ -38,7 +41,7 @@ final class DownloaderResources: Sendable {
         ticker = ProgressTicker()
         committer = BatchCommitter(threads: threads)
         folders = FolderRegistry()
-        limiter = configuration.rateLimit.map { RateLimiter(bytesPerSecond: $0) }
+        limiter = RateLimiter(bytesPerSecond: configuration.rateLimit)
         hostSlots = HostSlots(maximumPerHost: configuration.maximumConnectionsPerHost)
         pool = ConnectionPool()
         finishedFileMode = FileMode.forFinishedFiles()
