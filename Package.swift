@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "HaulURLSession", targets: ["HaulURLSession"]),
         .library(name: "HaulServer", targets: ["HaulServer"]),
         .library(name: "HaulCLI", targets: ["HaulCLI"]),
+        .library(name: "HaulService", targets: ["HaulService"]),
         .executable(name: "haul", targets: ["haul"]),
         // `haul --engine=urlsession` runs this one (the same command, with the URLSession transport).
         .executable(name: "haul-urlsession", targets: ["HaulURLSessionCommand"]),
@@ -22,12 +23,16 @@ let package = Package(
             linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
         ),
         .target(name: "CHaulSys"),
+        // The system SQLite (libsqlite3-dev on Debian and Ubuntu), for the download service's state file.
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
 
         // The layers of the library, lowest first: each imports only those above it here.
         .target(name: "HaulCore", dependencies: ["CHaulSys"]),
         .target(name: "HaulHTTP", dependencies: ["HaulCore", "CHaulTLS", "CHaulSys"]),
         .target(name: "Haul", dependencies: ["HaulCore", "HaulHTTP", "CHaulTLS", "CHaulSys"]),
         .target(name: "HaulURLSession", dependencies: ["Haul", "HaulHTTP", "HaulCore"]),
+        // The persistent download service (SQLite).
+        .target(name: "HaulService", dependencies: ["Haul", "HaulCore", "CSQLite"]),
         .target(name: "HaulServer", dependencies: ["CHaulTLS", "CHaulSys"]),
         .target(name: "HaulCLI", dependencies: ["Haul", "HaulHTTP", "HaulServer"]),
         .executableTarget(name: "haul", dependencies: ["HaulCLI"]),
@@ -41,6 +46,7 @@ let package = Package(
         .testTarget(name: "HaulHTTPTests", dependencies: ["HaulHTTP", "HaulCore", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulServerTests", dependencies: ["HaulServer", "HaulTestSupport"]),
+        .testTarget(name: "HaulServiceTests", dependencies: ["HaulService", "Haul", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulCLITests", dependencies: ["HaulCLI", "Haul", "HaulHTTP", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
 
         // Examples (Scripts/run-examples.sh runs them): each serves itself from HaulServer on loopback.
@@ -56,7 +62,7 @@ let package = Package(
 )
 
 // One settings loop over every Swift target, as swift-log does.
-for target in package.targets where target.name != "CHaulTLS" && target.name != "CHaulSys" {
+for target in package.targets where !["CHaulTLS", "CHaulSys", "CSQLite"].contains(target.name) {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))
