@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "HaulServer", targets: ["HaulServer"]),
         .library(name: "HaulCLI", targets: ["HaulCLI"]),
         .library(name: "HaulService", targets: ["HaulService"]),
+        .library(name: "HaulDaemon", targets: ["HaulDaemon"]),
         .executable(name: "haul", targets: ["haul"]),
         // `haul --engine=urlsession` runs this one (the same command, with the URLSession transport).
         .executable(name: "haul-urlsession", targets: ["HaulURLSessionCommand"]),
@@ -31,8 +32,9 @@ let package = Package(
         .target(name: "HaulHTTP", dependencies: ["HaulCore", "CHaulTLS", "CHaulSys"]),
         .target(name: "Haul", dependencies: ["HaulCore", "HaulHTTP", "CHaulTLS", "CHaulSys"]),
         .target(name: "HaulURLSession", dependencies: ["Haul", "HaulHTTP", "HaulCore"]),
-        // The persistent download service (SQLite).
+        // The persistent download service (SQLite), and the daemon that serves it over JSON-RPC.
         .target(name: "HaulService", dependencies: ["Haul", "HaulCore", "CSQLite"]),
+        .target(name: "HaulDaemon", dependencies: ["HaulService", "Haul", "HaulCore", "CHaulTLS"]),
         .target(name: "HaulServer", dependencies: ["CHaulTLS", "CHaulSys"]),
         .target(name: "HaulCLI", dependencies: ["Haul", "HaulHTTP", "HaulServer"]),
         .executableTarget(name: "haul", dependencies: ["HaulCLI"]),
@@ -47,6 +49,7 @@ let package = Package(
         .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulServerTests", dependencies: ["HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulServiceTests", dependencies: ["HaulService", "Haul", "HaulServer", "HaulTestSupport"]),
+        .testTarget(name: "HaulDaemonTests", dependencies: ["HaulDaemon", "HaulService", "Haul", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulCLITests", dependencies: ["HaulCLI", "Haul", "HaulHTTP", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
 
         // Examples (Scripts/run-examples.sh runs them): each serves itself from HaulServer on loopback.
