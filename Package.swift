@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "HaulService", dependencies: ["Haul", "HaulCore", "CSQLite"]),
         .target(name: "HaulDaemon", dependencies: ["HaulService", "Haul", "HaulCore", "CHaulTLS"]),
         .target(name: "HaulServer", dependencies: ["CHaulTLS", "CHaulSys"]),
-        .target(name: "HaulCLI", dependencies: ["Haul", "HaulHTTP", "HaulServer"]),
+        .target(name: "HaulCLI", dependencies: ["Haul", "HaulHTTP", "HaulServer", "HaulService", "HaulDaemon"]),
         .executableTarget(name: "haul", dependencies: ["HaulCLI"]),
         .executableTarget(name: "HaulURLSessionCommand", dependencies: ["HaulCLI", "HaulURLSession"],
                           path: "Sources/haul-urlsession"),
@@ -50,7 +50,8 @@ let package = Package(
         .testTarget(name: "HaulServerTests", dependencies: ["HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulServiceTests", dependencies: ["HaulService", "Haul", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulDaemonTests", dependencies: ["HaulDaemon", "HaulService", "Haul", "HaulServer", "HaulTestSupport"]),
-        .testTarget(name: "HaulCLITests", dependencies: ["HaulCLI", "Haul", "HaulHTTP", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
+        .testTarget(name: "HaulCLITests", dependencies: ["HaulCLI", "Haul", "HaulHTTP", "HaulURLSession", "HaulServer", "HaulTestSupport",
+                                                     "HaulDaemon"]),
 
         // Examples (Scripts/run-examples.sh runs them): each serves itself from HaulServer on loopback.
         .target(name: "ExampleSupport", dependencies: ["HaulServer"], path: "Examples/Support"),

@@ -24,9 +24,7 @@ struct SuiteTraitsTests {
         let sources = try Self.sources()
         #expect(sources.count > 100, "the test sources were found")
         var suites = 0
-        // The service and daemon suites follow the newer rule (pure suites carry no trait; an
-        // exclusive or serialized one says why on a `/// Exclusive:` or `/// Serialized:` line).
-        for (name, lines) in sources where !name.hasPrefix("HaulServiceTests/") && !name.hasPrefix("HaulDaemonTests/") {
+        for (name, lines) in sources {
             for (index, line) in lines.enumerated() where line.hasPrefix("@Suite") {
                 suites += 1
                 #expect(line.contains(".exclusive") && line.contains(".serialized"), "\(name):\(index + 1): \(line)")
@@ -41,7 +39,7 @@ struct SuiteTraitsTests {
 
     /// A top-level type with tests but without `@Suite` is a suite without the traits.
     @Test func everyTopLevelTypeWithTestsIsMarked() throws {
-        for (name, lines) in try Self.sources() where !name.hasPrefix("HaulServiceTests/") && !name.hasPrefix("HaulDaemonTests/") {
+        for (name, lines) in try Self.sources() {
             var attributes: [Substring] = []
             var current: (declaration: Substring, marked: Bool, line: Int)?
             for (index, line) in lines.enumerated() {

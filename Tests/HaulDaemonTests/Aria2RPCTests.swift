@@ -245,6 +245,22 @@ import Testing
             #expect(Self.error(rpc, "aria2.getServers", [gid]) == "No active download for GID#\(gid.string!)")
         }
     }
+
+    @Test func aCallNeverWaitsForATransfersNetwork() async throws {
+        let server = try HaulServer()
+        try await Self.withRPC { rpc, service, _ in
+            let gid = Self.result(rpc, "aria2.addUri", [[.string(server.url("/silent"))]])
+            #expect(Self.result(rpc, "aria2.tellStatus", [gid, ["status"]]) == ["status": "active"], "active at once")
+            let deadline = ContinuousClock.now + .seconds(10)
+            while server.requests.isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            let clock = ContinuousClock()
+            let start = clock.now
+            #expect(Self.result(rpc, "aria2.pause", [gid]) == gid, "the server never answers: the transfer waits in recv")
+            #expect(Self.result(rpc, "aria2.remove", [gid]) == gid)
+            #expect(clock.now - start < .milliseconds(500), "took \(clock.now - start)")
+            #expect(service.download(DownloadID(hex: gid.string!)!)?.status == .removed)
+        }
+    }
 }
 
 /// The shutdown requests the RPC made.
