@@ -16,6 +16,7 @@ let package = Package(
         // `haul --engine=urlsession` runs this one (the same command, with the URLSession transport).
         .executable(name: "haul-urlsession", targets: ["HaulURLSessionCommand"]),
         .executable(name: "haul-soak", targets: ["HaulSoak"]),
+        .executable(name: "haul-test-origin", targets: ["HaulTestOrigin"]),
     ],
     targets: [
         // C shims: OpenSSL macros and Linux system calls Swift cannot reach directly.
@@ -42,6 +43,8 @@ let package = Package(
                           path: "Sources/haul-urlsession"),
         // Scripts/soak.sh: many downloads against a server with random faults; checks bytes and leaks.
         .executableTarget(name: "HaulSoak", dependencies: ["Haul", "HaulServer"]),
+        // Scripts/interop-aria2p.py and bench.py's daemon part: the loopback test server as a program.
+        .executableTarget(name: "HaulTestOrigin", dependencies: ["HaulServer"]),
 
         .target(name: "HaulTestSupport", dependencies: ["Haul", "HaulServer"], path: "Tests/HaulTestSupport"),
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
