@@ -71,6 +71,9 @@ struct DaemonCommand {
         engine.connectionsPerDownload = options.connections
         engine.maximumActiveDownloads = options.maxDownloads
         engine.rateLimit = options.rateLimit
+        // Clients poll the RPC about once a second: progress once a second keeps a daemon whose
+        // transfers trickle from waking ten times a second.
+        engine.progressInterval = .seconds(1)
         let root = URL(fileURLWithPath: absolute(options.directory ?? "."), isDirectory: true)
         var server = DaemonServer.Configuration(listen: listen)
         server.allowedOrigins = options.allowedOrigins

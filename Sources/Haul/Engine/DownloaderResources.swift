@@ -38,7 +38,7 @@ final class DownloaderResources: Sendable {
         let perDownload = configuration.connectionsPerDownload + 2
         threads = ThreadPool(maximumThreads: min(4096, max(1, configuration.maximumActiveDownloads) * perDownload + 16),
                              retired: { buffers.trim() })
-        ticker = ProgressTicker()
+        ticker = ProgressTicker(longestSleep: max(.milliseconds(10), configuration.progressInterval))
         committer = BatchCommitter(threads: threads)
         folders = FolderRegistry()
         limiter = RateLimiter(bytesPerSecond: configuration.rateLimit)
