@@ -39,29 +39,13 @@ struct DaemonLog: Sendable {
             terminal.write(object(fields), to: .output)
         } else {
             let suffix = detail.isEmpty ? "" : ": \(detail)"
-            terminal.write("haul daemon: \(event.id.hex) \(event.kind.rawValue) \(url)\(suffix)\n", to: .error)
+            let line = "\(event.id.hex) \(event.kind.rawValue) \(url)\(suffix)"
+            terminal.write("haul daemon: \(HumanFormat.printable(line))\n", to: .error)
         }
     }
 
+    /// One JSON object per line, members in the given order.
     private func object(_ fields: [(String, String)]) -> String {
-        "{" + fields.map { "\(quoted($0.0)):\(quoted($0.1))" }.joined(separator: ",") + "}\n"
-    }
-
-    private func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
+        JSONValue.object(fields.map { ($0.0, .string($0.1)) }).encoded + "\n"
     }
 }
