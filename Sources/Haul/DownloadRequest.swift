@@ -42,6 +42,12 @@ public struct DownloadRequest: Sendable {
     /// Basic credentials for the URL's origin (scheme, host and port) only: a redirect to
     /// another origin never carries them. Userinfo in ``url`` wins over them.
     public var credentials: Credentials?
+    /// Connections for this download, 1–16 (`nil`: the downloader's
+    /// ``Downloader/Configuration/connectionsPerDownload``).
+    public var connections: Int?
+    /// A speed cap for this download alone, in bytes per second, on top of the downloader's
+    /// ``Downloader/Configuration/rateLimit`` (`nil`: none of its own).
+    public var rateLimit: Int64?
 
     /// Creates a request.
     ///

@@ -47,19 +47,20 @@ extension DownloadAttempt {
         template.redactedFinalURL = shownFinalURL
         template.serverDigest = file.verification?.serverDigest?.description
         let writesDirect = try writesPastThePageCache(file.partial, total: total, hasher: hasher)
-        let (folder, name) = (self.folder, file.name)
+        let (folder, name, control) = (self.folder, file.name, job.control)
         let validator = file.record.flatMap { $0.etag ?? $0.lastModified } ?? facts.strongETag ?? facts.lastModified
         let setup = SegmentedTransfer.Setup(
             url: url, context: context, partial: file.partial, progress: progress, total: total, ifRange: validator,
-            limiter: job.resources.limiter, hostSlots: job.resources.hostSlots,
+            limiter: limiter, hostSlots: job.resources.hostSlots,
             checkpoint: { [template] (completed, pieces, savedBefore) throws(DownloadError) in
                 var record = template
                 record.completed = ByteRangeSet(completed)
                 record.blockHashes = pieces
                 try record.save(for: name, in: folder, fieldsChecked: savedBefore)
+                control.publish(completed: completed)
             }, source: source, hasher: hasher, pieces: file.pieces.all, writesDirect: writesDirect)
         return SegmentedTransfer(setup: setup, completed: template.completed.ranges,
-                                 connections: configuration.connectionsPerDownload)
+                                 connections: job.request.connections ?? configuration.connectionsPerDownload)
     }
 
     /// Whether the connections write whole blocks past the page cache (see ``SegmentWriter``):
@@ -73,7 +74,7 @@ extension DownloadAttempt {
     /// growing file.
     private func writesPastThePageCache(_ partial: PartialFile, total: Int64,
                                         hasher: StreamHasher?) throws(DownloadError) -> Bool {
-        let direct = total > BatchCommitter.largestFile && job.resources.limiter == nil
+        let direct = total > BatchCommitter.largestFile && limiter == nil
             && (hasher == nil || configuration.connectionsPerDownload > 1)
             && configuration.minimumSegmentSize >= 64 << 10 && partial.directDescriptor() != nil
         guard direct else { return false }
