@@ -23,6 +23,10 @@ package enum FuzzTargets {
         Target(name: "content-disposition", run: EngineTargets.contentDisposition),
         Target(name: "server-digest", run: EngineTargets.serverDigest),
         Target(name: "resume-record", run: EngineTargets.resumeRecord),
+        Target(name: "request-head", run: DaemonTargets.requestHead),
+        Target(name: "websocket-frames", run: DaemonTargets.webSocketFrames),
+        Target(name: "json", run: DaemonTargets.json),
+        Target(name: "rpc-request", run: DaemonTargets.rpcRequest),
     ]
 
     /// The target called `name`, if there is one.

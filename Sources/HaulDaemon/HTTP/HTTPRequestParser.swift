@@ -165,7 +165,7 @@ public struct HTTPRequestParser: Sendable {
     }
 
     /// `!#$%&'*+-.^_`|~`, digits and letters (RFC 9110 tchar).
-    static func isTokenByte(_ byte: UInt8) -> Bool {
+    package static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
