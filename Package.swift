@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "HaulService", dependencies: ["Haul", "HaulCore", "CSQLite"]),
         .target(name: "HaulDaemon", dependencies: ["HaulService", "Haul", "HaulCore", "CHaulTLS"]),
         .target(name: "HaulServer", dependencies: ["CHaulTLS", "CHaulSys"]),
-        .target(name: "HaulCLI", dependencies: ["Haul", "HaulHTTP", "HaulServer", "HaulService", "HaulDaemon"]),
+        .target(name: "HaulCLI", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulServer", "HaulService", "HaulDaemon"]),
         .executableTarget(name: "haul", dependencies: ["HaulCLI"]),
         .executableTarget(name: "HaulURLSessionCommand", dependencies: ["HaulCLI", "HaulURLSession"],
                           path: "Sources/haul-urlsession"),
@@ -46,14 +46,14 @@ let package = Package(
         // Scripts/interop-aria2p.py and bench.py's daemon part: the loopback test server as a program.
         .executableTarget(name: "HaulTestOrigin", dependencies: ["HaulServer"]),
 
-        .target(name: "HaulTestSupport", dependencies: ["Haul", "HaulServer"], path: "Tests/HaulTestSupport"),
+        .target(name: "HaulTestSupport", dependencies: ["Haul", "HaulCore", "HaulServer"], path: "Tests/HaulTestSupport"),
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
         .testTarget(name: "HaulHTTPTests", dependencies: ["HaulHTTP", "HaulCore", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulServerTests", dependencies: ["HaulServer", "HaulTestSupport"]),
-        .testTarget(name: "HaulServiceTests", dependencies: ["HaulService", "Haul", "HaulServer", "HaulTestSupport"]),
-        .testTarget(name: "HaulDaemonTests", dependencies: ["HaulDaemon", "HaulService", "Haul", "HaulServer", "HaulTestSupport"]),
-        .testTarget(name: "HaulCLITests", dependencies: ["HaulCLI", "Haul", "HaulHTTP", "HaulURLSession", "HaulServer", "HaulTestSupport",
+        .testTarget(name: "HaulServiceTests", dependencies: ["HaulService", "Haul", "HaulCore", "HaulServer", "HaulTestSupport"]),
+        .testTarget(name: "HaulDaemonTests", dependencies: ["HaulDaemon", "HaulService", "Haul", "HaulCore", "HaulServer", "HaulTestSupport"]),
+        .testTarget(name: "HaulCLITests", dependencies: ["HaulCLI", "Haul", "HaulHTTP", "HaulCore", "HaulURLSession", "HaulServer", "HaulTestSupport",
                                                      "HaulDaemon"]),
 
         // Examples (Scripts/run-examples.sh runs them): each serves itself from HaulServer on loopback.

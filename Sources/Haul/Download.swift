@@ -4,7 +4,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 
 /// One running (or finished) download: its events, its result, and the controls over it.
 ///
@@ -30,11 +29,11 @@ public final class Download: Sendable {
         var result: Result<DownloadResult, DownloadError>?
         var waiters: [CheckedContinuation<Result<DownloadResult, DownloadError>, Never>] = []
     }
-    private let outcome = Mutex(Outcome())
+    private let outcome = SharedStateLock(Outcome())
 
     /// Where the download is in its life: waiting in the downloader's queue, running, or over.
     private enum Phase { case queued, running, ended }
-    private let phase = Mutex(Phase.queued)
+    private let phase = SharedStateLock(Phase.queued)
     private let resources: DownloaderResources
     /// Tells the downloader what the download gives back, and returns the queued download that
     /// takes a released running slot over, to be run by the caller.

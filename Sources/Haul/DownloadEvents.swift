@@ -1,4 +1,4 @@
-import Synchronization
+import HaulCore
 
 /// A download's events, in order, as an `AsyncSequence`.
 ///
@@ -116,7 +116,7 @@ final class EventQueue: Sendable {
             return true
         }
     }
-    private let state = Mutex(State())
+    private let state = SharedStateLock(State())
 
     /// Calls `observer` with every event from now on, on the thread that produces it, after the
     /// events so far (consecutive progress snapshots collapsed, as for a late subscriber), and

@@ -3,7 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
+import HaulCore
 
 /// A ``Terminal`` that records what the command writes, for tests and embedding.
 ///
@@ -16,7 +16,7 @@ public final class CapturedTerminal: Terminal {
         var interruptHandlers: [Int: @Sendable () -> Void] = [:]
         var nextWatch = 0
     }
-    private let state = Mutex(State())
+    private let state = SharedStateLock(State())
 
     /// Whether progress is drawn as on a TTY.
     public let isInteractive: Bool

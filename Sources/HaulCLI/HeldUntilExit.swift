@@ -1,4 +1,4 @@
-import Synchronization
+import HaulCore
 
 /// Objects the `haul` process keeps until it exits, instead of releasing them first.
 ///
@@ -9,7 +9,7 @@ import Synchronization
 /// makes one; a test or an embedding program that calls ``HaulCommand/run(arguments:terminal:urlSession:)``
 /// releases everything as usual.
 final class HeldUntilExit: Sendable {
-    private let storage = Mutex<[any Sendable]>([])
+    private let storage = SharedStateLock<[any Sendable]>([])
 
     /// Keeps `object` (and every object it refers to) until the process exits.
     func hold(_ object: some Sendable) {

@@ -11,7 +11,7 @@ import Darwin
 import Dispatch
 import Haul
 import HaulHTTP
-import Synchronization
+import HaulCore
 
 /// Where the URLs of a run come from and how they are checked before any network I/O.
 enum InputURLs {
@@ -76,7 +76,7 @@ enum InputURLs {
         }
         let parts = min(ProcessInfo.processInfo.activeProcessorCount, texts.count / parallelCheckMinimum, 8)
         guard parts > 1 else { return texts.map(checkOne) }
-        let checked = Mutex([[Result<(url: URL, parsed: HTTPURL?), DownloadError>]](repeating: [], count: parts))
+        let checked = SharedStateLock([[Result<(url: URL, parsed: HTTPURL?), DownloadError>]](repeating: [], count: parts))
         DispatchQueue.concurrentPerform(iterations: parts) { part in
             let range = texts.count * part / parts ..< texts.count * (part + 1) / parts
             let results = texts[range].map(checkOne)

@@ -5,7 +5,7 @@ import Foundation
 #endif
 import Haul
 import HaulHTTP
-import Synchronization
+import HaulCore
 
 /// Runs the downloads of one `haul` invocation and computes its exit status.
 ///
@@ -153,9 +153,9 @@ struct Runner {
         // success it does not need at all, so only failures and the last download to end
         // report (with 1,000 small files, a report per download woke this task 1,000 times).
         let quiet = style == .quiet
-        let unfinished = Mutex(urls.count)
+        let unfinished = SharedStateLock(urls.count)
         let tokens = urls.enumerated().map { index, url in
-            let start = Mutex<DownloadStart?>(nil)
+            let start = SharedStateLock<DownloadStart?>(nil)
             return downloader.start(request(for: url.url, parsed: url.parsed, index: index), to: destination, onEvent: { event in
                 if !quiet {
                     sink.yield(.event(index, event))
@@ -223,7 +223,7 @@ private final class InterruptState: Sendable {
         var interrupted = false
         var downloads: [DownloadToken] = []
     }
-    private let state = Mutex(State())
+    private let state = SharedStateLock(State())
 
     /// Whether Ctrl-C was pressed.
     var isInterrupted: Bool { state.withLock { $0.interrupted } }

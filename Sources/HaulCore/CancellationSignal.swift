@@ -18,7 +18,7 @@ package final class CancellationSignal: Sendable {
         var children: [Int: CancellationSignal] = [:]
         var nextToken = 0
     }
-    private let state = Mutex(State())
+    private let state = SharedStateLock(State())
     private let flag = Atomic<Bool>(false)
     private let wakeup = WakeupDescriptor()
     /// The descriptor to include in `poll` (readable once cancelled).

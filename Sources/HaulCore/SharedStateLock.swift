@@ -15,8 +15,9 @@ import Darwin
 /// a few hundred nanoseconds. A plain pthread mutex (adaptive: it spins briefly before sleeping)
 /// lets a running thread take a lock that was just released.
 /// The writers of one partial file take turns on it too (several connections of one download
-/// contend there as many downloads do elsewhere). Other per-download state with one or two
-/// users stays in `Mutex`.
+/// contend there as many downloads do elsewhere). It is the state lock everywhere else as well:
+/// ThreadSanitizer sees a pthread mutex, but not the contended path of `Mutex`, which it reports
+/// as races.
 package final class SharedStateLock<State: Sendable>: @unchecked Sendable {   // `state` is only touched with `mutex` held
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private var state: State

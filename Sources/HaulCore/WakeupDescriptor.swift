@@ -1,5 +1,4 @@
 import CHaulSys
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -17,7 +16,7 @@ package final class WakeupDescriptor: Sendable {
         /// Signalled before the descriptor existed.
         var pending = false
     }
-    private let state = Mutex(State())
+    private let state = SharedStateLock(State())
 
     package init() {}
 

@@ -1,5 +1,4 @@
 import CHaulSys
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -97,7 +96,7 @@ package enum Resolver {
 
 /// The hand-over between the resolving thread and the waiting one (either may finish first).
 private final class PendingLookup: Sendable {
-    private let state = Mutex<Result<[Resolver.Address], HTTPClientError>?>(nil)
+    private let state = SharedStateLock<Result<[Resolver.Address], HTTPClientError>?>(nil)
     private let wakeup = WakeupDescriptor()
     var pollDescriptor: Int32 { wakeup.pollDescriptor }
 

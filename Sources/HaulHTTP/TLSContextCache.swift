@@ -1,4 +1,3 @@
-import Synchronization
 import HaulCore
 
 /// One TLS context per download, made on first use (plain HTTP never loads the trust store),
@@ -6,7 +5,7 @@ import HaulCore
 package final class TLSContextCache: Sendable {
     /// The settings every context of this cache is made with.
     package let options: TLSSettings
-    private let context = Mutex<TLSContext?>(nil)
+    private let context = SharedStateLock<TLSContext?>(nil)
 
     package init(options: TLSSettings) {
         self.options = options

@@ -10,7 +10,7 @@ import HaulCore
 /// the set as soon as a connection to it is made. Kept by the ``ConnectionPool``, which every
 /// download of the downloader shares; the URLSession transport does not take part.
 package final class UnreachableHosts: Sendable {
-    private let hosts = Mutex<Set<HTTPURL.Origin>>([])
+    private let hosts = SharedStateLock<Set<HTTPURL.Origin>>([])
     /// How many hosts are in the set: read without the lock, so that a download that reached its
     /// host (every successful one) takes no lock when the set is empty.
     private let count = Atomic<Int>(0)

@@ -1,4 +1,3 @@
-import Synchronization
 
 extension HaulServer {
     /// Seeded random faults for soak runs, opt-in through `Configuration.chaos`.
@@ -54,7 +53,7 @@ extension HaulServer {
 
         /// The odds this chaos was created with.
         public let odds: Odds
-        private let state: Mutex<State>
+        private let state: ServerLock<State>
 
         /// Creates a source of faults.
         ///
@@ -63,7 +62,7 @@ extension HaulServer {
         ///   - odds: the probability of each fault per request.
         public init(seed: UInt64, odds: Odds = Odds()) {
             self.odds = odds
-            self.state = Mutex(State(random: seed))
+            self.state = ServerLock(State(random: seed))
         }
 
         /// How many times each fault was injected so far.

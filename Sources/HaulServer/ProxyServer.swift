@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// A small proxy on loopback for tests: an HTTP proxy (forwarding absolute-form requests and
 /// opening `CONNECT` tunnels, over TLS too) or a SOCKS5 proxy (RFC 1928/1929), with hostile
@@ -145,12 +144,12 @@ final class ProxyCore: Sendable {
 
     let configuration: ProxyServer.Configuration
     let tls: TLSContext?
-    let state: Mutex<State>
+    let state: ServerLock<State>
 
     init(configuration: ProxyServer.Configuration, listener: Int32, tls: TLSContext?) {
         self.configuration = configuration
         self.tls = tls
-        self.state = Mutex(State(listener: listener))
+        self.state = ServerLock(State(listener: listener))
     }
 
     func stop() {

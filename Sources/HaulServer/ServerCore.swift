@@ -32,7 +32,7 @@ final class ServerCore: Sendable {
 
     let configuration: HaulServer.Configuration
     let tls: TLSContext?
-    let state: Mutex<State>
+    let state: ServerLock<State>
     /// Body bytes handed to sockets so far, all connections (see `ServerConnection.writeRaw`).
     let bodyBytesSent = Atomic<Int64>(0)
     /// Readable once `stop()` ran (never drained): every `poll` in the server includes it.
@@ -47,7 +47,7 @@ final class ServerCore: Sendable {
         }
         self.configuration = configuration
         self.tls = tls
-        self.state = Mutex(State(listener: listener))
+        self.state = ServerLock(State(listener: listener))
         self.wakeRead = readFD
         self.wakeWrite = writeFD
     }

@@ -5,7 +5,6 @@ import Foundation
 import Haul
 import HaulCore
 import HaulHTTP
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -74,13 +73,13 @@ final class SessionTaskState: Sendable {
         }
     }
 
-    private let state: Mutex<State>
+    private let state: SharedStateLock<State>
     private let wakeup = WakeupDescriptor()
     /// Builds the request of each redirect hop.
     let template: SessionRequestTemplate
 
     init(policy: RedirectPolicy, template: SessionRequestTemplate) {
-        state = Mutex(State(policy: policy))
+        state = SharedStateLock(State(policy: policy))
         self.template = template
     }
 

@@ -5,7 +5,6 @@ import Foundation
 import Haul
 import HaulCore
 import HaulHTTP
-import Synchronization
 
 extension Downloader.Transport {
     /// Foundation's `URLSession` (data tasks, one session per ``Downloader``).
@@ -76,7 +75,7 @@ final class URLSessionTransport: AlternateTransport {
 /// The session's one delegate: routes every callback to its task's ``SessionTaskState`` by task
 /// identifier (on Linux, FoundationNetworking ignores per-task delegates).
 final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
-    private let tasks = Mutex<[Int: SessionTaskState]>([:])
+    private let tasks = SharedStateLock<[Int: SessionTaskState]>([:])
 
     /// Routes the callbacks of the task with this identifier to `state` until it completes.
     func register(_ state: SessionTaskState, for identifier: Int) {

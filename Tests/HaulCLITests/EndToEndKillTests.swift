@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import HaulServer
 import HaulTestSupport
 import Testing
@@ -9,6 +8,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HaulCore
 
 /// `kill -9` at any instant of a segmented download leaves a state that the same command,
 /// run again, continues from: the resume record never claims a byte that is not on disk nor
@@ -128,7 +128,7 @@ final class FinelyPacedFile: Sendable {
     let content: DeterministicContent
     let etag: String
     let bytesPerSecond: Int
-    private let sent = Mutex<Int64>(0)
+    private let sent = SharedStateLock<Int64>(0)
 
     init(size: Int64, seed: UInt64, etag: String, bytesPerSecond: Int) {
         self.size = size

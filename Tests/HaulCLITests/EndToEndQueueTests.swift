@@ -1,8 +1,8 @@
 import Foundation
 import HaulServer
 import HaulTestSupport
-import Synchronization
 import Testing
+import HaulCore
 
 /// Counts the requests a server is answering at once, from inside its route handlers.
 final class ConcurrencyProbe: Sendable {
@@ -11,7 +11,7 @@ final class ConcurrencyProbe: Sendable {
         var maximum = 0
         var order: [String] = []
     }
-    private let state = Mutex(State())
+    private let state = SharedStateLock(State())
 
     /// The most requests answered at once so far.
     var maximum: Int { state.withLock { $0.maximum } }

@@ -1,11 +1,11 @@
 @testable import HaulCore
-import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HaulCore
 
 @Suite("Threads reused, capped and named")
 struct ThreadPoolTests {
@@ -42,7 +42,7 @@ struct ThreadPoolTests {
     func capMakesBodiesWait() async {
         let threads = ThreadPool(maximumThreads: 1)
         let release = CancellationSignal()
-        let order = Mutex<[String]>([])
+        let order = SharedStateLock<[String]>([])
         threads.run(name: "haul-test") {
             _ = release.sleep(for: .seconds(20))
             order.withLock { $0.append("first") }
@@ -109,7 +109,7 @@ struct ThreadPoolTests {
 
     @Test("an idle thread retires after its idle lifetime and says so", .timeLimit(.minutes(1)))
     func idleThreadsRetire() async throws {
-        let retired = Mutex(0)
+        let retired = SharedStateLock(0)
         let threads = ThreadPool(idleLifetime: .milliseconds(20), retired: { retired.withLock { $0 += 1 } })
         await onPoolThread(threads) {}
         var waited = 0

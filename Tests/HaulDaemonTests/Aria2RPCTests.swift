@@ -3,9 +3,9 @@ import Haul
 import HaulServer
 import HaulService
 import HaulTestSupport
-import Synchronization
 import Testing
 @testable import HaulDaemon
+import HaulCore
 
 /// The JSON-RPC dispatcher without a socket: JSON-RPC's error codes and aria2's conventions
 /// (tokens, strings for numbers, "OK", words of the errors) over a real service.
@@ -265,5 +265,5 @@ import Testing
 
 /// The shutdown requests the RPC made.
 final class ShutdownLog: Sendable {
-    let requests = Mutex<[Bool]>([])
+    let requests = SharedStateLock<[Bool]>([])
 }

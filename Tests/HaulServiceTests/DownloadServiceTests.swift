@@ -2,9 +2,9 @@ import Foundation
 import Haul
 import HaulServer
 import HaulTestSupport
-import Synchronization
 import Testing
 @testable import HaulService
+import HaulCore
 
 /// The service against the loopback server: downloads run, pause, resume and stop; the list
 /// outlives the service; nothing leaves the download root.
@@ -20,7 +20,7 @@ struct DownloadServiceTests {
         try await withTemporaryDirectory { (dir) async throws in
             let service = try DownloadService(configuration: serviceConfiguration(dir))
             defer { service.shutDown() }
-            let events = Mutex<[ServiceEvent]>([])
+            let events = SharedStateLock<[ServiceEvent]>([])
             service.addObserver { event in events.withLock { $0.append(event) } }
             let id = try service.add(ServiceRequest(urls: [server.url("/done.bin")]))
             await eventually { service.download(id)?.status == .complete }

@@ -1,6 +1,6 @@
 import Foundation
 import HaulServer
-import Synchronization
+import HaulCore
 
 /// A server route that fills the client's disk in the middle of the body, at a moment the
 /// server controls, so a "disk full mid-transfer" test does not depend on timing.
@@ -21,7 +21,7 @@ public final class DiskFillingFile: Sendable {
     private let folder: URL
     private let recordName: String
     private let fillAfter: Int64
-    private let filled = Mutex<Int?>(nil)
+    private let filled = SharedStateLock<Int?>(nil)
 
     /// Creates the route's state; register it with `server.route(path) { try file.respond(to: $0, on: $1) }`.
     ///

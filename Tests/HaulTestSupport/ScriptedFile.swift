@@ -1,5 +1,5 @@
 import HaulServer
-import Synchronization
+import HaulCore
 
 /// A file served by a hand-written route whose N-th request can misbehave: for the hostile
 /// tests that need one failure and then a correct server (to see a retry resume and finish).
@@ -35,8 +35,8 @@ public final class ScriptedFile: Sendable {
     /// The `Last-Modified` sent with every answer, if any.
     public let lastModified: String?
     private let script: @Sendable (Int) -> Reply
-    private let served = Mutex(0)
-    private let sent = Mutex<Int64>(0)
+    private let served = SharedStateLock(0)
+    private let sent = SharedStateLock<Int64>(0)
 
     /// - Parameters:
     ///   - size: the file's length; its bytes are the server's deterministic content for `seed`.

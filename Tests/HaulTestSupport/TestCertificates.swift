@@ -1,6 +1,6 @@
 import Foundation
 import HaulServer
-import Synchronization
+import HaulCore
 
 /// PEM files for TLS tests, made with the `openssl` command-line tool.
 ///
@@ -58,7 +58,7 @@ public struct TestCertificates: Sendable {
     }()
 
     /// The folder of `shared`, once made; read by the exit handler that removes it.
-    private static let sharedDirectory = Mutex<String?>(nil)
+    private static let sharedDirectory = SharedStateLock<String?>(nil)
 
     /// Makes a fresh set of certificates in `dir` (P-256 keys, valid for ten years).
     ///

@@ -1,4 +1,4 @@
-import Synchronization
+import HaulCore
 
 /// A counting lock for tasks: at most `width` holders at once; waiters are suspended, not
 /// blocking a thread; first come, first served.
@@ -7,7 +7,7 @@ final class Turnstile: Sendable {
         var held = 0
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
-    private let state = Mutex(State())
+    private let state = SharedStateLock(State())
     private let width: Int
 
     /// - Parameter width: how many may hold it at once (at least 1).

@@ -1,4 +1,3 @@
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -21,7 +20,7 @@ final class DownloadControl: Sendable {
         var run = CancellationSignal()
         var completed: [Range<Int64>]?
     }
-    private let state = Mutex(State())
+    private let state = SharedStateLock(State())
     private let wakeup = WakeupDescriptor()
 
     /// The signal of the current run.

@@ -1,6 +1,5 @@
 import HaulCore
 import HaulHTTP
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -28,7 +27,7 @@ final class DownloaderResources: Sendable {
     let finishedFileMode: mode_t
     /// The transport of another client (`URLSession`), made on first use: it keeps its own
     /// connections, so it is held for the downloader's lifetime.
-    private let alternate = Mutex<(any AlternateTransport)?>(nil)
+    private let alternate = SharedStateLock<(any AlternateTransport)?>(nil)
 
     init(configuration: Downloader.Configuration) {
         let buffers = ReceiveBuffers()

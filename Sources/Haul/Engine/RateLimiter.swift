@@ -1,4 +1,3 @@
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -27,7 +26,7 @@ final class RateLimiter: Sendable {
         /// `false` while the cap is lifted.
         var limited: Bool
     }
-    private let state: Mutex<State>
+    private let state: SharedStateLock<State>
     private let now: @Sendable () -> Double
     /// A limiter whose waits count too (the downloader's, under a download's own cap).
     let parent: RateLimiter?
@@ -67,7 +66,7 @@ final class RateLimiter: Sendable {
         now: @escaping @Sendable () -> Double = RateLimiter.monotonicSeconds
     ) {
         let rate = max(1, bytesPerSecond ?? 1)
-        self.state = Mutex(State(bucket: TokenBucket(rate: rate, burst: burst ?? max(1, rate / 10)),
+        self.state = SharedStateLock(State(bucket: TokenBucket(rate: rate, burst: burst ?? max(1, rate / 10)),
                                  limited: bytesPerSecond != nil))
         self.parent = parent
         self.now = now

@@ -1,6 +1,6 @@
 /// Plans a segmented download: which byte range each connection (a *worker*) fetches next.
 ///
-/// A pure state machine (no locks, no I/O): the engine wraps it in a `Mutex`, sends the requests
+/// A pure state machine (no locks, no I/O): the engine wraps it in a lock, sends the requests
 /// and writes the bytes. Every byte of `[0, total)` is always in exactly one of three places:
 /// ``completed`` (written), in flight (`[position, end)` of an active worker, see ``inFlight``) or
 /// ``unassigned`` (held by no worker: not handed out yet, or left behind by a failed worker).

@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -123,12 +122,12 @@ struct SignedSource: Sendable {
 
 /// The signer's answer, handed from its task to the waiting thread.
 private final class SignResult: Sendable {
-    let value = Mutex<Result<SignedRequest, DownloadError>?>(nil)
+    let value = SharedStateLock<Result<SignedRequest, DownloadError>?>(nil)
 }
 
 /// Warns once when a server's `Date` is far from the local clock.
 private final class SkewWarning: Sendable {
-    private let warned = Mutex(false)
+    private let warned = SharedStateLock(false)
     private let warn: @Sendable (String) -> Void
 
     init(warn: @escaping @Sendable (String) -> Void) {

@@ -1,10 +1,10 @@
 import CHaulSys
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HaulCore
 
 /// The CRC-32C of every piece of a download's completed bytes (see ``BlockHash``), kept current
 /// by the connections as they write, and checked against a resumed partial file.
@@ -15,10 +15,10 @@ import Darwin
 /// a checksum for bytes it does not claim, nor claims bytes without one.
 final class BlockHashes: Sendable {
     /// The pieces by their first byte.
-    private let pieces: Mutex<[Int64: BlockHash]>
+    private let pieces: SharedStateLock<[Int64: BlockHash]>
 
     private init(pieces: [Int64: BlockHash]) {
-        self.pieces = Mutex(pieces)
+        self.pieces = SharedStateLock(pieces)
     }
 
     /// No piece yet (a new download).

@@ -41,14 +41,14 @@ final class StreamHasher: @unchecked Sendable {
     private let threads: ThreadPool
 
     // The writers' side.
-    private let written = Mutex(ByteRangeSet())
+    private let written = SharedStateLock(ByteRangeSet())
     /// How far the written bytes reach from byte 0 without a gap (stored under `written`).
     private let contiguous = Atomic<Int64>(0)
     /// Set once the follower was started (or ``finish(length:stop:)``/``stop()`` came first).
     private let started = Atomic<Bool>(false)
     /// The ranges the window holds (from `hashedSoFar` on), under the lock a writer takes to
     /// copy into it (one at a time).
-    private let windowLock = Mutex(ByteRangeSet())
+    private let windowLock = SharedStateLock(ByteRangeSet())
 
     // Shared with the follower.
     /// The follower is asleep or about to sleep (set before its last look at `contiguous`).

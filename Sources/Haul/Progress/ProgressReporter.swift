@@ -16,7 +16,7 @@ final class ProgressReporter: Sendable {
         var lastSent: (bytes: Int64, seconds: Double)?
         var finished = false
     }
-    private let state = Mutex(State())
+    private let state = SharedStateLock(State())
     private let events: EventQueue
     private let interval: Duration
     private let origin = ContinuousClock.now

@@ -4,7 +4,6 @@ import FoundationEssentials
 import Foundation
 #endif
 import HaulCore
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -20,7 +19,7 @@ final class FolderRegistry: Sendable {
     private let open = SharedStateLock<[String: WeakFolder]>([:])
     private let syncs = SharedStateLock<[FolderIdentity: FolderSync]>([:])
     /// The last folder URL ``path(of:)`` was asked about, and its path.
-    private let lastFolder = Mutex<(url: URL, path: String)?>(nil)
+    private let lastFolder = SharedStateLock<(url: URL, path: String)?>(nil)
 
     private struct WeakFolder { weak var folder: DestinationFolder? }
 

@@ -31,7 +31,7 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     private let direct = SharedStateLock<Int32>(directNotTried)
     /// Set once a direct descriptor was opened: from then on writes through the page cache and
     /// direct writes are kept apart (``DirectWriteGate``).
-    private let directGate = Mutex<DirectWriteGate?>(nil)
+    private let directGate = SharedStateLock<DirectWriteGate?>(nil)
 
     /// The suffix of partial files.
     static let suffix = ".part"

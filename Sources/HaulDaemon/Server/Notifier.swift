@@ -1,6 +1,5 @@
 import HaulCore
 import HaulService
-import Synchronization
 
 /// Sends aria2's notifications to the WebSockets that authenticated: each socket has an outbox
 /// its own thread empties, so a slow client never holds up the service or another client.
@@ -9,7 +8,7 @@ final class Notifier: Sendable {
     final class Subscriber: Sendable {
         /// Signalled when the outbox has something.
         let wakeup = WakeupDescriptor()
-        private let state = Mutex<(outbox: [[UInt8]], authenticated: Bool, overflowed: Bool)>(([], false, false))
+        private let state = SharedStateLock<(outbox: [[UInt8]], authenticated: Bool, overflowed: Bool)>(([], false, false))
 
         /// At most this many notifications wait for one socket; beyond, it is closed.
         static let outboxLimit = 4096

@@ -2,8 +2,8 @@ import Foundation
 import Haul
 import HaulServer
 import HaulTestSupport
-import Synchronization
 import Testing
+import HaulCore
 
 /// ``Downloader/start(_:to:onEvent:completion:)``: callbacks instead of `async`.
 ///
@@ -12,8 +12,8 @@ import Testing
 struct CallbackTests {
     /// What one `start` call saw, in order.
     final class Log: Sendable {
-        let entries = Mutex<[String]>([])
-        let results = Mutex<[Result<DownloadResult, DownloadError>]>([])
+        let entries = SharedStateLock<[String]>([])
+        let results = SharedStateLock<[Result<DownloadResult, DownloadError>]>([])
 
         func event(_ event: DownloadEvent) {
             let text: String

@@ -181,11 +181,11 @@ struct FailureTests {
 
 /// Counts calls across server threads.
 final class RequestCounter: Sendable {
-    private let count = Mutex(0)
+    private let count = SharedStateLock(0)
     func next() -> Int { count.withLock { value in defer { value += 1 }; return value } }
 }
 
-import Synchronization
+import HaulCore
 
 extension DownloadError.Code {
     /// Network failures after which the partial file is kept for resume.

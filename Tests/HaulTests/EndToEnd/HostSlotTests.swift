@@ -5,7 +5,6 @@ import Darwin
 #endif
 import Foundation
 import HaulTestSupport
-import Synchronization
 import Testing
 @testable import Haul
 import HaulCore
@@ -163,7 +162,7 @@ final class AnswersUnderWay: Sendable {
         var busiest: [String] = []
     }
 
-    private let state = Mutex(State())
+    private let state = SharedStateLock(State())
 
     /// The most answers under way when a request arrived.
     var maximum: Int { state.withLock { $0.maximum } }

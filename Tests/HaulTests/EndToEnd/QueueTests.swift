@@ -1,9 +1,9 @@
 import Foundation
 import HaulServer
 import HaulTestSupport
-import Synchronization
 import Testing
 @testable import Haul
+import HaulCore
 
 /// Downloads beyond `maximumActiveDownloads` wait in a queue, in order; a queued download that
 /// is cancelled ends at once without a request.
@@ -101,9 +101,9 @@ final class CountingFiles: Sendable {
     let size: Int64
     let bytesPerSecond: Int
     private struct Counts { var active = 0, most = 0, finished = 0 }
-    private let counts = Mutex(Counts())
+    private let counts = SharedStateLock(Counts())
     private let holdingLastBytes: Bool
-    private let released = Mutex(false)
+    private let released = SharedStateLock(false)
 
     init(size: Int64, bytesPerSecond: Int, holdingLastBytes: Bool = false) {
         self.size = size

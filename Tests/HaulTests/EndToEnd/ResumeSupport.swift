@@ -1,9 +1,9 @@
 import Foundation
 import HaulServer
 import HaulTestSupport
-import Synchronization
 import Testing
 @testable import Haul
+import HaulCore
 
 /// What one run of a download reported: its events, in order, and how it ended.
 struct RunOutcome {
@@ -209,7 +209,7 @@ func eventually(timeout: Duration = .seconds(20), _ condition: () -> Bool) async
 
 /// Events collected while a download runs, readable at any moment.
 final class EventLog: Sendable {
-    private let events = Mutex<[DownloadEvent]>([])
+    private let events = SharedStateLock<[DownloadEvent]>([])
 
     func append(_ event: DownloadEvent) { events.withLock { $0.append(event) } }
 

@@ -1,9 +1,9 @@
 import Foundation
 import HaulServer
 import HaulTestSupport
-import Synchronization
 import Testing
 @testable import Haul
+import HaulCore
 
 /// Limits changed while downloads run (`Downloader.setRateLimit`) and a download's own
 /// connections and cap (`DownloadRequest.connections`, `.rateLimit`). Only lower bounds on
@@ -22,7 +22,7 @@ struct RuntimeLimitTests {
             let downloader = resumeDownloader(connections: 1)
             #expect(downloader.rateLimit == nil)
             let download = downloader.download(url(server, "/runtime.bin"), to: .directory(dir))
-            let completed = Mutex<Int64>(0)
+            let completed = SharedStateLock<Int64>(0)
             async let outcome = collect(download) { event in
                 if case .progress(let progress) = event { completed.withLock { $0 = progress.completedBytes } }
             }

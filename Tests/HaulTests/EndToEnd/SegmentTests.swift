@@ -1,9 +1,9 @@
 import Foundation
 import HaulServer
 import HaulTestSupport
-import Synchronization
 import Testing
 @testable import Haul
+import HaulCore
 
 /// A large file with validators and ranges is split across connections; small files, files
 /// without validators and servers without ranges use one; a failed segment is retried alone.
@@ -143,7 +143,7 @@ struct SegmentTests {
 final class FlakyFile: Sendable {
     let size: Int64
     let cutAfter: Int64
-    private let cut = Mutex<Int64?>(nil)
+    private let cut = SharedStateLock<Int64?>(nil)
 
     init(size: Int64, cutAfter: Int64) {
         self.size = size

@@ -1,15 +1,15 @@
 import Foundation
 import HaulServer
 import HaulTestSupport
-import Synchronization
 import Testing
 @testable import Haul
+import HaulCore
 
 /// A signing service for tests: every call returns `?X-Amz-Signature=SECRETSIG<n>&t=<issued ms>`,
 /// valid for four seconds; `stale(n)` decides which calls hand out a URL issued a minute ago
 /// (a vendor's cache, a sleeping laptop).
 final class TestSigningService: Sendable {
-    private let calls = Mutex(0)
+    private let calls = SharedStateLock(0)
     private let stale: @Sendable (Int) -> Bool
 
     init(stale: @escaping @Sendable (Int) -> Bool = { _ in false }) {

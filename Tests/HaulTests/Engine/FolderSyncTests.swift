@@ -24,7 +24,7 @@ private final class SlowSync: Sendable {
 
 /// The results the callers got.
 private final class Results: Sendable {
-    let values = Mutex<[Int32]>([])
+    let values = SharedStateLock<[Int32]>([])
     func add(_ value: Int32) { values.withLock { $0.append(value) } }
 }
 

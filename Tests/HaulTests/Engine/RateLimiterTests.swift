@@ -138,7 +138,7 @@ import HaulHTTP
 
 /// A clock the test moves by hand.
 private final class SimulatedClock: Sendable {
-    private let time = Mutex(0.0)
+    private let time = SharedStateLock(0.0)
     var now: Double { time.withLock { $0 } }
     func set(_ value: Double) { time.withLock { $0 = value } }
 }

@@ -1,8 +1,8 @@
 import Foundation
 import HaulTestSupport
-import Synchronization
 import Testing
 @testable import Haul
+import HaulCore
 
 @Suite struct DigestTests {
     // Known answers.
@@ -112,7 +112,7 @@ import Testing
         let expected = messages.map { message in ChecksumAlgorithm.allCases.map { streamed($0, message) } }
         let threads = 8
         let ready = DispatchSemaphore(value: 0), start = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
-        let mismatches = Mutex(0)
+        let mismatches = SharedStateLock(0)
         for worker in 0..<threads {
             Thread {
                 ready.signal()

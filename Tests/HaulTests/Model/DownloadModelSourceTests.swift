@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import Haul
+import HaulCore
 
 /// A `DownloadModel` that mirrors a download something else runs (`init(observing:)`), driven
 /// by a scripted source: no server, no files.
@@ -61,7 +61,7 @@ private final class ScriptedSource: DownloadModelSource {
     let destination = Destination.directory(URL(fileURLWithPath: "/tmp"))
     private let stream: AsyncStream<DownloadModel.Snapshot>
     private let continuation: AsyncStream<DownloadModel.Snapshot>.Continuation
-    private let recorded = Mutex<[String]>([])
+    private let recorded = SharedStateLock<[String]>([])
 
     init() {
         (stream, continuation) = AsyncStream.makeStream()

@@ -2,9 +2,9 @@ import Foundation
 import HaulServer
 import HaulTestSupport
 import Observation
-import Synchronization
 import Testing
 @testable import Haul
+import HaulCore
 
 /// `DownloadModel` seen the way SwiftUI sees it: through `withObservationTracking`, against the
 /// loopback server.
@@ -204,10 +204,10 @@ extension DownloadModel {
 
 /// A continuation resumed by whichever comes first; later calls are ignored.
 private final class OnceContinuation: Sendable {
-    private let continuation: Mutex<CheckedContinuation<Bool, Never>?>
+    private let continuation: SharedStateLock<CheckedContinuation<Bool, Never>?>
 
     init(_ continuation: CheckedContinuation<Bool, Never>) {
-        self.continuation = Mutex(continuation)
+        self.continuation = SharedStateLock(continuation)
     }
 
     func resume(returning value: Bool) {

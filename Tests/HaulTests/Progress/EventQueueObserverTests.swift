@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import HaulTestSupport
 import Testing
 @testable import Haul
@@ -34,7 +33,7 @@ struct EventQueueObserverTests {
         queue.yield(.warning("a"))
         queue.yield(Self.progress(1))
         queue.yield(Self.progress(2))
-        let seen = Mutex<[String]>([])
+        let seen = SharedStateLock<[String]>([])
         queue.observe { observation in seen.withLock { $0.append(Self.describe(observation)) } }
         queue.yield(Self.progress(3))
         queue.yield(Self.progress(4))
@@ -49,7 +48,7 @@ struct EventQueueObserverTests {
         let queue = EventQueue()
         queue.yield(.warning("a"))
         queue.finish(.failure(DownloadError(.httpStatus, "404")))
-        let seen = Mutex<[String]>([])
+        let seen = SharedStateLock<[String]>([])
         queue.observe { observation in seen.withLock { $0.append(Self.describe(observation)) } }
         #expect(seen.withLock { $0 } == ["a", "failed httpStatus"])
     }
@@ -59,7 +58,7 @@ struct EventQueueObserverTests {
     @Test("an event produced from inside the observer is delivered after the current one, without deadlock")
     func reentrantYield() {
         let queue = EventQueue()
-        let seen = Mutex<[String]>([])
+        let seen = SharedStateLock<[String]>([])
         queue.observe { observation in
             let name = Self.describe(observation)
             seen.withLock { $0.append(name) }
@@ -81,7 +80,7 @@ struct EventQueueObserverTests {
     func callbackIntoTheReporter() {
         let queue = EventQueue()
         let reporter = ProgressReporter(events: queue, interval: .seconds(60), ticker: ProgressTicker())
-        let seen = Mutex<[String]>([])
+        let seen = SharedStateLock<[String]>([])
         queue.observe { observation in
             seen.withLock { $0.append(Self.describe(observation)) }
             if case .event(.progress) = observation { reporter.finish() }   // re-entrant: a no-op once finished
@@ -96,7 +95,7 @@ struct EventQueueObserverTests {
     func slowObserverCollapsesProgress() {
         let queue = EventQueue()
         let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        let seen = Mutex<[String]>([])
+        let seen = SharedStateLock<[String]>([])
         queue.observe { observation in
             let name = Self.describe(observation)
             seen.withLock { $0.append(name) }
@@ -126,7 +125,7 @@ struct EventQueueObserverTests {
     func manyProducers() {
         let queue = EventQueue()
         struct Seen { var inside = false, overlapped = false, last: [Int: Int] = [:], outOfOrder = false, count = 0 }
-        let seen = Mutex(Seen())
+        let seen = SharedStateLock(Seen())
         queue.observe { observation in
             guard case .event(.warning(let text)) = observation else { return }
             let parts = text.split(separator: " ").compactMap { Int($0) }

@@ -1,6 +1,5 @@
 import Foundation
 import HaulTestSupport
-import Synchronization
 import Testing
 @testable import Haul
 import HaulCore
@@ -13,8 +12,8 @@ struct BatchCommitterTests {
     /// A committer whose file-system syncs and per-file write checks are counted (and fail
     /// with `failWith`, `checkFailsWith`).
     final class CountingSync: Sendable {
-        let calls = Mutex(0)
-        let checks = Mutex(0)
+        let calls = SharedStateLock(0)
+        let checks = SharedStateLock(0)
         let failWith: Int32
         let checkFailsWith: Int32
 
@@ -111,7 +110,7 @@ struct BatchCommitterTests {
             let target = try DownloadTarget(destination: .directory(dir))
             let commits = try (0..<3).map { try Self.finishedFile("h\($0).bin", Self.bytes($0), in: target) }
             let bad = commits[1].partial.descriptor
-            let checked = Mutex(0)
+            let checked = SharedStateLock(0)
             let committer = BatchCommitter(threads: ThreadPool(), syncFileSystem: { BatchCommitter.syncFileSystem(of: $0) },
                                            checkWritten: { descriptor in
                 checked.withLock { $0 += 1 }
@@ -182,9 +181,9 @@ struct BatchCommitterTests {
         try await withTemporaryDirectory { dir in
             let target = try DownloadTarget(destination: .directory(dir))
             let committer = CountingSync().committer()
-            let names = Mutex<[String]>([])
+            let names = SharedStateLock<[String]>([])
             await withCheckedContinuation { (all: CheckedContinuation<Void, Never>) in
-                let left = Mutex(40)
+                let left = SharedStateLock(40)
                 for index in 0..<40 {
                     let commit: FileCommit
                     do { commit = try Self.finishedFile("s\(index).bin", Self.bytes(index), in: target) } catch {
@@ -223,7 +222,7 @@ struct BatchCommitterTests {
                 committer.submit(try Self.finishedFile("w\(index).bin", Self.bytes(index), in: target)) { _ in ended.leave() }
             }
             let third = try Self.finishedFile("w3.bin", Self.bytes(3), in: target)
-            let handedOff = Mutex(false)
+            let handedOff = SharedStateLock(false)
             ended.enter()
             DispatchQueue.global().async {
                 committer.submit(third) { _ in ended.leave() }
