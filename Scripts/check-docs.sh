@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fails, listing them, when a public symbol of HaulHTTP, Haul, HaulURLSession, HaulServer or HaulCLI has no doc comment.
+# Fails, listing them, when a public symbol of HaulHTTP, Haul, HaulURLSession, HaulServer, HaulCLI or
+# HaulDashboard has no doc comment.
 #
 # Builds the modules, extracts their symbol graphs with the toolchain's swift-symbolgraph-extract
 # (public symbols only), and reports every symbol declared in this package whose doc comment is
@@ -7,7 +8,7 @@
 # CustomStringConvertible counts as undocumented). Members the compiler synthesises
 # (`init(rawValue:)`, ...) have no source location and are not ours to document.
 #
-#   Scripts/check-docs.sh                    # all four modules
+#   Scripts/check-docs.sh                    # all of them
 #   MODULES="Haul" Scripts/check-docs.sh
 #   SKIP_BUILD=1 Scripts/check-docs.sh       # reuse the current debug build
 set -euo pipefail
@@ -15,7 +16,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 cd "$HAUL_REPO_ROOT"
 
-MODULES=${MODULES:-"HaulHTTP Haul HaulURLSession HaulServer HaulCLI"}
+MODULES=${MODULES:-"HaulHTTP Haul HaulURLSession HaulServer HaulCLI HaulDashboard"}
 require_command jq
 
 if [[ -z "${SKIP_BUILD:-}" ]]; then
