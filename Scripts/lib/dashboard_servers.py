@@ -249,7 +249,7 @@ def front_handler(rpc_port):
 
         def relay_websocket(self):
             upstream = socket.create_connection((LOOPBACK, rpc_port))
-            head = [f"GET /jsonrpc HTTP/1.1", f"Host: {LOOPBACK}:{rpc_port}"]
+            head = ["GET /jsonrpc HTTP/1.1", f"Host: {LOOPBACK}:{rpc_port}"]
             head += [f"{k}: {v}" for k, v in self.headers.items() if k.lower() not in ("host", "origin")]
             upstream.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
             self.close_connection = True

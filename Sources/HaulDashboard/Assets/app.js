@@ -31,6 +31,7 @@ const page = {
   inFlight: false,
   again: false,
   lastRefresh: 0,
+  lastSample: 0,
   pendingRemovals: new Set(),
   downloads: new Map(),
 };
@@ -204,7 +205,11 @@ function showGlobal(stat) {
   const speed = Number(stat.downloadSpeed) || 0;
   $('global-speed').textContent = format.speed(speed);
   $('global-counts').textContent = `${stat.numActive} active · ${stat.numWaiting} waiting · ${stat.numStopped} finished`;
-  chart.push(speed);
+  // One sample a second, however many refreshes notifications bring.
+  if (Date.now() - page.lastSample >= 900) {
+    page.lastSample = Date.now();
+    chart.push(speed);
+  }
 }
 
 /** A download removed while running stays as a result; take that away too. */

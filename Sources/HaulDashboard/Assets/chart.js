@@ -8,6 +8,14 @@ const SAMPLES = 60;
 const WIDTH = 600;
 const HEIGHT = 120;
 
+/** A round top for the scale (1, 2 or 5 × 10ⁿ B/s, KiB/s, MiB/s, …), a fifth or more above the peak. */
+export function scaleFor(peak) {
+  const target = Math.max(peak * 1.2, 1024);
+  const unit = 1024 ** Math.floor(Math.log(target) / Math.log(1024));
+  const steps = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 1024];
+  return unit * steps.find((step) => step * unit >= target);
+}
+
 export class SpeedChart {
   /** @param {Element} container where the chart goes; @param {Element} caption its text */
   constructor(container, caption) {
@@ -26,18 +34,19 @@ export class SpeedChart {
   push(bytesPerSecond) {
     this.samples.push(bytesPerSecond);
     if (this.samples.length > SAMPLES) this.samples.shift();
-    const peak = Math.max(...this.samples, 1);
+    const top = scaleFor(Math.max(...this.samples));
     const step = WIDTH / (SAMPLES - 1);
     const offset = SAMPLES - this.samples.length;
     const points = this.samples.map((value, i) => {
       const px = ((offset + i) * step).toFixed(1);
-      const py = (HEIGHT - (value / peak) * (HEIGHT - 4)).toFixed(1);
+      const py = (HEIGHT - (value / top) * (HEIGHT - 4)).toFixed(1);
       return `${px},${py}`;
     });
     const first = (offset * step).toFixed(1);
     this.line.setAttribute('points', points.join(' '));
     this.area.setAttribute('points', `${first},${HEIGHT} ${points.join(' ')} ${WIDTH},${HEIGHT}`);
-    const text = `now ${format.speed(bytesPerSecond)}, peak ${format.speed(Math.max(...this.samples))} in the last minute`;
+    const text = `now ${format.speed(bytesPerSecond)}, peak ${format.speed(Math.max(...this.samples))} in the last minute; `
+      + `the scale tops at ${format.speed(top)}`;
     this.element.setAttribute('aria-label', `Download speed: ${text}`);
     if (this.caption.textContent !== text) this.caption.textContent = text;
   }

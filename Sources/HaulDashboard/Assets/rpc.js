@@ -110,7 +110,7 @@ export class RpcClient {
     }
     const reply = await response.json().catch(() => null);
     if (!reply) throw new Error(`the daemon answered HTTP ${response.status}`);
-    if (this.state === 'offline') this.setState('http');
+    if (this.state !== 'websocket') this.setState('http');
     if (reply.error) throw new RpcError(reply.error.code, reply.error.message);
     return reply.result;
   }
