@@ -447,6 +447,37 @@ def check_units_in_the_browser(run):
     assert results == expected, results
 
 
+def check_segments_extension_drawn(run):
+    """The map draws haul's `segments` key: ranges in flight over the completed pieces."""
+    done = set(range(0, 10)) | set(range(16, 20)) | set(range(32, 36)) | set(range(48, 52))
+    bitfield = "".join(f"{sum(8 >> b for b in range(4) if n * 4 + b in done):x}" for n in range(16))
+    flights = [(10, 16, 13.5), (20, 32, 22), (36, 48, 40), (52, 64, 60)]
+    download = {"gid": "0", "name": "example.iso", "status": "active", "total": 64 * MiB,
+                "completed": 30 * MiB, "numPieces": 64, "pieceLength": MiB, "bitfield": bitfield,
+                "segments": [{"start": str(a * MiB), "end": str(b * MiB), "position": str(int(p * MiB))}
+                             for a, b, p in flights]}
+    text = run.browser.driver.execute_async_script("""
+        const [download, done] = arguments;
+        import('./segments.js').then((s) => {
+          const box = document.createElement('div');
+          box.id = 'segments-probe';
+          box.className = 'panel';
+          const map = s.createMap();
+          box.append(map);
+          document.querySelector('main').prepend(box);
+          done(s.render(map, download));
+        }, (e) => done(String(e)));""", download)
+    probe = run.browser.driver.find_element("id", "segments-probe")
+    try:
+        segment_map = run.browser.one("img", "Segments of example.iso", within=probe)
+        kinds = [r.get_attribute("class") for r in segment_map.find_elements("css selector", "rect")]
+        assert kinds.count("done") == 4 and kinds.count("flight") == 4 and kinds.count("head") == 4, kinds
+        assert "4 connections in flight" in text and "22 of 64 pieces" in text, text
+        probe.screenshot(str(run.results / "segments-extension.png"))
+    finally:
+        run.browser.js("document.getElementById('segments-probe').remove()")
+
+
 def check_console_is_clean(run):
     problems = [e["message"] for e in run.browser.driver.get_log("browser") if e["level"] == "SEVERE"]
     # A wrong secret and removed rows make no errors; only the checks' own 404 probes may.
@@ -461,6 +492,7 @@ CHECKS = [
     check_sign_in_with_form,
     check_sign_in_with_fragment,
     check_units_in_the_browser,
+    check_segments_extension_drawn,
     check_add_pause_resume_finish_remove,
     check_hostile_name_is_text,
     check_error_in_words,

@@ -6,7 +6,7 @@ extension Dashboard {
     static let assets: [String: Asset] = [
         "/app.js": Asset(
             contentType: "text/javascript; charset=utf-8",
-            entityTag: #""8ccbf377bd147eeb42a28eceb4252d22""#,
+            entityTag: #""0327ab13bdd99d0b0fc2a400249704e2""#,
             text: #"""
 // The dashboard: signs in, polls the daemon once a second (one system.multicall), and wires the
 // forms and buttons to aria2's methods.
@@ -28,7 +28,7 @@ const CHECKSUM_TYPES = { sha256: 'sha-256', sha512: 'sha-512', sha1: 'sha-1', md
 const CONNECTION_WORDS = {
   connecting: 'Connecting…',
   websocket: 'Connected',
-  http: 'Connected (polling; live updates will resume)',
+  http: 'Connected (polling over HTTP)',
   offline: 'Cannot reach the daemon; retrying…',
 };
 
@@ -846,7 +846,7 @@ export function parseRate(text) {
         ),
         "/rpc.js": Asset(
             contentType: "text/javascript; charset=utf-8",
-            entityTag: #""d9eb9eb38cbc055e3c83b7863cad73dc""#,
+            entityTag: #""b51847753b12de41d2d51177854b9c54""#,
             text: #"""
 // A JSON-RPC 2.0 client for aria2's protocol (and haul daemon's): one WebSocket to /jsonrpc on
 // the page's own origin, reconnected with backoff; while it is down, calls go as HTTP POSTs to
@@ -891,22 +891,12 @@ export class RpcClient {
     this.socket = null;
     this.attempt = 0;
     this.reconnectTimer = 0;
-    this.stopped = false;
     this.state = 'connecting';
   }
 
   /** Opens the WebSocket; resolves once it is open or has failed (calls then go over HTTP). */
   connect() {
-    this.stopped = false;
     return new Promise((resolve) => this.open(resolve));
-  }
-
-  /** Closes the WebSocket for good (signing out). */
-  close() {
-    this.stopped = true;
-    clearTimeout(this.reconnectTimer);
-    if (this.socket) this.socket.close();
-    this.socket = null;
   }
 
   /** Calls `method` with the secret as its first parameter (system.* methods take none). */
@@ -967,7 +957,7 @@ export class RpcClient {
 
   open(ready) {
     clearTimeout(this.reconnectTimer);
-    this.setState(this.attempt === 0 ? 'connecting' : this.state);
+    if (this.attempt === 0) this.setState('connecting');
     let socket;
     try {
       socket = new WebSocket(this.urls.socket);
@@ -989,7 +979,6 @@ export class RpcClient {
       if (this.socket !== socket) return;
       this.socket = null;
       for (const id of [...this.pending.keys()]) this.settle(id, null, new Error('the connection closed'));
-      if (this.stopped) return;
       this.setState('http');
       this.scheduleReconnect();
       if (!opened) ready();
@@ -997,7 +986,6 @@ export class RpcClient {
   }
 
   scheduleReconnect() {
-    if (this.stopped) return;
     const delay = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
     this.attempt += 1;
     this.reconnectTimer = setTimeout(() => this.open(() => {}), delay);

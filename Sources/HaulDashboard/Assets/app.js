@@ -18,7 +18,7 @@ const CHECKSUM_TYPES = { sha256: 'sha-256', sha512: 'sha-512', sha1: 'sha-1', md
 const CONNECTION_WORDS = {
   connecting: 'Connecting…',
   websocket: 'Connected',
-  http: 'Connected (polling; live updates will resume)',
+  http: 'Connected (polling over HTTP)',
   offline: 'Cannot reach the daemon; retrying…',
 };
 

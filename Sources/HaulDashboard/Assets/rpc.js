@@ -41,22 +41,12 @@ export class RpcClient {
     this.socket = null;
     this.attempt = 0;
     this.reconnectTimer = 0;
-    this.stopped = false;
     this.state = 'connecting';
   }
 
   /** Opens the WebSocket; resolves once it is open or has failed (calls then go over HTTP). */
   connect() {
-    this.stopped = false;
     return new Promise((resolve) => this.open(resolve));
-  }
-
-  /** Closes the WebSocket for good (signing out). */
-  close() {
-    this.stopped = true;
-    clearTimeout(this.reconnectTimer);
-    if (this.socket) this.socket.close();
-    this.socket = null;
   }
 
   /** Calls `method` with the secret as its first parameter (system.* methods take none). */
@@ -117,7 +107,7 @@ export class RpcClient {
 
   open(ready) {
     clearTimeout(this.reconnectTimer);
-    this.setState(this.attempt === 0 ? 'connecting' : this.state);
+    if (this.attempt === 0) this.setState('connecting');
     let socket;
     try {
       socket = new WebSocket(this.urls.socket);
@@ -139,7 +129,6 @@ export class RpcClient {
       if (this.socket !== socket) return;
       this.socket = null;
       for (const id of [...this.pending.keys()]) this.settle(id, null, new Error('the connection closed'));
-      if (this.stopped) return;
       this.setState('http');
       this.scheduleReconnect();
       if (!opened) ready();
@@ -147,7 +136,6 @@ export class RpcClient {
   }
 
   scheduleReconnect() {
-    if (this.stopped) return;
     const delay = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
     this.attempt += 1;
     this.reconnectTimer = setTimeout(() => this.open(() => {}), delay);
