@@ -10,10 +10,13 @@ let package = Package(
         .library(name: "HaulURLSession", targets: ["HaulURLSession"]),
         .library(name: "HaulServer", targets: ["HaulServer"]),
         .library(name: "HaulCLI", targets: ["HaulCLI"]),
+        .library(name: "HaulService", targets: ["HaulService"]),
+        .library(name: "HaulDaemon", targets: ["HaulDaemon"]),
         .executable(name: "haul", targets: ["haul"]),
         // `haul --engine=urlsession` runs this one (the same command, with the URLSession transport).
         .executable(name: "haul-urlsession", targets: ["HaulURLSessionCommand"]),
         .executable(name: "haul-soak", targets: ["HaulSoak"]),
+        .executable(name: "haul-test-origin", targets: ["HaulTestOrigin"]),
     ],
     targets: [
         // C shims: OpenSSL macros and Linux system calls Swift cannot reach directly.
@@ -22,14 +25,19 @@ let package = Package(
             linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
         ),
         .target(name: "CHaulSys"),
+        // The system SQLite (libsqlite3-dev on Debian and Ubuntu), for the download service's state file.
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
 
         // The layers of the library, lowest first: each imports only those above it here.
         .target(name: "HaulCore", dependencies: ["CHaulSys"]),
         .target(name: "HaulHTTP", dependencies: ["HaulCore", "CHaulTLS", "CHaulSys"]),
         .target(name: "Haul", dependencies: ["HaulCore", "HaulHTTP", "CHaulTLS", "CHaulSys"]),
         .target(name: "HaulURLSession", dependencies: ["Haul", "HaulHTTP", "HaulCore"]),
+        // The persistent download service (SQLite), and the daemon that serves it over JSON-RPC.
+        .target(name: "HaulService", dependencies: ["Haul", "HaulCore", "CSQLite"]),
+        .target(name: "HaulDaemon", dependencies: ["HaulService", "Haul", "HaulCore", "CHaulTLS"]),
         .target(name: "HaulServer", dependencies: ["CHaulTLS", "CHaulSys"]),
-        .target(name: "HaulCLI", dependencies: ["Haul", "HaulHTTP", "HaulServer"]),
+        .target(name: "HaulCLI", dependencies: ["Haul", "HaulHTTP", "HaulServer", "HaulService", "HaulDaemon"]),
         // The web dashboard `haul daemon` serves: files under Assets/, embedded by Scripts/embed-dashboard.py.
         .target(name: "HaulDashboard", exclude: ["Assets"]),
         .executableTarget(name: "haul", dependencies: ["HaulCLI"]),
@@ -37,6 +45,8 @@ let package = Package(
                           path: "Sources/haul-urlsession"),
         // Scripts/soak.sh: many downloads against a server with random faults; checks bytes and leaks.
         .executableTarget(name: "HaulSoak", dependencies: ["Haul", "HaulServer"]),
+        // Scripts/interop-aria2p.py and bench.py's daemon part: the loopback test server as a program.
+        .executableTarget(name: "HaulTestOrigin", dependencies: ["HaulServer"]),
 
         .target(name: "HaulTestSupport", dependencies: ["Haul", "HaulServer"], path: "Tests/HaulTestSupport"),
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
@@ -44,7 +54,10 @@ let package = Package(
         .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulServerTests", dependencies: ["HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulDashboardTests", dependencies: ["HaulDashboard", "CHaulTLS"]),
-        .testTarget(name: "HaulCLITests", dependencies: ["HaulCLI", "Haul", "HaulHTTP", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
+        .testTarget(name: "HaulServiceTests", dependencies: ["HaulService", "Haul", "HaulServer", "HaulTestSupport"]),
+        .testTarget(name: "HaulDaemonTests", dependencies: ["HaulDaemon", "HaulService", "Haul", "HaulServer", "HaulTestSupport"]),
+        .testTarget(name: "HaulCLITests", dependencies: ["HaulCLI", "Haul", "HaulHTTP", "HaulURLSession", "HaulServer", "HaulTestSupport",
+                                                     "HaulDaemon"]),
 
         // Examples (Scripts/run-examples.sh runs them): each serves itself from HaulServer on loopback.
         .target(name: "ExampleSupport", dependencies: ["HaulServer"], path: "Examples/Support"),
@@ -59,7 +72,7 @@ let package = Package(
 )
 
 // One settings loop over every Swift target, as swift-log does.
-for target in package.targets where target.name != "CHaulTLS" && target.name != "CHaulSys" {
+for target in package.targets where !["CHaulTLS", "CHaulSys", "CSQLite"].contains(target.name) {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))

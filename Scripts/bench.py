@@ -13,6 +13,11 @@ Parts (--parts picks some; they run in this order):
   ratelimit  each client's own rate limit (20 MiB/s for 10 s)
   checksum   the single part's file with and without --checksum=sha256 (4 connections, -x 1,
              -x 1 --limit-rate 400M) vs openssl dgst -sha256 of the same file on the same disk
+  daemon     haul daemon vs aria2c --enable-rpc, each with -j 1 and one download from a slow
+             origin (nginx /slow/, --slow-rate) holding the slot: --queued downloads added in
+             system.multicall calls of 1,000 addUri (each call timed), tellWaiting(0, 1000)
+             timed --rpc-calls times, then the CPU time and RSS of the idle daemon over
+             --idle-seconds; measured on each daemon in turn (DAEMONS and DAEMON_TARGETS below)
 
 Each part lists its clients as data (PARTS below): a name, a command line template and how the
 output is verified (bytes: compared byte for byte with the source; sha256: its digest; files:
@@ -63,7 +68,7 @@ from pathlib import Path
 MIB = 1 << 20
 SCRIPT = Path(__file__).resolve()
 REPO = SCRIPT.parent.parent
-PART_NAMES = ("single", "capped", "small", "ratelimit", "checksum")
+PART_NAMES = ("single", "capped", "small", "ratelimit", "checksum", "daemon")
 GNU_TIME = "/usr/bin/time"
 # The Debian package that provides each tool the benchmark may run.
 PACKAGES = {
@@ -261,11 +266,11 @@ class Server:
     """nginx with its own config, logs and temp folders in WORK, listening on 127.0.0.1 only.
 
     Everything under /capped/ is sent at most CAP_RATE per connection (nginx limit_rate), like a
-    server that caps each connection. TLS uses a throwaway CA and a certificate for localhost and
+    server that caps each connection, and under /slow/ at most SLOW_RATE (the daemon part's origin). TLS uses a throwaway CA and a certificate for localhost and
     127.0.0.1 made with the openssl tool. nginx runs in the foreground as this script's child."""
 
-    def __init__(self, work: Path, cap_rate: str):
-        self.work, self.cap_rate = work, cap_rate
+    def __init__(self, work: Path, cap_rate: str, slow_rate: str = "2k"):
+        self.work, self.cap_rate, self.slow_rate = work, cap_rate, slow_rate
         self.root, self.ca = work / "www", work / "tls" / "ca.pem"
         self.process: subprocess.Popen | None = None
         self.http_port = self.https_port = 0
@@ -364,7 +369,8 @@ def nginx_config(server: Server) -> str:
     """The nginx config: plain and TLS listeners on loopback, sendfile, /capped/ rate-limited."""
     w = server.work
     user = "user root;\n" if os.geteuid() == 0 else ""  # workers read the work folder as it is
-    capped = f"location /capped/ {{ limit_rate {server.cap_rate}; }}"
+    capped = (f"location /capped/ {{ limit_rate {server.cap_rate}; }}\n"
+              f"        location /slow/ {{ limit_rate {server.slow_rate}; }}")
     return f"""# Written by Scripts/bench.py for a throwaway loopback server.
 {user}worker_processes 2;
 daemon off;
@@ -768,6 +774,7 @@ class Bench:
     setups: dict[str, Setup] = dataclasses.field(default_factory=dict)
     failures: int = 0
     aside: int = 0
+    daemon: dict = dataclasses.field(default_factory=dict)  # the daemon part's figures, per daemon
 
 
 def expand(template: tuple[str, ...], values: dict) -> list[str]:
@@ -913,6 +920,197 @@ def run_part(bench: Bench, name: str) -> None:
         log(f"{name} {variant}: {', '.join(c.name for c in clients)}; {cfg.warmup} warm-up + {cfg.runs} runs")
         run_rounds(bench, part, variant, clients, setup)
     shutil.rmtree(bench.out / "aside", ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The daemon part: haul daemon against aria2c --enable-rpc, through their JSON-RPC
+
+
+@dataclasses.dataclass(frozen=True)
+class DaemonServer:
+    """A JSON-RPC download daemon of the daemon part: its command line (a template: {haul},
+    {dir}, {state}, {port}, {secret}) with one download at a time."""
+
+    name: str
+    argv: tuple[str, ...]
+
+
+DAEMONS = (
+    DaemonServer("haul", ("{haul}", "daemon", "--dir={dir}", "--state={state}", "--listen=127.0.0.1:{port}",
+                          "--secret={secret}", "-j", "1")),
+    DaemonServer("aria2c", ("aria2c", "--enable-rpc", "--rpc-listen-port={port}", "--rpc-secret={secret}", "-j", "1",
+                            "--dir={dir}", "--quiet=true", "--rpc-max-request-size=16M", "--max-download-result=100000")),
+)
+
+# What the daemon part measures, per daemon: (key, label, unit).
+DAEMON_MEASURES = (
+    ("tell_waiting_ms", "tellWaiting(0, 1000) median", "ms"),
+    ("multicall_s", "1,000 addUri in one system.multicall, median (max)", "s"),
+    ("idle_cpu_pct", "idle CPU with the queue, % of a core", "%"),
+    ("rss_mib", "RSS with the queue", "MiB"),
+)
+
+# The issue's targets on haul's figures: (key, label, comparison, limit); "vs:aria2c" compares
+# haul's figure with aria2c's (haul's must be at most aria2c's).
+DAEMON_TARGETS = (
+    ("tell_waiting_ms", "tellWaiting(0, 1000) median ms", "<=", 20),
+    ("tell_waiting_ms", "tellWaiting(0, 1000) median vs aria2c's", "vs:aria2c", 1.0),
+    ("multicall_s", "1,000 addUri in one multicall, s (slowest call)", "<=", 1.0),
+    ("idle_cpu_pct", "idle CPU, % of a core", "<", 0.1),
+    ("rss_mib", "RSS MiB with the queue", "<", 64),
+)
+
+
+class RPC:
+    """A JSON-RPC client over one kept-alive HTTP connection to 127.0.0.1:PORT/jsonrpc."""
+
+    def __init__(self, port: int, secret: str):
+        import http.client
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        self.token = f"token:{secret}"
+
+    def call(self, method: str, *params) -> tuple[object, float]:
+        """The result of METHOD and the seconds from sending the call to reading the whole answer."""
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method,
+                           "params": ([] if method.startswith("system.") else [self.token]) + list(params)})
+        start = time.perf_counter()
+        self.connection.request("POST", "/jsonrpc", body, {"Content-Type": "application/json"})
+        answer = self.connection.getresponse().read()
+        elapsed = time.perf_counter() - start
+        reply = json.loads(answer)
+        if "error" in reply:
+            die(f"{method}: {reply['error']}")
+        return reply["result"], elapsed
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """CPU seconds PID's threads have run so far, to the nanosecond (the first field of each
+    /proc/PID/task/*/schedstat; /proc/PID/stat counts 10 ms ticks, too coarse for 0.1% of 10 s).
+    A thread that ends takes its time with it: measure after the parked threads retired."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return total / 1e9
+
+
+def process_rss_mib(pid: int) -> float:
+    """The resident set of PID in MiB (/proc/PID/status VmRSS)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def measure_daemon(bench: Bench, daemon: DaemonServer, origin: str) -> dict:
+    """Starts DAEMON, fills its queue, times the calls, measures it idle, stops it."""
+    cfg = bench.cfg
+    folder = bench.out / f"daemon-{daemon.name}"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    port = free_ports(1)[0]
+    values = {"haul": cfg.haul_bin, "dir": str(folder / "downloads"), "state": str(folder / "state.db"),
+              "port": port, "secret": "bench-secret"}
+    argv = expand(daemon.argv, values)
+    log_file = open(folder / "daemon.log", "w")
+    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file,
+                               env=client_env(), start_new_session=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not port_open(port):
+            if process.poll() is not None or time.monotonic() > deadline:
+                die(f"{daemon.name} did not start listening; see {folder}/daemon.log")
+            time.sleep(0.05)
+        return daemon_figures(RPC(port, "bench-secret"), process.pid, origin, cfg)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            kill_group(process.pid)
+            process.wait()
+        log_file.close()
+
+
+def daemon_figures(rpc: RPC, pid: int, origin: str, cfg: argparse.Namespace) -> dict:
+    """The measures of one running daemon (see DAEMON_MEASURES)."""
+    rpc.call("aria2.addUri", [f"{origin}/slow/slow.bin"])   # holds the one slot, slowly
+    time.sleep(1)
+    multicalls = []
+    for batch in range(cfg.queued // 1000):
+        calls = [{"methodName": "aria2.addUri", "params": [rpc.token, [f"{origin}/slow/q-{batch}-{index}.bin"]]}
+                 for index in range(1000)]
+        result, elapsed = rpc.call("system.multicall", calls)
+        if len(result) != 1000 or not all(isinstance(entry, list) for entry in result):
+            die("system.multicall: not every addUri succeeded")
+        multicalls.append(elapsed)
+    stat, _ = rpc.call("aria2.getGlobalStat")
+    if int(stat["numWaiting"]) < cfg.queued or int(stat["numActive"]) != 1:
+        die(f"the queue is not as expected: {stat}")
+    timings = [rpc.call("aria2.tellWaiting", 0, 1000)[1] for _ in range(cfg.rpc_calls)][1:]
+    rpc.connection.close()
+    time.sleep(6)   # parked threads retire after 5 s; what is left is what an idle daemon keeps
+    before = process_cpu_seconds(pid)
+    time.sleep(cfg.idle_seconds)
+    idle = process_cpu_seconds(pid) - before
+    return {"tell_waiting_ms": statistics.median(timings) * 1000, "tell_waiting_all_ms": [t * 1000 for t in timings],
+            "multicall_s": statistics.median(multicalls), "multicall_max_s": max(multicalls),
+            "idle_cpu_pct": idle / cfg.idle_seconds * 100, "rss_mib": process_rss_mib(pid)}
+
+
+def run_daemon_part(bench: Bench) -> None:
+    """Measures every daemon of DAEMONS in turn against the slow origin."""
+    (bench.server.root / "slow").mkdir(parents=True, exist_ok=True)
+    make_file(bench.server.root / "slow" / "slow.bin", 64)   # the queued URLs need no file: they never start
+    origin = bench.server.url("http")
+    wanted = bench.cfg.clients
+    for daemon in DAEMONS:
+        if wanted and daemon.name not in wanted:
+            continue
+        log(f"daemon: {daemon.name}: {bench.cfg.queued} queued, {bench.cfg.rpc_calls} tellWaiting calls, "
+            f"{bench.cfg.idle_seconds} s idle")
+        bench.daemon[daemon.name] = measure_daemon(bench, daemon, origin)
+        log(f"daemon: {daemon.name}: " + ", ".join(f"{k} {v:.3g}" for k, v in bench.daemon[daemon.name].items()
+                                                    if not isinstance(v, list)))
+
+
+def daemon_report(bench: Bench) -> list[str]:
+    """The daemon part's table, targets and reproduce line."""
+    cfg, figures = bench.cfg, bench.daemon
+    if not figures:
+        return []
+    names = list(figures)
+    lines = ["", f"### daemon: {cfg.queued} queued behind one slow download (-j 1), through JSON-RPC", "",
+             "| measure | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for key, label, unit in DAEMON_MEASURES:
+        cells = []
+        for name in names:
+            value = figures[name][key]
+            cell = f"{value:.3f}" if unit == "s" else f"{value:.2f}"
+            if key == "multicall_s":
+                cell += f" ({figures[name]['multicall_max_s']:.3f})"
+            cells.append(cell)
+        lines.append(f"| {label} ({unit}) | " + " | ".join(cells) + " |")
+    lines.append("")
+    if "haul" in figures:
+        haul = figures["haul"]
+        for key, label, comparison, limit in DAEMON_TARGETS:
+            value = haul["multicall_max_s"] if key == "multicall_s" else haul[key]
+            if comparison == "vs:aria2c":
+                if "aria2c" not in figures:
+                    continue
+                ratio = value / figures["aria2c"][key]
+                met = ratio <= limit
+                lines.append(f"- target: {label}: {ratio:.2f}x (at most {limit:g}x): {'met' if met else 'MISSED'}")
+            else:
+                met = value <= limit if comparison == "<=" else value < limit
+                lines.append(f"- target: {label}: {value:.3g} ({comparison} {limit:g}): {'met' if met else 'MISSED'}")
+    lines.append("- commands: " + "; ".join(f"{d.name}: `{shlex.join(expand(d.argv, {'haul': 'haul', 'dir': 'DIR', 'state': 'STATE', 'port': 'PORT', 'secret': 'S'}))}`"
+                                             for d in DAEMONS if d.name in figures))
+    lines.append(f"- reproduce: `{reproduce(cfg, ['daemon'])}`")
+    return lines
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1089,7 +1287,7 @@ def part_targets(part: Part, variant: str, rows: list[dict], best: float) -> lis
 PART_OPTIONS = {
     "single": ("size_mib", "protocols", "disk_writers"), "capped": ("capped_mib", "connections", "cap_rate"),
     "small": ("small_count", "small_kib", "jobs"), "ratelimit": ("rate_mib_s", "rate_seconds"),
-    "checksum": ("size_mib", "link_rate"),
+    "checksum": ("size_mib", "link_rate"), "daemon": ("queued", "rpc_calls", "idle_seconds", "slow_rate"),
 }
 
 
@@ -1252,9 +1450,9 @@ def disk_writer(path: str, size: int, writers: int) -> int:
 
 # Defaults that --quick changes (unless given): small sizes, one round, no warm-up.
 FULL = {"runs": 5, "warmup": 1, "size_mib": 2048, "capped_mib": 500, "small_count": 1000,
-        "rate_seconds": 10, "probe_mib": 256}
+        "rate_seconds": 10, "probe_mib": 256, "queued": 10000, "rpc_calls": 21, "idle_seconds": 10}
 QUICK = {"runs": 1, "warmup": 0, "size_mib": 64, "capped_mib": 50, "small_count": 100,
-         "rate_seconds": 2, "probe_mib": 16}
+         "rate_seconds": 2, "probe_mib": 16, "queued": 2000, "rpc_calls": 5, "idle_seconds": 3}
 
 
 def names(known: tuple[str, ...]):
@@ -1300,6 +1498,10 @@ def option_parser() -> argparse.ArgumentParser:
     add("--rate-mib-s", type=ranged(1, 10000), default=20, help="ratelimit: the rate asked for")
     add("--rate-seconds", type=ranged(1, 3600), help="ratelimit: seconds the file takes at it (default 10)")
     add("--link-rate", default="400M", help="checksum: haul --limit-rate of the -link clients")
+    add("--queued", type=ranged(1000, 100000), help="daemon: downloads queued (default 10000; a multiple of 1000)")
+    add("--rpc-calls", type=ranged(2, 1000), help="daemon: timed tellWaiting calls, the first not counted (default 21)")
+    add("--idle-seconds", type=ranged(1, 600), help="daemon: seconds the idle CPU time is measured over (default 10)")
+    add("--slow-rate", default="2k", help="daemon: the slow origin's rate per connection, nginx units")
     add("--haul-bin", default=os.environ.get("HAUL_BIN", ""), help="haul binary (default: $HAUL_BIN, else built)")
     add("--build", choices=("release", "installed", "none"), default="release",
         help="without --haul-bin: swift build -c release --product haul, or Scripts/build-release.sh "
@@ -1359,6 +1561,9 @@ def install_tools(cfg: argparse.Namespace) -> None:
     """Installs what the chosen clients and the measuring need and is missing."""
     tools = {GNU_TIME, "openssl", "nginx", "dd"}
     for name in cfg.parts:
+        if name == "daemon":
+            tools.update(d.argv[0] for d in DAEMONS if not d.argv[0].startswith("{"))
+            continue
         for variant in (cfg.protocols if name == "single" else ["http"]):
             tools.update(t for c in part_clients(PARTS[name], variant, cfg) for t in c.tools())
     if cfg.callgrind:
@@ -1374,7 +1579,10 @@ def run_all(bench: Bench) -> tuple[dict, dict]:
         log(f"warning: {bench.out} is on tmpfs; give --work-dir a folder on disk for realistic numbers")
     log(f"client under test: {bench.cfg.haul_bin}; parts: {', '.join(bench.cfg.parts)}")
     for name in bench.cfg.parts:
-        run_part(bench, name)
+        if name == "daemon":
+            run_daemon_part(bench)
+        else:
+            run_part(bench, name)
     return before, machine_phase(bench)
 
 
@@ -1385,7 +1593,7 @@ def main(argv: list[str] | None = None) -> int:
     install_tools(cfg)
     work = Path(cfg.work_dir or tempfile.mkdtemp(prefix="haul-bench-work.")).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    server = Server(work, cfg.cap_rate)
+    server = Server(work, cfg.cap_rate, cfg.slow_rate)
     try:
         server.setup()
         counter, note = pick_counter(cfg.counters, work)
@@ -1401,8 +1609,11 @@ def main(argv: list[str] | None = None) -> int:
         if not cfg.work_dir:
             shutil.rmtree(work, ignore_errors=True)
     header = environment(bench, before, after)
-    sections = [line for name in cfg.parts for variant in (cfg.protocols if name == "single" else ["http"])
+    sections = [line for name in cfg.parts if name != "daemon"
+                for variant in (cfg.protocols if name == "single" else ["http"])
                 for line in part_report(bench, name, variant)]
+    if "daemon" in cfg.parts:
+        sections += daemon_report(bench)
     report = "\n".join(header + sections + ["", f"- all parts: `{reproduce(cfg, cfg.parts)}`"]) + "\n"
     print(report)
     results = Path(cfg.results_dir or tempfile.mkdtemp(prefix="haul-bench."))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fails, listing them, when a public symbol of HaulHTTP, Haul, HaulURLSession, HaulServer, HaulCLI or
-# HaulDashboard has no doc comment.
+# Fails, listing them, when a public symbol of HaulHTTP, Haul, HaulURLSession, HaulService, HaulDaemon,
+# HaulServer, HaulCLI or HaulDashboard has no doc comment.
 #
 # Builds the modules, extracts their symbol graphs with the toolchain's swift-symbolgraph-extract
 # (public symbols only), and reports every symbol declared in this package whose doc comment is
@@ -16,7 +16,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 cd "$HAUL_REPO_ROOT"
 
-MODULES=${MODULES:-"HaulHTTP Haul HaulURLSession HaulServer HaulCLI HaulDashboard"}
+MODULES=${MODULES:-"HaulHTTP Haul HaulURLSession HaulService HaulDaemon HaulServer HaulCLI HaulDashboard"}
 require_command jq
 
 if [[ -z "${SKIP_BUILD:-}" ]]; then
@@ -35,9 +35,10 @@ target="$(swift -print-target-info | jq -r '.target.triple')"
 graphs="$(mktemp -d)"
 on_exit "rm -rf '$graphs'"
 
-# Clang modules (CHaulTLS, CHaulSys) are found through the module maps SwiftPM wrote beside them.
+# Clang modules (CHaulTLS, CHaulSys) are found through the module maps SwiftPM wrote beside them,
+# system libraries (CSQLite) through the module map in their source folder.
 includes=(-I "$bin/Modules")
-for map in "$bin"/*.build/module.modulemap; do
+for map in "$bin"/*.build/module.modulemap "$HAUL_REPO_ROOT"/Sources/*/module.modulemap; do
     [[ -e "$map" ]] && includes+=(-I "$(dirname "$map")")
 done
 

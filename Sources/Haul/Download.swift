@@ -23,6 +23,8 @@ public final class Download: Sendable {
     let configuration: Downloader.Configuration
     let queue = EventQueue()
     let control = DownloadControl()
+    /// The download's own rate limit (``DownloadRequest/rateLimit``), kept across its attempts.
+    private let ownLimiter: RateLimiter?
 
     private struct Outcome {
         var result: Result<DownloadResult, DownloadError>?
@@ -46,6 +48,7 @@ public final class Download: Sendable {
         self.configuration = configuration
         self.resources = resources
         self.onEnd = onEnd
+        ownLimiter = request.rateLimit.map { RateLimiter(bytesPerSecond: $0, parent: resources.limiter) }
     }
 
     /// Runs the transfer on a thread of its own; the caller gave it a running slot. The same
@@ -78,7 +81,7 @@ public final class Download: Sendable {
     /// transfer is over), the key when the file has its name.
     private func runClaimed() -> Download? {
         let job = DownloadJob(request: request, destination: destination, configuration: configuration,
-                              control: control, events: queue, resources: resources)
+                              control: control, events: queue, resources: resources, ownLimiter: ownLimiter)
         let result: Result<DownloadResult, DownloadError>
         do throws(DownloadError) {
             switch try job.run() {
@@ -137,6 +140,34 @@ public final class Download: Sendable {
     /// Resumes a paused download from its resume record (``DownloadEvent/resumed`` is sent).
     public func resume() {
         control.resume()
+    }
+
+    /// Calls `onEvent` for every event (the ones so far first) and `completion` once with the
+    /// result, as ``Downloader/start(_:to:onEvent:completion:)`` does, on the thread that
+    /// produced each.
+    package func observe(onEvent: @escaping @Sendable (DownloadEvent) -> Void,
+                         completion: @escaping @Sendable (Result<DownloadResult, DownloadError>) -> Void) {
+        queue.observe { observation in
+            switch observation {
+            case .event(let event): onEvent(event)
+            case .ended(let result): completion(result)
+            }
+        }
+    }
+
+    /// The ranges of the file on disk and valid as of the last resume-record checkpoint, for a
+    /// transfer over ranges; `nil` before the first checkpoint and for a file that streams from
+    /// byte 0 (its progress's completed bytes are then one range from 0).
+    package var completedRanges: [Range<Int64>]? {
+        control.completedRanges
+    }
+
+    /// Ends the running attempt and starts another at once, from the bytes on disk, with no
+    /// event; for a change that a running transfer takes only when it starts (a rate limit set
+    /// where there was none). Nothing happens unless the download is running.
+    func restartTransfer() {
+        guard phase.withLock({ $0 == .running }) else { return }
+        control.restart()
     }
 
     /// Waits for the download to end and returns its result.

@@ -39,6 +39,12 @@ public struct DownloadRequest: Sendable {
     /// signature older than its lifetime) is renewed and the download continues from the bytes
     /// on disk.
     public var signer: (any URLSigner)?
+    /// Connections for this download, 1–16 (`nil`: the downloader's
+    /// ``Downloader/Configuration/connectionsPerDownload``).
+    public var connections: Int?
+    /// A speed cap for this download alone, in bytes per second, on top of the downloader's
+    /// ``Downloader/Configuration/rateLimit`` (`nil`: none of its own).
+    public var rateLimit: Int64?
 
     /// Creates a request.
     ///

@@ -115,6 +115,29 @@ public final class Downloader: Sendable {
         }
     }
 
+    /// Changes the overall speed cap from now on (``Configuration/rateLimit`` is its first value).
+    ///
+    /// Connections already limited follow the new rate at once. When a cap is set where there
+    /// was none, the running transfers restart (their connections close and the transfer
+    /// continues from the bytes on disk, with no event) to take it; a download with a cap of its
+    /// own (``DownloadRequest/rateLimit``) follows without a restart.
+    ///
+    /// - Parameter bytesPerSecond: the new cap (at least 1), or `nil` for none.
+    public func setRateLimit(_ bytesPerSecond: Int64?) {
+        let wasLimited = resources.limiter.isLimited
+        resources.limiter.setRate(bytesPerSecond.map { max(1, $0) })
+        guard !wasLimited, bytesPerSecond != nil else { return }
+        let downloads = registry.withLock { Array($0.byKey.values) }
+        for download in downloads where download.request.rateLimit == nil {
+            download.restartTransfer()
+        }
+    }
+
+    /// The overall speed cap now, in bytes per second; `nil` for none.
+    public var rateLimit: Int64? {
+        resources.limiter.bytesPerSecond
+    }
+
     /// Downloads a request and returns once the file is complete, verified and in place.
     ///
     /// Cancelling the calling task cancels the download (the partial file is kept for resume).

@@ -50,7 +50,8 @@ extension Downloader {
         public var rateLimit: Int64?
         /// How often the resume record is brought up to date (after an `fdatasync` of the data).
         /// A crash or a kill loses at most the bytes of this interval (and what each connection
-        /// had staged). Default 25 ms.
+        /// had staged); a transfer slower than 16 KiB a second (a trickle) is recorded every 5 s
+        /// (a crash loses at most 80 KiB of it) and a stalled one not at all. Default 25 ms.
         public var resumeRecordInterval: Duration = .milliseconds(25)
         /// The HTTP client that moves the bytes: Haul's own (``Transport/native``, the default)
         /// or Foundation's `URLSession` (`.urlSession`, from the `HaulURLSession` module).

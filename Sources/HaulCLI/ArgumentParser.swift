@@ -21,6 +21,12 @@ public enum ArgumentParser {
         if arguments.first == "demo" {
             return try parseDemo(arguments.dropFirst())
         }
+        if arguments.first == "daemon" {
+            return try DaemonArguments.parseDaemon(arguments.dropFirst())
+        }
+        if let first = arguments.first, let action = ClientOptions.Action(rawValue: first) {
+            return try DaemonArguments.parseClient(action, arguments.dropFirst())
+        }
         let (options, operands) = try scan(arguments[...], table: OptionTable.download)
         var command = CommandOptions()
         for (spec, value) in options {
@@ -117,7 +123,7 @@ public enum ArgumentParser {
                 throw invalidValue(value, spec, "expected an http:// or https:// URL")
             }
             command.endpoint = url
-        case .help, .version, .demoSize, .demoConnections:
+        case .help, .version, .demoSize, .demoConnections, .listen, .secret, .secretFile, .stateFile, .allowOrigin, .rpc:
             break  // refused above, handled by the caller, or not in this table
         }
     }

@@ -17,6 +17,14 @@ public enum ParsedCommand: Sendable, Equatable {
     case demoHelp
     /// `-V` / `--version`: print the version.
     case version
+    /// `haul daemon ...`.
+    case daemon(DaemonOptions)
+    /// `haul daemon --help`.
+    case daemonHelp
+    /// `haul add|ls|pause|resume|rm ...`: a call to a running daemon.
+    case client(ClientOptions)
+    /// The client commands' `--help`.
+    case clientHelp
 }
 
 /// The options of a download run, with the contract's defaults.

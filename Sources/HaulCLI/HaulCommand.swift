@@ -59,6 +59,16 @@ public enum HaulCommand {
             return ExitStatus.success
         case .demo(let options):
             return await Demo(options: options, terminal: terminal).run()
+        case .daemonHelp:
+            terminal.write(HelpText.daemon, to: .output)
+            return ExitStatus.success
+        case .clientHelp:
+            terminal.write(HelpText.client, to: .output)
+            return ExitStatus.success
+        case .daemon(let options):
+            return await DaemonCommand(options: options, terminal: terminal).run()
+        case .client(let options):
+            return ClientCommand(options: options, terminal: terminal).run()
         case .download(let options):
             var transport = Downloader.Transport.native
             if options.engine == .urlSession {

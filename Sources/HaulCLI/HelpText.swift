@@ -8,6 +8,8 @@ enum HelpText {
         """
         Usage: haul [OPTION]... URL...
                haul demo [--size=SIZE] [--connections=N]
+               haul daemon --dir=DIR [OPTION]...
+               haul add URL... | haul ls | haul pause|resume|rm ID...
 
         Download files over HTTP(S) quickly and safely: a file gets its final name only
         once it is complete. Rerunning the same command after an interruption resumes:
@@ -36,6 +38,43 @@ enum HelpText {
 
         Options:
         \(optionLines(OptionTable.demo))
+        """
+    }
+
+    /// The `haul daemon --help` text, ending with a newline.
+    static var daemon: String {
+        """
+        Usage: haul daemon --dir=DIR [OPTION]...
+
+        Runs the download service: a queue kept in an SQLite file, so downloads
+        outlive the process, served over aria2's JSON-RPC (HTTP POST and WebSocket at
+        /jsonrpc), so aria2 clients such as aria2p work with it. SIGTERM or SIGINT
+        pause the transfers (their partial files kept), close the state file and exit
+        0; the next start continues them.
+
+        Options:
+        \(optionLines(DaemonArguments.daemonTable))
+        """
+    }
+
+    /// The client commands' `--help` text, ending with a newline.
+    static var client: String {
+        """
+        Usage: haul add [-d DIR] [-o NAME] URL...
+               haul ls
+               haul pause ID...
+               haul resume ID...
+               haul rm ID...
+
+        Talk to a running haul daemon: add downloads (prints their IDs), list them,
+        pause, resume, or remove them (rm forgets a finished, failed or removed one).
+        An ID may be shortened to a unique prefix.
+
+        Options:
+        \(optionLines(DaemonArguments.clientTable))
+        Exit status: 0 success; 1 the daemon refused a call; 2 usage error; 4 the
+        daemon cannot be reached; 6 the secret was refused.
+
         """
     }
 

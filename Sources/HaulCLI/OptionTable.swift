@@ -9,6 +9,7 @@ struct OptionSpec: Sendable {
         case retries, retryWait, retryConnectionRefused, connectTimeout, headerTimeout, stallTimeout, header, onConflict
         case noContinue, caCert, insecure, engine, endpoint, json, quiet, help, version
         case demoSize, demoConnections
+        case listen, secret, secretFile, stateFile, allowOrigin, rpc
     }
 
     /// Whether the option's feature exists yet.

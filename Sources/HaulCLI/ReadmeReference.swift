@@ -10,6 +10,8 @@ enum ReadmeReference {
         [
             ("CLI-REFERENCE", fenced(HelpText.download)),
             ("DEMO-REFERENCE", fenced(HelpText.demo)),
+            ("DAEMON-REFERENCE", fenced(HelpText.daemon)),
+            ("CLIENT-REFERENCE", fenced(HelpText.client)),
         ]
     }
 

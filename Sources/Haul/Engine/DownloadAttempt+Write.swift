@@ -86,7 +86,7 @@ extension DownloadAttempt {
             try writeEmpty(file)
             return (0, file.record != nil)
         }
-        let shape = TransferShape(file, exchange: exchange, limited: job.resources.limiter != nil)
+        let shape = TransferShape(file, exchange: exchange, limited: limiter != nil)
         do throws(DownloadError) {
             // A full disk is reported before the transfer; a body already here has no transfer
             // left to spare, and its one write reports a full disk just the same (`diskFull`).
@@ -140,7 +140,7 @@ extension DownloadAttempt {
     /// body that arrived whole with its head.
     private func stream(_ exchange: HTTPExchange, into partial: PartialFile, total: Int64?,
                         progress: ProgressReporter, hasher: StreamHasher?) throws(DownloadError) -> Int64 {
-        let limiter = job.resources.limiter
+        let limiter = self.limiter
         if let limiter { exchange.limitReads(to: limiter.readSize) }
         let signal = self.signal
         var written: Int64 = 0

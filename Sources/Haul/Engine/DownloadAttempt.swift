@@ -20,6 +20,9 @@ struct DownloadAttempt {
     let context: HTTPExchange.Context
     let buffer: UnsafeMutableRawBufferPointer
     let signal: CancellationSignal
+    /// The rate limit of this attempt (the download's own, else the downloader's while it has
+    /// one), fixed when the attempt starts.
+    let limiter: RateLimiter?
 
     var configuration: Downloader.Configuration { job.configuration }
     var url: HTTPURL { source.base }

@@ -6,16 +6,20 @@ import Darwin
 #endif
 import HaulCore
 
-/// The user's controls over one download (pause, resume, cancel), as seen by its transfer threads.
+/// The user's controls over one download (pause, resume, cancel, restart), as seen by its
+/// transfer threads, and what those threads publish back (the completed ranges).
 ///
 /// Each run of the transfer gets its own ``CancellationSignal``: ``pause()`` and ``cancel()``
 /// fire it (connections close at once); after a pause, the job waits in ``waitWhilePaused()``
-/// and starts a new run with a fresh signal when ``resume()`` is called.
+/// and starts a new run with a fresh signal when ``resume()`` is called. ``restart()`` fires it
+/// and puts a fresh one in place at once: the job starts its next attempt without waiting.
 final class DownloadControl: Sendable {
     private struct State {
         var cancelled = false
         var paused = false
+        var restarting = false
         var run = CancellationSignal()
+        var completed: [Range<Int64>]?
     }
     private let state = Mutex(State())
     private let wakeup = WakeupDescriptor()
@@ -29,11 +33,41 @@ final class DownloadControl: Sendable {
     /// Whether the download is paused (and not cancelled).
     var isPaused: Bool { state.withLock { $0.paused && !$0.cancelled } }
 
+    /// The ranges the last checkpoint of the current attempt made durable, if any.
+    var completedRanges: [Range<Int64>]? { state.withLock { $0.completed } }
+
+    /// Records the ranges a checkpoint made durable (`nil` when an attempt starts).
+    func publish(completed: [Range<Int64>]?) {
+        state.withLock { $0.completed = completed }
+    }
+
+    /// Ends the current run and puts a fresh signal in place, so that the job starts its next
+    /// attempt at once (``takeRestart()`` tells it so). Nothing happens while paused or cancelled.
+    func restart() {
+        let run = state.withLock { state -> CancellationSignal? in
+            guard !state.cancelled, !state.paused else { return nil }
+            let ended = state.run
+            state.run = CancellationSignal()
+            state.restarting = true
+            return ended
+        }
+        run?.cancel()
+    }
+
+    /// Whether the run ended because of ``restart()``; clears the mark.
+    func takeRestart() -> Bool {
+        state.withLock { state in
+            defer { state.restarting = false }
+            return state.restarting && !state.cancelled && !state.paused
+        }
+    }
+
     /// Stops the current run and keeps the download paused until ``resume()``.
     func pause() {
         let run = state.withLock { state -> CancellationSignal? in
             guard !state.cancelled, !state.paused else { return nil }
             state.paused = true
+            state.restarting = false
             return state.run
         }
         run?.cancel()

@@ -27,9 +27,11 @@ package struct DownloadJob {
     let control: DownloadControl
     let events: EventQueue
     let resources: DownloaderResources
+    /// The download's own rate limit (``DownloadRequest/rateLimit``), whose parent is the downloader's.
+    let ownLimiter: RateLimiter?
 
     func run() throws(DownloadError) -> Ending {
-        try Self.validate(configuration)
+        try Self.validate(configuration, request: request)
         let events = self.events
         let source = try SignedSource(request: request, cancellation: control.signal, warn: { events.yield(.warning($0)) })
         let url = source.base
@@ -46,9 +48,10 @@ package struct DownloadJob {
         var state = RetryState(startFresh: request.startOver)
         while true {
             let signal = control.signal
+            control.publish(completed: nil)
             do throws(DownloadError) {
                 let attempt = DownloadAttempt(job: self, source: source, target: target, context: context, buffer: buffer,
-                                              signal: signal)
+                                              signal: signal, limiter: ownLimiter ?? resources.limiter.current)
                 return try attempt.run(startFresh: state.startFresh)
             } catch {
                 state.startFresh = false
@@ -83,7 +86,8 @@ package struct DownloadJob {
             events.yield(.resumed)
             return
         }
-        if signal !== control.signal {   // paused and resumed before this thread noticed
+        if signal !== control.signal {   // restarted, or paused and resumed before this thread noticed
+            if control.takeRestart() { return }
             events.yield(.paused)
             events.yield(.resumed)
             return
@@ -104,7 +108,7 @@ package struct DownloadJob {
         let delay = configuration.retry.delay(beforeRetry: state.failures, jitter: Double.random(in: 0...1),
                                               retryAfter: error.retryAfter)
         events.yield(.retrying(attempt: state.failures, delay: delay.seconds, error: error))
-        if !signal.sleep(for: delay), !control.isPaused { throw cancelled }
+        if !signal.sleep(for: delay), !control.isPaused, !control.takeRestart() { throw cancelled }
     }
 
     /// A failure to connect to an origin that another download of the downloader gave up on is
@@ -155,7 +159,7 @@ package struct DownloadJob {
     }
 
     /// Settings that cannot work are usage errors, reported before any I/O.
-    static func validate(_ configuration: Downloader.Configuration) throws(DownloadError) {
+    static func validate(_ configuration: Downloader.Configuration, request: DownloadRequest) throws(DownloadError) {
         func invalid(_ what: String) -> DownloadError { DownloadError(.invalidArgument, what) }
         if configuration.bufferSize < 64 * 1024 { throw invalid("the buffer size must be at least 64 KiB") }
         if configuration.connectTimeout <= .zero { throw invalid("the connect timeout must be positive") }
@@ -168,6 +172,10 @@ package struct DownloadJob {
         if configuration.resumeRecordInterval < .milliseconds(10) { throw invalid("the resume record interval must be at least 10 ms") }
         if configuration.maximumRedirects < 0 { throw invalid("the redirect limit cannot be negative") }
         if !(1...16).contains(configuration.connectionsPerDownload) { throw invalid("connections per download must be 1 to 16") }
+        if let connections = request.connections, !(1...16).contains(connections) {
+            throw invalid("connections per download must be 1 to 16")
+        }
+        if let rate = request.rateLimit, rate < 1 { throw invalid("the rate limit must be at least 1 byte per second") }
         if configuration.minimumSegmentSize < 64 * 1024 { throw invalid("the minimum segment size must be at least 64 KiB") }
         if let rate = configuration.rateLimit, rate < 1 { throw invalid("the rate limit must be at least 1 byte per second") }
         if configuration.retry.maximumRetries < 0 || configuration.retry.initialDelay < .zero {

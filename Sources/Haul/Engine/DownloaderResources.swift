@@ -18,7 +18,10 @@ final class DownloaderResources: Sendable {
     let ticker: ProgressTicker
     let committer: BatchCommitter
     let folders: FolderRegistry
-    let limiter: RateLimiter?
+    /// The downloader's rate limit: every connection's, unless its download has its own (whose
+    /// parent this is). Uncapped while `Configuration.rateLimit` is `nil` and until
+    /// ``Downloader/setRateLimit(_:)``.
+    let limiter: RateLimiter
     let hostSlots: HostSlots
     let pool: ConnectionPool
     /// The permissions of finished files (0666 less the umask when the downloader was made).
@@ -35,10 +38,10 @@ final class DownloaderResources: Sendable {
         let perDownload = configuration.connectionsPerDownload + 2
         threads = ThreadPool(maximumThreads: min(4096, max(1, configuration.maximumActiveDownloads) * perDownload + 16),
                              retired: { buffers.trim() })
-        ticker = ProgressTicker()
+        ticker = ProgressTicker(longestSleep: max(.milliseconds(10), configuration.progressInterval))
         committer = BatchCommitter(threads: threads)
         folders = FolderRegistry()
-        limiter = configuration.rateLimit.map { RateLimiter(bytesPerSecond: $0) }
+        limiter = RateLimiter(bytesPerSecond: configuration.rateLimit)
         hostSlots = HostSlots(maximumPerHost: configuration.maximumConnectionsPerHost)
         pool = ConnectionPool()
         finishedFileMode = FileMode.forFinishedFiles()

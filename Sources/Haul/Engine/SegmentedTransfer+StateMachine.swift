@@ -1,3 +1,5 @@
+import HaulCore
+
 extension SegmentedTransfer {
     /// Every decision of a segmented transfer, as a pure state machine: events in (a host slot
     /// granted, bytes written, a segment ended, a failure, a back-off over, the checkpoint timer),
@@ -27,8 +29,10 @@ extension SegmentedTransfer {
             /// Sync the data, then save a record of these ranges and pieces, then report
             /// ``recordSaved(_:)`` or ``recordFailed(_:)``.
             case save(ranges: [Range<Int64>], pieces: [BlockHash], savedBefore: Bool)
-            /// Sleep until this instant (or until a worker ends), then tick again.
-            case wait(until: ContinuousClock.Instant)
+            /// Sleep until this instant (or until a worker ends), then tick again; `nil`: until
+            /// a worker writes bytes (``takeTimerWakeUp()``) or ends. A stalled or slow server
+            /// then costs the timer no wake-up between its bytes.
+            case wait(until: ContinuousClock.Instant?)
             /// No worker is left and the last record (if any was due) is written.
             case finished
         }
@@ -55,6 +59,8 @@ extension SegmentedTransfer {
         private var saving = false
         private var finalRecordDone = false
         private var lastCheckpoint: ContinuousClock.Instant?
+        /// When the last record was asked for.
+        private var lastSave: ContinuousClock.Instant?
         private var timerStarted = false
         private let retry: RetryPolicy
         private let interval: Duration
@@ -79,6 +85,9 @@ extension SegmentedTransfer {
 
         /// How many workers have exited so far (the timer waits for this to change).
         private(set) var endings = 0
+
+        /// Whether the timer sleeps until bytes are written (nothing new was complete at its tick).
+        private(set) var timerAwaitsData = false
 
         /// The host slots the workers hold now.
         var slotsHeld: Int { workers.values.count { $0.holdsSlot } }
@@ -136,6 +145,12 @@ extension SegmentedTransfer {
 
         /// Where `worker` must stop now.
         func end(of worker: Int) -> Int64 { planner.end(of: worker) }
+
+        /// After a write: whether the timer sleeps until bytes arrive and must be woken (once).
+        mutating func takeTimerWakeUp() -> Bool {
+            defer { timerAwaitsData = false }
+            return timerAwaitsData
+        }
 
         /// A worker's range ended cleanly: it goes on with its next one (keeping its slot), or
         /// ends; the last byte of the file stops the transfer.
@@ -209,22 +224,46 @@ extension SegmentedTransfer {
 extension SegmentedTransfer.StateMachine {
     // MARK: - Records
 
+    /// A transfer that brought fewer bytes per second than this since its last record (a
+    /// trickle) is recorded ``trickleInterval`` after it: a sync and a record for a few bytes cost
+    /// more than the bytes, and a crash then loses at most 80 KiB of them.
+    static let trickleRate: Int64 = 16 << 10
+    /// How often a trickle is recorded.
+    static let trickleInterval: Duration = .seconds(5)
+
     /// The checkpoint timer fired (or a worker ended). While workers run, saves a record every
-    /// interval when something new is complete; once none is left, saves the last one when the
-    /// transfer stopped short, or when it is complete and a record exists (so a crash before the
-    /// rename costs a 416 on the next run, not the interval's bytes).
+    /// interval when something new is complete (a trickle: every ``trickleInterval``), and
+    /// sleeps until a worker writes when nothing is new; once none is left, saves the last one
+    /// when the transfer stopped short, or when it is complete and a record exists (so a crash
+    /// before the rename costs a 416 on the next run, not the interval's bytes).
     mutating func tick(now: ContinuousClock.Instant) -> TimerAction {
         if saving { return .wait(until: now + interval) }
         if runningWorkers > 0 {
             let due = (lastCheckpoint ?? now) + interval
             guard now >= due else { return .wait(until: due) }
             lastCheckpoint = now
-            return saveIfNew() ?? .wait(until: now + interval)
+            if savedRanges == planner.completed {
+                timerAwaitsData = true
+                return .wait(until: nil)
+            }
+            if let last = lastSave, now - last < Self.trickleInterval {
+                let fresh = Self.byteCount(planner.completed) - Self.byteCount(savedRanges ?? [])
+                if Double(fresh) < Double(Self.trickleRate) * (now - last).seconds {
+                    return .wait(until: last + Self.trickleInterval)
+                }
+            }
+            lastSave = now
+            return saveIfNew() ?? .wait(until: nil)
         }
         guard !finalRecordDone else { return .finished }
         finalRecordDone = true
         let needed = failure != nil || cancelled || !planner.isComplete || recordSaved
         return (needed ? saveIfNew() : nil) ?? .finished
+    }
+
+    /// The bytes in `ranges`.
+    private static func byteCount(_ ranges: [Range<Int64>]) -> Int64 {
+        ranges.reduce(0) { $0 + ($1.upperBound - $1.lowerBound) }
     }
 
     /// `.save` when the complete ranges changed since the last record (a stalled server costs no

@@ -10,7 +10,8 @@ import HaulHTTP
 /// half of the largest remaining range; one that fails gives its rest back and retries after a
 /// backoff while the others go on. The calling thread is the checkpoint timer: every
 /// ``Downloader/Configuration/resumeRecordInterval`` it syncs the data and writes a resume
-/// record, and once more when the transfer ends, so progress survives a crash or a kill. With
+/// record, and once more when the transfer ends, so progress survives a crash or a kill; when
+/// nothing new was written since its last record it sleeps until a connection writes. With
 /// one connection the calling thread is that connection, and a timer thread starts only once
 /// the transfer has run for one interval.
 ///
@@ -233,11 +234,12 @@ final class SegmentedTransfer: Sendable {
     private func wrote(worker: Int, upTo position: Int64, finished: [BlockHash], grown: BlockHash?,
                        inline: Bool) throws(DownloadError) -> Int64 {
         let now: ContinuousClock.Instant? = inline ? .now : nil
-        let (end, startTimer, failure) = state.withLock { machine in
+        let (end, startTimer, failure, wake) = state.withLock { machine in
             let end = machine.wrote(worker: worker, upTo: position, finished: finished, grown: grown)
             let startTimer = now.map { machine.timerWanted(now: $0, inline: true) } ?? false
-            return (end, startTimer, machine.failure)
+            return (end, startTimer, machine.failure, machine.takeTimerWakeUp())
         }
+        if wake { state.withLockBroadcasting { _ in } }   // the timer sleeps until bytes arrive
         if startTimer {
             // The worker notices a pause or cancel itself; the timer ends after it.
             setup.context.resources.threads.run(name: "haul-checkpoint") { [self] in runTimer(run: nil) }
@@ -274,8 +276,10 @@ final class SegmentedTransfer: Sendable {
             switch action {
             case .save(let ranges, let pieces, let savedBefore):
                 save(ranges, pieces, savedBefore: savedBefore)
-            case .wait(let deadline):
+            case .wait(let deadline?):
                 state.wait(until: deadline) { $0.endings == endings }
+            case .wait(nil):
+                state.wait(until: nil) { $0.endings == endings && $0.timerAwaitsData }
             case .finished:
                 state.withLockBroadcasting { _ in }   // an inline transfer may wait for its timer
                 return

@@ -7,9 +7,9 @@
 /// bucket, and no caller waits while the bytes stay within the rate and the burst.
 struct TokenBucket: Sendable {
     /// Bytes per second (at least 1).
-    let rate: Int64
+    private(set) var rate: Int64
     /// The most bytes allowed at once after an idle period (at least 1).
-    let burst: Int64
+    private(set) var burst: Int64
     private var tokens: Double
     private var last: Double?
 
@@ -22,6 +22,20 @@ struct TokenBucket: Sendable {
         self.rate = max(1, rate)
         self.burst = max(1, burst)
         self.tokens = Double(self.burst)
+    }
+
+    /// Changes the rate and the capacity from now on. Tokens above the new capacity are
+    /// dropped; a debt stays, to be paid at the new rate.
+    ///
+    /// - Parameters:
+    ///   - rate: bytes per second; values below 1 count as 1.
+    ///   - burst: the capacity in bytes; values below 1 count as 1.
+    ///   - now: a monotonic time in seconds.
+    mutating func change(rate: Int64, burst: Int64, now: Double) {
+        _ = consume(0, now: now)   // refill at the old rate up to now
+        self.rate = max(1, rate)
+        self.burst = max(1, burst)
+        tokens = min(tokens, Double(self.burst))
     }
 
     /// Takes `count` bytes at time `now` and returns how long to wait before they are allowed.

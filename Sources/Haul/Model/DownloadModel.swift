@@ -28,6 +28,9 @@ import Observation
 /// a cancellation or a crash: ``start()`` after ``cancel()`` (or in the next run of the program)
 /// continues from the bytes already on disk. A running download keeps its model alive until it
 /// ends; call ``cancel()`` to stop it early.
+///
+/// A model can also mirror a download that something else runs, such as a download service
+/// that keeps its list across launches: ``init(observing:)`` with a ``DownloadModelSource``.
 @Observable
 @MainActor
 public final class DownloadModel {
@@ -81,6 +84,8 @@ public final class DownloadModel {
     public private(set) var error: DownloadError?
 
     @ObservationIgnored private let downloader: Downloader
+    /// The download's runner when it is not `downloader` (``init(observing:)``).
+    @ObservationIgnored private let source: (any DownloadModelSource)?
     @ObservationIgnored private var download: Download?
     @ObservationIgnored private var consumer: Task<Void, Never>?
     /// The run ``cancel()`` stopped, until the next ``start()`` has waited for it to end.
@@ -99,6 +104,21 @@ public final class DownloadModel {
         self.request = request
         self.destination = destination
         self.downloader = downloader
+        self.source = nil
+    }
+
+    /// Creates a model that mirrors a download something else runs; nothing happens until
+    /// ``start()``, which starts mirroring it.
+    ///
+    /// ``pause()``, ``resume()`` and ``cancel()`` call the source's own; ``state`` follows the
+    /// source's snapshots (so ``cancel()`` shows ``State/cancelled`` once the source says so).
+    ///
+    /// - Parameter source: the download and its controls.
+    public init(observing source: some DownloadModelSource) {
+        self.request = source.request
+        self.destination = source.destination
+        self.downloader = Downloader(configuration: .init())
+        self.source = source
     }
 
     /// Creates a model for a URL; nothing happens until ``start()``.
@@ -117,6 +137,10 @@ public final class DownloadModel {
     /// ``cancel()``, once the cancelled run has let go of it). Does nothing while the download is
     /// queued, running, paused or finished.
     public func start() {
+        if let source {
+            mirror(source)
+            return
+        }
         switch state {
         case .idle, .failed, .cancelled: break
         case .queued, .running, .paused, .finished: return
@@ -157,6 +181,7 @@ public final class DownloadModel {
     /// download is queued or running.
     public func pause() {
         guard state == .queued || state == .running else { return }
+        if let source { return source.pause() }
         download?.pause()
     }
 
@@ -165,6 +190,7 @@ public final class DownloadModel {
     /// Does nothing unless the download is paused.
     public func resume() {
         guard state == .paused else { return }
+        if let source { return source.resume() }
         download?.resume()
     }
 
@@ -173,6 +199,7 @@ public final class DownloadModel {
     /// ``state`` becomes ``State/cancelled`` at once. Does nothing when the download is idle or over.
     public func cancel() {
         guard !state.isOver, state != .idle else { return }
+        if let source { return source.cancel() }
         generation += 1   // the consumer's remaining events belong to a run that is over
         download?.cancel()
         consumer?.cancel()
@@ -181,6 +208,36 @@ public final class DownloadModel {
         download = nil
         bytesPerSecond = 0
         state = .cancelled
+    }
+
+    /// Follows a source's snapshots (once: a second start while mirroring does nothing).
+    private func mirror(_ source: any DownloadModelSource) {
+        guard consumer == nil, !state.isOver else { return }
+        generation += 1
+        let run = generation
+        consumer = Task { [weak self] in
+            for await snapshot in source.snapshots() {
+                guard let self, self.generation == run else { return }
+                self.apply(snapshot)
+            }
+            guard let self, self.generation == run else { return }
+            self.consumer = nil
+        }
+    }
+
+    /// Copies a source's snapshot into the observable properties.
+    private func apply(_ snapshot: Snapshot) {
+        if state != snapshot.state { state = snapshot.state }
+        if completedBytes != snapshot.completedBytes { completedBytes = snapshot.completedBytes }
+        if totalBytes != snapshot.totalBytes { totalBytes = snapshot.totalBytes }
+        if bytesPerSecond != snapshot.bytesPerSecond { bytesPerSecond = snapshot.bytesPerSecond }
+        if fileURL != snapshot.fileURL { fileURL = snapshot.fileURL }
+        if error?.message != snapshot.error?.message || error?.code != snapshot.error?.code { error = snapshot.error }
+        if state == .finished {
+            progress = 1
+        } else {
+            updateProgress()
+        }
     }
 
     /// Mirrors one event into the observable properties.

@@ -9,10 +9,15 @@ import HaulCore
 /// starts a new one. A reporter is first woken one interval after it registers, at most
 /// ``longestSleep`` late when it registers while the task sleeps towards a later deadline.
 final class ProgressTicker: Sendable {
-    /// The longest the task sleeps at a time, so a reporter registered during a long sleep
-    /// is not woken much later than its interval (the default interval: with it, the task wakes
-    /// only when a reporter is due).
-    static let longestSleep: Duration = .milliseconds(100)
+    /// The longest the task sleeps at a time, so a reporter registered during a long sleep is
+    /// not woken much later than its interval: the downloader's progress interval (every
+    /// reporter of a downloader has it, so the task wakes only when a reporter is due).
+    let longestSleep: Duration
+
+    /// - Parameter longestSleep: the longest sleep (default 100 ms, the default progress interval).
+    init(longestSleep: Duration = .milliseconds(100)) {
+        self.longestSleep = longestSleep
+    }
 
     private struct Entry {
         weak var reporter: ProgressReporter?
@@ -71,7 +76,7 @@ final class ProgressTicker: Sendable {
             }
             for reporter in due { reporter.tick() }
             guard let wake else { return }
-            try? await Task.sleep(until: min(wake, ContinuousClock.now + Self.longestSleep), clock: .continuous)
+            try? await Task.sleep(until: min(wake, ContinuousClock.now + longestSleep), clock: .continuous)
         }
     }
 }

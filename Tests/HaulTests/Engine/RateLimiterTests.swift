@@ -144,3 +144,50 @@ private final class ThreadCounts: Sendable {
     let uninterrupted = Atomic<Int>(0)
     init(running: Int) { self.running = Atomic(running) }
 }
+
+/// A cap changed while connections use it, lifted, and a download's own cap under the downloader's.
+@Suite struct RateLimiterChangeTests {
+    @Test func aNewRateAppliesToTheNextBytes() {
+        let clock = SimulatedClock()
+        let limiter = RateLimiter(bytesPerSecond: 1000, burst: 1, now: { clock.now })
+        var asked: Double?
+        #expect(limiter.consume(1001) { asked = $0; return true })
+        #expect(asked == 1)
+        clock.set(1)
+        limiter.setRate(4000)
+        #expect(limiter.bytesPerSecond == 4000)
+        #expect(limiter.consume(2000) { asked = $0; return true })
+        #expect(asked == 0.5, "2000 bytes at 4000 bytes/s")
+    }
+
+    @Test func aLiftedCapNeverWaitsAndReadsAreLarge() {
+        let clock = SimulatedClock()
+        let limiter = RateLimiter(bytesPerSecond: 1000, burst: 1, now: { clock.now })
+        limiter.setRate(nil)
+        #expect(!limiter.isLimited)
+        #expect(limiter.current == nil)
+        #expect(limiter.readSize == 1 << 20)
+        var slept = false
+        #expect(limiter.consume(1 << 30) { _ in slept = true; return true })
+        #expect(!slept)
+        limiter.setRate(1000)   // a cap set after none starts with a full burst (100 bytes)
+        #expect(limiter.current === limiter)
+        #expect(limiter.consume(100) { _ in slept = true; return true })
+        #expect(!slept)
+    }
+
+    @Test func aDownloadsOwnCapAndTheDownloadersBothCount() {
+        let clock = SimulatedClock()
+        let overall = RateLimiter(bytesPerSecond: 500, burst: 1, now: { clock.now })
+        let own = RateLimiter(bytesPerSecond: 1000, burst: 1, parent: overall, now: { clock.now })
+        var asked: Double?
+        #expect(own.consume(501) { asked = $0; return true })
+        #expect(asked == 1, "the slower cap (the downloader's 500 bytes/s) decides")
+        #expect(own.readSize == 256)
+        overall.setRate(nil)
+        clock.set(10)
+        #expect(own.consume(1001) { asked = $0; return true })
+        #expect(asked == 1, "with the downloader's cap lifted, the download's own decides")
+        #expect(own.isLimited)
+    }
+}

@@ -200,14 +200,40 @@ struct SegmentedTransferRecordTests {
         var machine = SegmentedTransferStateMachineTests.machine(megabytes: 4, connections: 1)
         _ = machine.start(now: start)
         #expect(machine.tick(now: start + .milliseconds(10)) == .wait(until: start + .milliseconds(25)))
-        #expect(machine.tick(now: start + .milliseconds(30)) == .wait(until: start + .milliseconds(55)),
-                "nothing complete yet: no sync, no write")
+        let early = machine.takeTimerWakeUp()
+        #expect(!early)
+        #expect(machine.tick(now: start + .milliseconds(30)) == .wait(until: nil),
+                "nothing complete yet: no sync, no write, and no tick until bytes arrive")
         let piece = BlockHash(range: 0..<1000, crc32c: 7)
         _ = machine.wrote(worker: 0, upTo: 1000, finished: [], grown: piece)
+        let wake = machine.takeTimerWakeUp(), again = machine.takeTimerWakeUp()
+        #expect(wake, "the write wakes the sleeping timer")
+        #expect(!again, "once")
         #expect(machine.tick(now: start + .milliseconds(60)) == .save(ranges: [0..<1000], pieces: [piece], savedBefore: false))
         #expect(machine.tick(now: start + .milliseconds(61)) == .wait(until: start + .milliseconds(86)), "one save at a time")
         machine.recordSaved([0..<1000])
-        #expect(machine.tick(now: start + .milliseconds(90)) == .wait(until: start + .milliseconds(115)))
+        #expect(machine.tick(now: start + .milliseconds(70)) == .wait(until: start + .milliseconds(85)))
+        #expect(machine.tick(now: start + .milliseconds(90)) == .wait(until: nil))
+    }
+
+    @Test("a trickle is recorded every five seconds, a faster transfer every interval")
+    func trickleRecords() {
+        var machine = SegmentedTransferStateMachineTests.machine(megabytes: 4, connections: 1)
+        _ = machine.start(now: start)
+        _ = machine.wrote(worker: 0, upTo: 1000, finished: [], grown: nil)
+        guard case .save(let first, _, _) = machine.tick(now: start + .milliseconds(30)) else {
+            Issue.record("the first bytes are recorded")
+            return
+        }
+        machine.recordSaved(first)
+        _ = machine.wrote(worker: 0, upTo: 1100, finished: [], grown: nil)
+        #expect(machine.tick(now: start + .milliseconds(60)) == .wait(until: start + .milliseconds(5030)),
+                "100 bytes in 30 ms (3 kB/s) wait for five seconds after the last record")
+        #expect(machine.tick(now: start + .milliseconds(5030)) == .save(ranges: [0..<1100], pieces: [], savedBefore: true))
+        machine.recordSaved([0..<1100])
+        _ = machine.wrote(worker: 0, upTo: 1100 + 20_000, finished: [], grown: nil)
+        #expect(machine.tick(now: start + .milliseconds(5060)) == .save(ranges: [0..<21_100], pieces: [], savedBefore: true),
+                "20 kB in 30 ms are recorded at the next interval")
     }
 
     @Test("the last record: written when the transfer stopped short, or complete after an earlier one; none for a short complete one")

@@ -1,0 +1,121 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Dispatch
+import Haul
+import HaulDaemon
+import HaulService
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `haul daemon`: the download service served over aria2's JSON-RPC until SIGTERM, SIGINT or
+/// `aria2.shutdown`; then it stops accepting, pauses the transfers with their records synced,
+/// closes the state file and exits 0.
+struct DaemonCommand {
+    let options: DaemonOptions
+    let terminal: any Terminal
+
+    func run() async -> Int32 {
+        let log = DaemonLog(terminal: terminal, json: options.json)
+        let configuration: Daemon.Configuration
+        do throws(UsageError) {
+            configuration = try makeConfiguration(log)
+        } catch {
+            HaulCommand.printUsageError(error, to: terminal)
+            return ExitStatus.usage
+        }
+        let daemon: Daemon
+        do throws(DaemonError) {
+            daemon = try Daemon(configuration: configuration)
+        } catch {
+            terminal.write("haul: daemon: \(error.message)\n", to: .error)
+            return ExitStatus.failure
+        }
+        let service = daemon.service
+        service.addObserver { event in log.event(event, service.download(event.id)) }
+        daemon.start()
+        let address = daemon.server.address
+        log.note("listening on \(address) (JSON-RPC at http://\(address)/jsonrpc), downloads in \(service.rootPath), "
+                 + "state in \(configuration.service.stateFile.path)")
+        let interrupts = terminal.watchInterrupts { daemon.requestStop() }
+        let terminations = SignalWatch(signal: SIGTERM, exitsOnRepeat: true) { daemon.requestStop() }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                daemon.waitForStopRequest()
+                continuation.resume()
+            }
+        }
+        log.note("stopping: pausing the transfers and closing the state file")
+        daemon.stop()
+        interrupts.stop()
+        terminations.stop()
+        log.note("stopped")
+        return ExitStatus.success
+    }
+
+    /// The daemon's configuration from the options; the secret read or made.
+    private func makeConfiguration(_ log: DaemonLog) throws(UsageError) -> Daemon.Configuration {
+        guard let listen = ListenAddress(parsing: options.listen) else {
+            throw UsageError("invalid value '\(options.listen)' for --listen: expected HOST:PORT with an IP address")
+        }
+        let environment = terminal.environment
+        let stateFile = absolute(options.stateFile ?? DaemonPaths.defaultStateFile(environment))
+        try makeFolder(URL(fileURLWithPath: stateFile).deletingLastPathComponent().path)
+        let secret = try secret(stateFile: stateFile, listen: listen, log)
+        var engine = Downloader.Configuration()
+        engine.connectionsPerDownload = options.connections
+        engine.maximumActiveDownloads = options.maxDownloads
+        engine.rateLimit = options.rateLimit
+        // Clients poll the RPC about once a second: progress once a second keeps a daemon whose
+        // transfers trickle from waking ten times a second.
+        engine.progressInterval = .seconds(1)
+        let root = URL(fileURLWithPath: absolute(options.directory ?? "."), isDirectory: true)
+        var server = DaemonServer.Configuration(listen: listen)
+        server.allowedOrigins = options.allowedOrigins
+        return Daemon.Configuration(service: .init(root: root, stateFile: URL(fileURLWithPath: stateFile), downloader: engine),
+                                    server: server, secret: secret)
+    }
+
+    /// The secret: given, read from a file, or made beside the state file.
+    private func secret(stateFile: String, listen: ListenAddress, _ log: DaemonLog) throws(UsageError) -> String? {
+        if let note = try Self.listenNote(listen, secret: options.secret) { log.note(note) }
+        if let given = options.secret { return given }
+        if let file = options.secretFile { return try DaemonPaths.readSecret(absolute(file)) }
+        let path = DaemonPaths.secretFile(besides: stateFile)
+        let (secret, created) = try DaemonPaths.secret(generatingAt: path)
+        log.note(created ? "made a new secret in \(path) (mode 0600)" : "the secret is in \(path)")
+        return secret
+    }
+
+    /// The rule for the listen address: no secret (`--secret=`) only on loopback; what the log
+    /// says about an address other than loopback, or about authentication turned off.
+    ///
+    /// - Throws: a usage error for `--secret=` on an address other than loopback.
+    static func listenNote(_ listen: ListenAddress, secret: String?) throws(UsageError) -> String? {
+        if !listen.isLoopback {
+            guard secret != "" else {
+                throw UsageError("--listen=\(listen) is not a loopback address: it needs a secret (--secret= turns the check off on loopback only)")
+            }
+            return "listening on \(listen), which is not a loopback address: every call needs the secret"
+        }
+        return secret == "" ? "warning: --secret= turns authentication off: any local program can use the daemon" : nil
+    }
+
+    private func makeFolder(_ path: String) throws(UsageError) {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw UsageError("cannot make the state folder \(path)")
+        }
+    }
+
+    private func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : terminal.currentDirectory.appendingPathComponent(path).standardizedFileURL.path
+    }
+}

@@ -1,0 +1,92 @@
+import Haul
+import HaulCore
+import HaulService
+
+/// A download service served over aria2's JSON-RPC: the ``DownloadService``, the
+/// ``Aria2RPC`` over it and the ``DaemonServer`` in front, started and stopped together.
+///
+/// `haul daemon` is this plus signal handling and logging. ``requestStop()`` (from a signal
+/// handler, or `aria2.shutdown`) wakes ``waitForStopRequest()``; ``stop()`` then stops
+/// accepting, closes the connections, pauses the transfers with their records synced and
+/// closes the state file.
+public final class Daemon: Sendable {
+    /// Everything a daemon needs.
+    public struct Configuration: Sendable {
+        /// The service: the download root, the state file, the engine's settings.
+        public var service: DownloadService.Configuration
+        /// The server: the listen address, allowed origins, limits.
+        public var server: DaemonServer.Configuration
+        /// The secret calls carry as `token:SECRET`; `nil` (or empty) turns the check off.
+        public var secret: String?
+
+        /// Creates a configuration.
+        public init(service: DownloadService.Configuration, server: DaemonServer.Configuration, secret: String?) {
+            self.service = service
+            self.server = server
+            self.secret = secret
+        }
+    }
+
+    /// The download service.
+    public let service: DownloadService
+    /// The RPC.
+    public let rpc: Aria2RPC
+    /// The server.
+    public let server: DaemonServer
+    private let stopMonitor = Monitor()
+    private let stopState = SharedStateLock((requested: false, force: false))
+
+    /// Opens the service (restoring its list and starting what should run) and binds the server.
+    ///
+    /// - Throws: ``DaemonError`` when the state file cannot be opened or the address bound.
+    public init(configuration: Configuration) throws(DaemonError) {
+        do throws(ServiceError) {
+            service = try DownloadService(configuration: configuration.service)
+        } catch {
+            throw DaemonError(error.message)
+        }
+        let stopState = self.stopState, stopMonitor = self.stopMonitor
+        let secret = configuration.secret.flatMap { $0.isEmpty ? nil : $0 }
+        rpc = Aria2RPC(service: service, settings: .init(secret: secret, listen: configuration.server.listen,
+                                                         connections: configuration.service.downloader.connectionsPerDownload),
+                       onShutdown: { force in Self.request(stopState, stopMonitor, force: force) })
+        do throws(DaemonError) {
+            server = try DaemonServer(configuration: configuration.server, rpc: rpc)
+        } catch {
+            service.shutDown()
+            throw error
+        }
+    }
+
+    /// Starts serving.
+    public func start() {
+        server.start()
+    }
+
+    /// Asks ``waitForStopRequest()`` to return.
+    public func requestStop() {
+        Self.request(stopState, stopMonitor, force: false)
+    }
+
+    private static func request(_ state: SharedStateLock<(requested: Bool, force: Bool)>, _ monitor: Monitor, force: Bool) {
+        state.withLock {
+            $0.requested = true
+            $0.force = $0.force || force
+        }
+        monitor.withLock { monitor.broadcast() }
+    }
+
+    /// Blocks until ``requestStop()`` or `aria2.shutdown` asks the daemon to stop.
+    public func waitForStopRequest() {
+        stopMonitor.withLock {
+            while !stopState.withLock({ $0.requested }) { stopMonitor.wait() }
+        }
+    }
+
+    /// Stops accepting, closes every connection, stops the transfers (records synced; active
+    /// downloads stay active for the next start) and closes the state file.
+    public func stop() {
+        server.stop()
+        service.shutDown()
+    }
+}

@@ -1,0 +1,131 @@
+import Haul
+import HaulService
+
+// MARK: - What the list holds
+
+extension Aria2Methods {
+    /// The download a GID names, for the methods that take any status.
+    static func download(_ call: Aria2Call, _ index: Int = 0) throws(RPCFault) -> ServiceDownload {
+        let id = try call.gid(index)
+        guard let download = call.service.download(id) else { throw RPCFault.failure("GID \(id.hex) is not found") }
+        return download
+    }
+
+    static func tellStatus(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
+        let found = try download(call)
+        return Aria2Status.json(found, keys: try call.keys(1))
+    }
+
+    static func tellActive(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
+        let keys = try call.keys(0)
+        return .array(call.service.activeDownloads().map { Aria2Status.json($0, keys: keys) })
+    }
+
+    static func tellList(_ call: inout Aria2Call, stopped: Bool) throws(RPCFault) -> JSONValue {
+        let offset = try call.integer(0), count = try call.integer(1)
+        guard count >= 0 else { throw RPCFault.failure("The parameter num must be zero or positive integer.") }
+        let keys = try call.keys(2)
+        var reversed = false
+        let pick = { (size: Int) -> Range<Int> in
+            let page = Aria2Pagination.page(offset: offset, count: count, size: size)
+            reversed = page.reversed
+            return page.range
+        }
+        let downloads = stopped ? call.service.stoppedDownloads(pick) : call.service.waitingDownloads(pick)
+        let entries = downloads.map { Aria2Status.json($0, keys: keys) }
+        return .array(reversed ? entries.reversed() : entries)
+    }
+
+    static func getURIs(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
+        let found = try download(call)
+        guard !found.status.isStopped else { throw RPCFault.failure("No URI data is available for GID#\(found.id.hex)") }
+        return Aria2Status.uris(found)
+    }
+
+    static func getFiles(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
+        Aria2Status.files(try download(call))
+    }
+
+    static func getPeers(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
+        let found = try download(call)
+        guard !found.status.isStopped else { throw RPCFault.failure("No peer data is available for GID#\(found.id.hex)") }
+        return []   // HTTP downloads have no peers
+    }
+
+    static func getServers(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
+        let found = try download(call)
+        guard found.status == .active, let url = found.urls.first else {
+            throw RPCFault.failure("No active download for GID#\(found.id.hex)")
+        }
+        let server: JSONValue = ["currentUri": .string(url), "downloadSpeed": .string(String(Int64(found.bytesPerSecond))),
+                                 "uri": .string(url)]
+        return [["index": "1", "servers": [server]]]
+    }
+
+    static func getGlobalStat(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
+        let stats = call.service.statistics
+        return [
+            "downloadSpeed": .string(String(Int64(stats.bytesPerSecond))),
+            "numActive": .string(String(stats.active)),
+            "numStopped": .string(String(stats.stopped)),
+            "numStoppedTotal": .string(String(stats.stoppedTotal)),
+            "numWaiting": .string(String(stats.waiting)),
+            "uploadSpeed": "0",
+        ]
+    }
+
+    static func getVersion(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
+        ["enabledFeatures": ["HTTPS", "Message Digest"], "version": .string(HaulInfo.version)]
+    }
+}
+
+// MARK: - Options
+
+extension Aria2Methods {
+    static func getOption(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
+        Aria2Options.json(try download(call), defaults: call.rpc.defaults)
+    }
+
+    static func changeOption(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
+        let found = try download(call)
+        guard let changes = try call.parameter(1, required: true, \.object) else { return "OK" }
+        guard !found.status.isStopped else { throw RPCFault.failure("Cannot change option for GID#\(found.id.hex)") }
+        var options = found.options
+        _ = try Aria2Options.apply(changes, to: &options)   // `pause` and `gid` mean nothing here
+        let service = call.service, id = found.id, final = options
+        try call.change { () throws(ServiceError) in try service.enqueueChangeOptions(id, to: final) }
+        return "OK"
+    }
+
+    static func getGlobalOption(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
+        let defaults = call.rpc.defaults, service = call.service
+        let connections = JSONValue.string(String(defaults.connections))
+        return [
+            "allow-overwrite": "false",
+            "continue": "true",
+            "dir": .string(service.rootPath),
+            "max-concurrent-downloads": .string(String(service.maximumActiveDownloads)),
+            "max-connection-per-server": connections,
+            "max-download-limit": .string(String(defaults.downloadLimit ?? 0)),
+            "max-overall-download-limit": .string(String(service.rateLimit ?? 0)),
+            "rpc-listen-port": .string(String(call.rpc.listen.port)),
+            "split": connections,
+        ]
+    }
+
+    static func changeGlobalOption(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
+        let changes = try call.parameter(0, required: true, \.object)!
+        var defaults = call.rpc.defaults
+        let (maximumActive, overall) = try Aria2Options.applyGlobal(changes, to: &defaults)
+        call.rpc.setDefaults(defaults)
+        if let maximumActive {
+            do throws(ServiceError) {
+                try call.service.setMaximumActiveDownloads(maximumActive)
+            } catch {
+                throw RPCFault.failure(error.message)
+            }
+        }
+        if let overall { call.service.setRateLimit(overall) }
+        return "OK"
+    }
+}

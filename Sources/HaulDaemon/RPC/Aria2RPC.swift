@@ -1,0 +1,215 @@
+import HaulCore
+import HaulService
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// aria2's JSON-RPC 2.0 over a ``DownloadService``: parses a request body (one call or a batch),
+/// checks each call's `token:`, runs the method from ``Aria2Methods``, waits until the changes
+/// it made are durable, and writes the reply.
+///
+/// Transport-free: the HTTP server and the WebSocket hand it bodies and send what it returns.
+/// State changes are made in memory before the reply, so a `tellStatus` right after a `pause`
+/// sees `paused`; nothing here waits for a transfer.
+public final class Aria2RPC: Sendable {
+    /// What the RPC needs besides the service.
+    public struct Settings: Sendable {
+        /// The secret every call but a few must carry as `token:SECRET`; `nil` turns the check off.
+        public var secret: String?
+        /// The address the daemon listens on (shown by `getGlobalOption`).
+        public var listen: ListenAddress
+        /// Connections of a download that asks for none (`split` and `max-connection-per-server`).
+        public var connections: Int
+
+        /// Creates settings.
+        public init(secret: String?, listen: ListenAddress, connections: Int) {
+            self.secret = secret
+            self.listen = listen
+            self.connections = connections
+        }
+    }
+
+    /// What a body gets back.
+    public struct Reply: Sendable, Equatable {
+        /// The JSON text.
+        public var body: [UInt8]
+        /// The HTTP status (aria2's: 200, or 400/404/500 for a single call's fault).
+        public var status: Int
+        /// Whether a call carried no valid token (its answer is to be delayed).
+        public var unauthorized: Bool
+        /// Whether a call carried the valid token (or authentication is off).
+        public var authorized: Bool
+    }
+
+    let service: DownloadService
+    let listen: ListenAddress
+    /// A random session identifier (`getSessionInfo`).
+    let sessionID: String
+    private let secret: RPCSecret?
+    private let secretText: String?
+    private let defaultsState: SharedStateLock<Aria2Defaults>
+    private let onShutdown: @Sendable (_ force: Bool) -> Void
+
+    /// Creates the RPC.
+    ///
+    /// - Parameters:
+    ///   - service: the download service.
+    ///   - settings: the secret, the listen address and the default connections.
+    ///   - onShutdown: called by `aria2.shutdown` and `aria2.forceShutdown` (after which the
+    ///     daemon stops); the reply is `"OK"`.
+    public init(service: DownloadService, settings: Settings, onShutdown: @escaping @Sendable (_ force: Bool) -> Void) {
+        self.service = service
+        listen = settings.listen
+        secret = settings.secret.map(RPCSecret.init)
+        secretText = settings.secret.flatMap { $0.isEmpty ? nil : $0 }
+        defaultsState = SharedStateLock(Aria2Defaults(connections: settings.connections, downloadLimit: nil))
+        self.onShutdown = onShutdown
+        var generator = SystemRandomNumberGenerator()
+        sessionID = (0..<20).map { _ in String(UInt8.random(in: 0...255, using: &generator), radix: 16) }
+            .map { $0.count == 1 ? "0" + $0 : $0 }.joined()
+    }
+
+    /// Whether calls need a token.
+    public var requiresToken: Bool { secret != nil }
+
+    var defaults: Aria2Defaults { defaultsState.withLock { $0 } }
+
+    func setDefaults(_ defaults: Aria2Defaults) {
+        defaultsState.withLock { $0 = defaults }
+    }
+
+    func requestShutdown(force: Bool) -> JSONValue {
+        onShutdown(force)
+        return "OK"
+    }
+
+    /// Text with the secret, if it occurs, replaced by `***`.
+    public func redacting(_ text: String) -> String {
+        guard let secretText, text.contains(secretText) else { return text }
+        return text.replacing(secretText, with: "***")
+    }
+
+    /// What one body's calls met.
+    struct Exchange {
+        var ticket: UInt64?
+        var unauthorized = false
+        var authorized = false
+    }
+
+    /// Handles one request body: a call, or a batch (an array of calls).
+    public func handle(_ body: some Collection<UInt8>) -> Reply {
+        var exchange = Exchange()
+        let parsed: JSONValue
+        do throws(JSONParseError) {
+            parsed = try JSONParser().parse(body)
+        } catch {
+            return reply(RPCResponse(id: .null, outcome: .failure(.parseError)), exchange)
+        }
+        switch parsed {
+        case .object(let object):
+            let response = process(object, &exchange)
+            if let failed = durability(exchange, id: response.id) { return failed }
+            return reply(response, exchange)
+        case .array(let calls) where !calls.isEmpty:
+            let responses = calls.compactMap { $0.object }.map { process($0, &exchange) }
+            if let failed = durability(exchange, id: .null) { return failed }
+            return Reply(body: JSONWriter.encode(.array(responses.map(\.json))), status: 200,
+                         unauthorized: exchange.unauthorized, authorized: exchange.authorized)
+        default:
+            return reply(RPCResponse(id: .null, outcome: .failure(.invalidRequest)), exchange)
+        }
+    }
+
+    private func reply(_ response: RPCResponse, _ exchange: Exchange) -> Reply {
+        let status = if case .failure(let fault) = response.outcome { fault.httpStatus } else { 200 }
+        return Reply(body: JSONWriter.encode(response.json), status: status, unauthorized: exchange.unauthorized,
+                     authorized: exchange.authorized)
+    }
+
+    /// The reply when the changes could not be made durable, else `nil`.
+    private func durability(_ exchange: Exchange, id: JSONValue) -> Reply? {
+        do throws(ServiceError) {
+            try service.waitUntilDurable(exchange.ticket)
+            return nil
+        } catch {
+            let fault = RPCFault.failure("the change was made but could not be saved: \(error.message)")
+            return Reply(body: JSONWriter.encode(RPCResponse(id: id, outcome: .failure(fault)).json), status: 500,
+                         unauthorized: exchange.unauthorized, authorized: exchange.authorized)
+        }
+    }
+
+    /// One request object: `id` and `method` required, `params` an array if present.
+    private func process(_ request: JSONObject, _ exchange: inout Exchange) -> RPCResponse {
+        guard let id = request["id"] else { return RPCResponse(id: .null, outcome: .failure(.invalidRequest)) }
+        guard let name = request["method"]?.string else { return RPCResponse(id: id, outcome: .failure(.invalidRequest)) }
+        let params: [JSONValue]
+        switch request["params"] {
+        case nil: params = []
+        case .array(let list)?: params = list
+        default: return RPCResponse(id: id, outcome: .failure(.invalidParams))
+        }
+        guard let method = Aria2Methods.byName[name] else { return RPCResponse(id: id, outcome: .failure(.methodNotFound)) }
+        return RPCResponse(id: id, outcome: invoke(method, params, &exchange))
+    }
+
+    /// Checks the token (for methods that take one), then runs the method.
+    func invoke(_ method: Aria2Method, _ params: [JSONValue], _ exchange: inout Exchange) -> Result<JSONValue, RPCFault> {
+        var params = params
+        if method.takesToken {
+            var token: String?
+            if let first = params.first?.string, first.hasPrefix("token:") {
+                token = String(first.dropFirst(6))
+                params.removeFirst()
+            }
+            if let secret {
+                guard let token, secret.matches(token) else {
+                    exchange.unauthorized = true
+                    return .failure(.unauthorized)
+                }
+            }
+            exchange.authorized = true
+        }
+        var call = Aria2Call(rpc: self, params: params)
+        defer {
+            if let ticket = call.ticket { exchange.ticket = max(exchange.ticket ?? 0, ticket) }
+            exchange.unauthorized = exchange.unauthorized || call.unauthorized
+            exchange.authorized = exchange.authorized || call.authorized
+        }
+        do throws(RPCFault) {
+            return .success(try method.run(&call))
+        } catch {
+            return .failure(RPCFault(code: error.code, message: redacting(error.message)))
+        }
+    }
+
+    /// `system.multicall`: each `{"methodName":…,"params":[…]}` with its own token; a success is
+    /// `[result]`, a failure the error object.
+    func multicall(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
+        let specs = try call.parameter(0, required: true, \.array)!
+        var exchange = Exchange()
+        var results: [JSONValue] = []
+        results.reserveCapacity(specs.count)
+        for spec in specs {
+            results.append(multicallEntry(spec, &exchange))
+        }
+        if let ticket = exchange.ticket { call.ticket = max(call.ticket ?? 0, ticket) }
+        call.unauthorized = call.unauthorized || exchange.unauthorized
+        call.authorized = call.authorized || exchange.authorized
+        return .array(results)
+    }
+
+    private func multicallEntry(_ spec: JSONValue, _ exchange: inout Exchange) -> JSONValue {
+        guard let object = spec.object else { return RPCFault.failure("system.multicall expected struct.").json }
+        guard let name = object["methodName"]?.string else { return RPCFault.failure("Missing methodName.").json }
+        guard name != "system.multicall" else { return RPCFault.failure("Recursive system.multicall forbidden.").json }
+        guard let method = Aria2Methods.byName[name] else {
+            return RPCFault.failure("No such method: \(redacting(name))").json
+        }
+        switch invoke(method, object["params"]?.array ?? [], &exchange) {
+        case .success(let result): return [result]
+        case .failure(let fault): return fault.json
+        }
+    }
+}

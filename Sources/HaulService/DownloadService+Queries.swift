@@ -1,0 +1,184 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Haul
+import HaulCore
+
+/// Counts and speed over a whole ``DownloadService``.
+public struct ServiceStatistics: Sendable, Equatable {
+    /// Active downloads.
+    public var active: Int
+    /// Downloads in the queue (waiting and paused).
+    public var waiting: Int
+    /// Results in the list.
+    public var stopped: Int
+    /// Results ever made since the service started, including the ones forgotten since.
+    public var stoppedTotal: Int
+    /// The sum of the active downloads' speeds, in bytes per second.
+    public var bytesPerSecond: Double
+}
+
+extension DownloadService {
+    /// The download with this identifier as it is now, or `nil`.
+    public func download(_ id: DownloadID) -> ServiceDownload? {
+        state.withLock { state in state.queue.entries[id].map { snapshot($0, runs: state.runs) } }
+    }
+
+    /// The active downloads, in the order they started.
+    public func activeDownloads() -> [ServiceDownload] {
+        state.withLock { state in state.queue.active.compactMap { state.queue.entries[$0].map { snapshot($0, runs: state.runs) } } }
+    }
+
+    /// A slice of the queue (waiting and paused downloads, front first).
+    ///
+    /// - Parameter pick: given the queue's length, the places wanted (clamped to the queue).
+    public func waitingDownloads(_ pick: (Int) -> Range<Int>) -> [ServiceDownload] {
+        state.withLock { state in slice(state.queue.waiting, pick, state) }
+    }
+
+    /// A slice of the results, oldest first.
+    ///
+    /// - Parameter pick: given the number of results, the places wanted (clamped).
+    public func stoppedDownloads(_ pick: (Int) -> Range<Int>) -> [ServiceDownload] {
+        state.withLock { state in slice(state.queue.stopped, pick, state) }
+    }
+
+    /// The identifiers whose hexadecimal form begins with `prefix`, at most `limit` of them.
+    public func identifiers(withPrefix prefix: String, limit: Int = 2) -> [DownloadID] {
+        if let id = DownloadID(hex: prefix) {
+            return state.withLock { $0.queue.contains(id) } ? [id] : []
+        }
+        return state.withLock { state in
+            var found: [DownloadID] = []
+            for id in state.queue.entries.keys where id.hasHexPrefix(prefix) {
+                found.append(id)
+                if found.count >= limit { break }
+            }
+            return found
+        }
+    }
+
+    /// Counts and overall speed.
+    public var statistics: ServiceStatistics {
+        state.withLock { state in
+            let speed = state.queue.active.reduce(0.0) { $0 + (state.queue.entries[$1]?.bytesPerSecond ?? 0) }
+            return ServiceStatistics(active: state.queue.active.count, waiting: state.queue.waiting.count,
+                                     stopped: state.queue.stopped.count, stoppedTotal: state.queue.stoppedTotal,
+                                     bytesPerSecond: speed)
+        }
+    }
+
+    /// Downloads active at once.
+    public var maximumActiveDownloads: Int {
+        state.withLock { $0.queue.maximumActive }
+    }
+
+    /// The overall speed cap in bytes per second, `nil` for none.
+    public var rateLimit: Int64? {
+        downloader.rateLimit
+    }
+
+    /// The folder every download lands in or below.
+    public var rootPath: String { root.path }
+
+    private func slice(_ ids: [DownloadID], _ pick: (Int) -> Range<Int>, _ state: State) -> [ServiceDownload] {
+        let wanted = pick(ids.count).clamped(to: 0..<ids.count)
+        return ids[wanted].compactMap { state.queue.entries[$0].map { snapshot($0, runs: state.runs) } }
+    }
+
+    /// An entry as the public snapshot.
+    private func snapshot(_ entry: ServiceQueue.Entry, runs: [DownloadID: ActiveRun]) -> ServiceDownload {
+        let ranges = entry.completedRanges ?? (entry.completedBytes > 0 ? [0..<entry.completedBytes] : [])
+        return ServiceDownload(id: entry.id, urls: entry.urls, options: entry.options, status: entry.status,
+                               directoryPath: root.absolute(entry.options.directory),
+                               filePath: entry.file ?? entry.options.fileName.map { root.absolute(entry.options.directory) + "/" + $0 },
+                               totalBytes: entry.totalBytes, completedBytes: entry.completedBytes, completedRanges: ranges,
+                               bytesPerSecond: entry.status == .active ? entry.bytesPerSecond : 0,
+                               connections: entry.status == .active ? max(1, entry.connections) : 0, failure: entry.failure)
+    }
+}
+
+// MARK: - Events
+
+extension DownloadService {
+    /// Calls `observer` for every event from now on, in order, never twice at once, on the
+    /// thread that made the change (keep it short; hand work to your own queue).
+    ///
+    /// - Returns: a token for ``removeObserver(_:)``.
+    @discardableResult
+    public func addObserver(_ observer: @escaping @Sendable (ServiceEvent) -> Void) -> Int {
+        hub.addObserver(observer)
+    }
+
+    /// Stops calling an observer.
+    public func removeObserver(_ token: Int) {
+        hub.removeObserver(token)
+    }
+
+    /// The service-wide events from now on, as an `AsyncStream` (unbounded: events are changes
+    /// of state, not progress).
+    public func events() -> AsyncStream<ServiceEvent> {
+        let (stream, continuation) = AsyncStream<ServiceEvent>.makeStream()
+        let token = hub.addObserver { continuation.yield($0) }
+        continuation.onTermination = { [weak self] _ in self?.hub.removeObserver(token) }
+        return stream
+    }
+
+    /// One download's snapshots (the current one first, then one per change, progress at most
+    /// about ten a second), until it is over; empty when there is no such download.
+    public func snapshots(of id: DownloadID) -> AsyncStream<DownloadModel.Snapshot> {
+        guard let current = download(id) else { return AsyncStream { $0.finish() } }
+        return hub.follow(id, current: Self.modelSnapshot(current), onEnd: {})
+    }
+
+    /// A source a ``DownloadModel`` can mirror (``DownloadModel/init(observing:)``).
+    ///
+    /// - Throws: `notFound` when there is no such download.
+    public func modelSource(for id: DownloadID) throws(ServiceError) -> some DownloadModelSource {
+        guard let current = download(id), let url = current.urls.first.flatMap(URL.init(string:)) else {
+            throw ServiceError(.notFound, "GID \(id.hex) is not found")
+        }
+        let destination: Destination = current.filePath.map { .file(URL(fileURLWithPath: $0)) } ?? .directory(current.directory)
+        return ServiceDownloadSource(service: self, id: id, request: DownloadRequest(url: url, key: id.hex),
+                                     destination: destination)
+    }
+
+    func publishSnapshot(_ id: DownloadID) {
+        guard let current = download(id) else {
+            hub.publish(id, DownloadModel.Snapshot(state: .cancelled))
+            return
+        }
+        hub.publish(id, Self.modelSnapshot(current))
+    }
+
+    /// How a ``DownloadModel`` shows a download of the service.
+    static func modelSnapshot(_ download: ServiceDownload) -> DownloadModel.Snapshot {
+        let state: DownloadModel.State = switch download.status {
+        case .waiting: .queued
+        case .active: download.bytesPerSecond > 0 || download.completedBytes > 0 ? .running : .queued
+        case .paused: .paused
+        case .complete: .finished
+        case .error: .failed
+        case .removed: .cancelled
+        }
+        let error = download.failure.map { DownloadError(.internalError, $0.message, httpStatus: $0.httpStatus) }
+        return DownloadModel.Snapshot(state: state, completedBytes: download.completedBytes, totalBytes: download.totalBytes,
+                                      bytesPerSecond: download.bytesPerSecond,
+                                      fileURL: download.status == .complete ? download.fileURL : nil, error: error)
+    }
+}
+
+/// A download of a ``DownloadService`` as a ``DownloadModel`` sees it.
+struct ServiceDownloadSource: DownloadModelSource {
+    let service: DownloadService
+    let id: DownloadID
+    let request: DownloadRequest
+    let destination: Destination
+
+    func snapshots() -> AsyncStream<DownloadModel.Snapshot> { service.snapshots(of: id) }
+    func pause() { try? service.pause(id) }
+    func resume() { try? service.resume(id) }
+    func cancel() { try? service.remove(id) }
+}

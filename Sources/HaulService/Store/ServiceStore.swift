@@ -1,0 +1,125 @@
+/// The state file of a ``DownloadService``: an SQLite database holding the list (each
+/// download's URLs, options, status, place and result). Progress is not kept here: the partial
+/// files' resume records hold the bytes.
+///
+/// The journal is a write-ahead log (`journal_mode=WAL`) with `synchronous=FULL`: a commit
+/// returns only after the log is on disk, so a change the service acknowledged survives the
+/// process being killed and the machine losing power. The cost is one `fdatasync` per commit,
+/// which ``StoreWriter`` shares between every change that arrived meanwhile (one commit for a
+/// thousand additions in one call). Writes come from one thread at a time.
+final class ServiceStore {
+    /// The layout this code reads and writes (`PRAGMA user_version`).
+    static let schemaVersion: Int64 = 1
+
+    private let database: SQLiteDatabase
+    private let upsert: SQLiteStatement
+    private let delete: SQLiteStatement
+
+    /// Opens (or creates) the state file.
+    ///
+    /// - Throws: `store` when it cannot be opened, is not a database, or was written by a newer
+    ///   layout.
+    init(path: String) throws(ServiceError) {
+        database = try SQLiteDatabase(path: path)
+        try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=OFF")
+        let version = try database.integer("PRAGMA user_version")
+        if version > Self.schemaVersion {
+            throw ServiceError(.store, "the state file \(path) has layout \(version), newer than this haul's \(Self.schemaVersion)")
+        }
+        if version == 0 {
+            try database.execute("""
+                BEGIN;
+                CREATE TABLE IF NOT EXISTS downloads (
+                    gid INTEGER PRIMARY KEY,
+                    status TEXT NOT NULL,
+                    position REAL NOT NULL,
+                    urls TEXT NOT NULL,
+                    options TEXT NOT NULL,
+                    file TEXT,
+                    total_length INTEGER,
+                    completed_length INTEGER NOT NULL DEFAULT 0,
+                    completed_ranges TEXT,
+                    failure TEXT
+                );
+                PRAGMA user_version = \(Self.schemaVersion);
+                COMMIT;
+                """)
+        }
+        upsert = try database.prepare("""
+            INSERT OR REPLACE INTO downloads
+                (gid, status, position, urls, options, file, total_length, completed_length, completed_ranges, failure)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        delete = try database.prepare("DELETE FROM downloads WHERE gid = ?")
+    }
+
+    /// Every row, in no particular order (the list orders them by position).
+    ///
+    /// - Throws: `store` when reading fails.
+    func load() throws(ServiceError) -> [StoreRow] {
+        let select = try database.prepare("""
+            SELECT gid, status, position, urls, options, file, total_length, completed_length, completed_ranges, failure
+            FROM downloads
+            """)
+        var rows: [StoreRow] = []
+        while try select.step() {
+            guard let id = DownloadID(rawValue: UInt64(bitPattern: select.int64(0) ?? 0)),
+                  let status = ServiceDownload.Status(rawValue: select.text(1) ?? "") else { continue }
+            var entry = ServiceQueue.Entry(id: id, urls: (select.text(3) ?? "").split(separator: "\n").map(String.init),
+                                           options: StoreText.decodeOptions(select.text(4) ?? ""), status: status,
+                                           position: select.double(2))
+            entry.file = select.text(5)
+            entry.totalBytes = select.int64(6)
+            entry.completedBytes = select.int64(7) ?? 0
+            entry.completedRanges = select.text(8).flatMap(StoreText.decodeRanges)
+            entry.failure = select.text(9).map(StoreText.decodeFailure)
+            rows.append(StoreRow(entry))
+        }
+        return rows
+    }
+
+    /// One change to the file.
+    enum Change: Equatable {
+        /// Insert or replace a download's row.
+        case save(StoreRow)
+        /// Delete a download's row.
+        case delete(DownloadID)
+    }
+
+    /// Applies changes in one transaction: all of them are durable once this returns, or none.
+    ///
+    /// - Throws: `store` when the transaction fails (it is rolled back).
+    func apply(_ changes: some Sequence<Change>) throws(ServiceError) {
+        try database.execute("BEGIN IMMEDIATE")
+        do throws(ServiceError) {
+            for change in changes {
+                switch change {
+                case .save(let row): try write(row)
+                case .delete(let id):
+                    delete.reset()
+                    delete.bind(1, Int64(bitPattern: id.rawValue))
+                    _ = try delete.step()
+                }
+            }
+            try database.execute("COMMIT")
+        } catch {
+            try? database.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    private func write(_ row: StoreRow) throws(ServiceError) {
+        upsert.reset()
+        upsert.bind(1, Int64(bitPattern: row.id.rawValue))
+        upsert.bind(2, row.status.rawValue)
+        upsert.bind(3, row.position)
+        upsert.bind(4, row.urls.joined(separator: "\n"))
+        upsert.bind(5, StoreText.encode(row.options))
+        upsert.bind(6, row.file)
+        upsert.bind(7, row.totalBytes)
+        upsert.bind(8, row.completedBytes)
+        upsert.bind(9, row.completedRanges.map(StoreText.encode))
+        upsert.bind(10, row.failure.map(StoreText.encode))
+        _ = try upsert.step()
+    }
+}

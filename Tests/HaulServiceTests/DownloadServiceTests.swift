@@ -1,0 +1,193 @@
+import Foundation
+import Haul
+import HaulServer
+import HaulTestSupport
+import Synchronization
+import Testing
+@testable import HaulService
+
+/// The service against the loopback server: downloads run, pause, resume and stop; the list
+/// outlives the service; nothing leaves the download root.
+/// Exclusive: paces real transfers (resources served at a fixed rate) and waits on them.
+@Suite("Download service", .exclusive, .serialized, .timeLimit(.minutes(2)))
+struct DownloadServiceTests {
+    static let size: Int64 = 3 << 20
+
+    @Test func aDownloadRunsToTheEndAndStaysAsAResult() async throws {
+        let server = try HaulServer()
+        let resource = HaulServer.Resource(size: 300_000, seed: 3, etag: "\"r1\"")
+        server.setResource("/done.bin", resource)
+        try await withTemporaryDirectory { (dir) async throws in
+            let service = try DownloadService(configuration: serviceConfiguration(dir))
+            defer { service.shutDown() }
+            let events = Mutex<[ServiceEvent]>([])
+            service.addObserver { event in events.withLock { $0.append(event) } }
+            let id = try service.add(ServiceRequest(urls: [server.url("/done.bin")]))
+            await eventually { service.download(id)?.status == .complete }
+            let done = try #require(service.download(id))
+            #expect(done.completedBytes == resource.size)
+            #expect(done.totalBytes == resource.size)
+            #expect(done.filePath == service.rootPath + "/done.bin")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: done.filePath!)) == Data(bytes(of: resource)))
+            #expect(events.withLock { $0.map(\.kind) } == [.added, .started, .completed])
+            #expect(service.stoppedDownloads { 0..<$0 }.map(\.id) == [id])
+            #expect(service.statistics == ServiceStatistics(active: 0, waiting: 0, stopped: 1, stoppedTotal: 1, bytesPerSecond: 0))
+            try service.forgetResult(id)
+            #expect(service.download(id) == nil)
+        }
+    }
+
+    @Test func aPauseIsInPlaceBeforeItReturnsAndAResumeContinuesThePartialFile() async throws {
+        let server = try HaulServer()
+        let resource = HaulServer.Resource(size: Self.size, seed: 4, etag: "\"p1\"", rate: 1_000_000)
+        server.setResource("/paused.bin", resource)
+        try await withTemporaryDirectory { (dir) async throws in
+            let service = try DownloadService(configuration: serviceConfiguration(dir, connections: 1))
+            defer { service.shutDown() }
+            let id = try service.add(ServiceRequest(urls: [server.url("/paused.bin")]))
+            await eventually { (service.download(id)?.completedBytes ?? 0) > 300_000 }
+            try service.pause(id)
+            #expect(service.download(id)?.status == .paused, "paused before pause() returned")
+            #expect(throws: ServiceError.self) { try service.pause(id) }
+            try await Task.sleep(for: .milliseconds(200))
+            let root = URL(fileURLWithPath: service.rootPath)
+            #expect(listFiles(root) == ["paused.bin.part", "paused.bin.resume"])
+            try service.resume(id)
+            await eventually { service.download(id)?.status == .complete }
+            #expect(try Data(contentsOf: root.appendingPathComponent("paused.bin")) == Data(bytes(of: resource)))
+            #expect(server.bodyBytesSent < Self.size * 12 / 10, "the resume fetched the file again")
+        }
+    }
+
+    @Test func theListOutlivesTheService() async throws {
+        let server = try HaulServer()
+        let slow = HaulServer.Resource(size: Self.size, seed: 5, etag: "\"s1\"", rate: 1_000_000)
+        server.setResource("/slow.bin", slow)
+        server.setResource("/small.bin", HaulServer.Resource(size: 1000, seed: 6, etag: "\"m1\""))
+        try await withTemporaryDirectory { (dir) async throws in
+            var ids: [DownloadID] = []
+            do {
+                let service = try DownloadService(configuration: serviceConfiguration(dir, active: 1, connections: 1))
+                let done = try service.add(ServiceRequest(urls: [server.url("/small.bin")]))
+                await eventually { service.download(done)?.status == .complete }
+                let active = try service.add(ServiceRequest(urls: [server.url("/slow.bin")]))
+                let waiting = try service.add(ServiceRequest(urls: [server.url("/small.bin?w")], options: named("w.bin")))
+                let paused = try service.add(ServiceRequest(urls: [server.url("/small.bin?p")], options: named("p.bin"), paused: true))
+                ids = [done, active, waiting, paused]
+                await eventually { (service.download(active)?.completedBytes ?? 0) > 500_000 }
+                service.shutDown()
+                #expect(throws: ServiceError.self) { try service.pause(active) }
+            }
+            let service = try DownloadService(configuration: serviceConfiguration(dir, active: 1, connections: 1))
+            defer { service.shutDown() }
+            #expect(service.download(ids[0])?.status == .complete)
+            #expect(service.download(ids[1])?.status == .active, "the active download continues")
+            #expect(service.download(ids[2])?.status == .waiting)
+            #expect(service.download(ids[3])?.status == .paused)
+            await eventually { service.download(ids[2])?.status == .complete }
+            #expect(service.download(ids[3])?.status == .paused, "a paused download stays paused")
+            let root = URL(fileURLWithPath: service.rootPath)
+            #expect(try Data(contentsOf: root.appendingPathComponent("slow.bin")) == Data(bytes(of: slow)))
+            #expect(server.bodyBytesSent < Self.size * 12 / 10 + 10_000, "the restart fetched the file again")
+        }
+    }
+
+    @Test func foldersAndNamesNeverLeaveTheRoot() async throws {
+        let server = try HaulServer()
+        try await withTemporaryDirectory { (dir) async throws in
+            let service = try DownloadService(configuration: serviceConfiguration(dir))
+            defer { service.shutDown() }
+            let root = URL(fileURLWithPath: service.rootPath)
+            let outside = dir.appendingPathComponent("outside")
+            try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(at: root.appendingPathComponent("link"), withDestinationURL: outside)
+            var refused: [ServiceDownloadOptions] = []
+            for folder in ["..", "../outside", "a/../../outside", outside.path, "/etc", "link", "link/deeper", "./a"] {
+                var options = ServiceDownloadOptions()
+                options.directory = folder
+                refused.append(options)
+            }
+            for name in ["..", ".", "../x.bin", "a/b.bin", "/etc/passwd", ""] { refused.append(named(name)) }
+            for options in refused {
+                #expect(throws: ServiceError.self, "\(options.directory) \(options.fileName ?? "")") {
+                    try service.add(ServiceRequest(urls: [server.url("/bytes/10")], options: options))
+                }
+            }
+            #expect(listFiles(outside).isEmpty)
+            #expect(service.statistics.waiting + service.statistics.active == 0)
+            var inside = ServiceDownloadOptions()
+            inside.directory = root.path + "/sub"
+            let id = try service.add(ServiceRequest(urls: [server.url("/bytes/10")], options: inside))
+            #expect(service.download(id)?.options.directory == "sub")
+            await eventually { service.download(id)?.status == .complete }
+            #expect(listFiles(root.appendingPathComponent("sub")) == ["10"])
+        }
+    }
+
+    @Test func aLinkThatAppearsLaterFailsTheDownloadWithoutWritingThrough() async throws {
+        let server = try HaulServer()
+        try await withTemporaryDirectory { (dir) async throws in
+            let service = try DownloadService(configuration: serviceConfiguration(dir))
+            defer { service.shutDown() }
+            var options = ServiceDownloadOptions()
+            options.directory = "later"
+            let id = try service.add(ServiceRequest(urls: [server.url("/bytes/10")], options: options, paused: true))
+            let outside = dir.appendingPathComponent("outside")
+            try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(at: URL(fileURLWithPath: service.rootPath + "/later"),
+                                                       withDestinationURL: outside)
+            try service.resume(id)
+            await eventually { service.download(id)?.status == .error }
+            #expect(service.download(id)?.failure?.code == "unsafePath")
+            #expect(listFiles(outside).isEmpty)
+        }
+    }
+
+    @Test func badRequestsAreRefused() async throws {
+        try await withTemporaryDirectory { (dir) async throws in
+            let service = try DownloadService(configuration: serviceConfiguration(dir))
+            defer { service.shutDown() }
+            #expect(throws: ServiceError.self) { try service.add(ServiceRequest(urls: [])) }
+            #expect(throws: ServiceError.self) { try service.add(ServiceRequest(urls: ["ftp://127.0.0.1/x"])) }
+            #expect(throws: ServiceError.self) { try service.add(ServiceRequest(urls: ["not a url"])) }
+            var options = ServiceDownloadOptions()
+            options.headers = [.init(name: "Bad Name", value: "x")]
+            #expect(throws: ServiceError.self) { try service.add(ServiceRequest(urls: ["http://127.0.0.1:1/x"], options: options)) }
+            let id = try service.add(ServiceRequest(urls: ["http://127.0.0.1:1/x"], paused: true))
+            #expect(throws: ServiceError.self) { try service.add(ServiceRequest(urls: ["http://127.0.0.1:1/y"], id: id)) }
+            #expect(service.identifiers(withPrefix: String(id.hex.prefix(6))) == [id])
+        }
+    }
+
+    @Test func aDownloadModelMirrorsAServiceDownload() async throws {
+        let server = try HaulServer()
+        let resource = HaulServer.Resource(size: 1_000_000, seed: 8, etag: "\"d1\"", rate: 2_000_000)
+        server.setResource("/model.bin", resource)
+        try await withTemporaryDirectory { (dir) async throws in
+            let service = try DownloadService(configuration: serviceConfiguration(dir))
+            defer { service.shutDown() }
+            let id = try service.add(ServiceRequest(urls: [server.url("/model.bin")]))
+            let source = try service.modelSource(for: id)
+            let (state, bytes, name) = await Self.mirror(source)
+            #expect(state == .finished)
+            #expect(bytes == resource.size)
+            #expect(name == "model.bin")
+        }
+    }
+
+    /// Runs a model over `source` until it is over; its final state, bytes and file name.
+    @MainActor
+    private static func mirror(_ source: some DownloadModelSource) async -> (DownloadModel.State, Int64, String?) {
+        let model = DownloadModel(observing: source)
+        model.start()
+        let deadline = ContinuousClock.now + .seconds(15)
+        while !model.state.isOver && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        return (model.state, model.completedBytes, model.fileURL?.lastPathComponent)
+    }
+
+    private func named(_ name: String) -> ServiceDownloadOptions {
+        var options = ServiceDownloadOptions()
+        options.fileName = name
+        return options
+    }
+}
