@@ -6,7 +6,7 @@ extension Dashboard {
     static let assets: [String: Asset] = [
         "/app.js": Asset(
             contentType: "text/javascript; charset=utf-8",
-            entityTag: #""0327ab13bdd99d0b0fc2a400249704e2""#,
+            entityTag: #""e47af1b8d4dadd02312e9f15812a1b09""#,
             text: #"""
 // The dashboard: signs in, polls the daemon once a second (one system.multicall), and wires the
 // forms and buttons to aria2's methods.
@@ -35,7 +35,6 @@ const CONNECTION_WORDS = {
 const $ = (id) => document.getElementById(id);
 
 const page = {
-  haulCodes: false,
   signedIn: false,
   timer: 0,
   inFlight: false,
@@ -57,7 +56,7 @@ const client = new RpcClient(endpoints(window.location), {
 });
 
 function describeError(download) {
-  const meaning = exitCodeMeaning(download.errorCode, { haul: page.haulCodes });
+  const meaning = exitCodeMeaning(download.errorCode);
   const message = download.errorMessage || 'The download failed.';
   return meaning ? `${message} (${meaning})` : message;
 }
@@ -115,12 +114,11 @@ async function signIn(secret, { quiet = false } = {}) {
     const wrong = refused.error.unauthorized;
     if (quiet && wrong) showSignIn('');
     else showSignIn(wrong
-      ? 'Wrong secret: the daemon refused it. Use the secret haul daemon printed at start (or the contents of its secret file).'
+      ? 'Wrong secret: the daemon refused it. Use the contents of the secret file haul daemon named at start.'
       : `The daemon refused: ${refused.error.message}`);
     return;
   }
-  const [version, options] = answers.map((answer) => answer.result);
-  page.haulCodes = Array.isArray(version.enabledFeatures) && version.enabledFeatures.includes('Haul');
+  const options = answers[1].result;
   window.sessionStorage.setItem(SECRET_KEY, secret);
   showLimits(options);
   page.signedIn = true;
@@ -577,26 +575,10 @@ export function setAttribute(element, name, value) {
         ),
         "/errors.js": Asset(
             contentType: "text/javascript; charset=utf-8",
-            entityTag: #""10a4972d2ebae17d78e0a5f2f5e95dc8""#,
+            entityTag: #""b1b2d3363ebc66fc6b1b5dc46c766ed9""#,
             text: #"""
-// The meaning of a failed download's errorCode, in words. Haul's daemon reports Haul's exit
-// statuses; aria2 its own numbering. The daemon says which by listing "Haul" among the
-// enabledFeatures of aria2.getVersion (docs/DASHBOARD.md).
-
-const HAUL = {
-  1: 'generic failure',
-  2: 'usage error: a bad option, URL or value',
-  3: 'local file error: the file could not be created or written (disk full, unsafe path, not a regular file)',
-  4: 'network failure after retries: refused, reset, name not resolved, timed out, stalled or cut short',
-  5: 'TLS failure: the certificate is not trusted, names another host, or the handshake failed',
-  6: 'authentication refused by the server (401, 403 or 407)',
-  7: 'protocol error: a malformed response, a range mismatch, a limit exceeded or a redirect refused',
-  8: 'the server answered with an error status after retries',
-  9: 'integrity failure: the checksum or the length does not match',
-  10: 'the destination exists and conflicts are set to fail',
-  11: 'another process is downloading the same file',
-  130: 'interrupted; the partial download is kept for resume',
-};
+// The meaning of a failed download's errorCode, in words: aria2's numbering, which Haul's daemon
+// keeps so that aria2's clients read it as they expect (docs/DAEMON.md).
 
 const ARIA2 = {
   1: 'unknown error',
@@ -625,11 +607,11 @@ const ARIA2 = {
   32: 'checksum validation failed',
 };
 
-/** The words for `code` ("3" or 3) under Haul's table or aria2's; null for success or nothing. */
-export function exitCodeMeaning(code, { haul }) {
+/** The words for `code` ("3" or 3); null for success or nothing. */
+export function exitCodeMeaning(code) {
   const number = Number(code);
   if (!Number.isInteger(number) || number === 0) return null;
-  const meaning = (haul ? HAUL : ARIA2)[number];
+  const meaning = ARIA2[number];
   return meaning ? `exit code ${number}: ${meaning}` : `exit code ${number}`;
 }
 
@@ -708,7 +690,7 @@ export function parseRate(text) {
         ),
         "/index.html": Asset(
             contentType: "text/html; charset=utf-8",
-            entityTag: #""41c59550bbbaeb14cb6d59b2ceb71243""#,
+            entityTag: #""737403015dbfc0ece9e08a764346e344""#,
             text: #"""
 <!doctype html>
 <html lang="en">
@@ -731,7 +713,7 @@ export function parseRate(text) {
 <main>
   <section id="sign-in" class="panel sign-in" aria-labelledby="sign-in-title" hidden>
     <h2 id="sign-in-title">Sign in</h2>
-    <p>Enter the secret <code>haul daemon</code> printed when it started, or open the address it printed.</p>
+    <p>Enter the daemon's secret: the contents of the secret file <code>haul daemon</code> named when it started (<code>daemon.secret</code> beside its state file), or the one given with <code>--secret</code>.</p>
     <form id="sign-in-form" class="sign-in-form">
       <label for="secret">Secret</label>
       <input id="secret" name="secret" type="password" autocomplete="current-password" required>

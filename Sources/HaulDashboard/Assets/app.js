@@ -25,7 +25,6 @@ const CONNECTION_WORDS = {
 const $ = (id) => document.getElementById(id);
 
 const page = {
-  haulCodes: false,
   signedIn: false,
   timer: 0,
   inFlight: false,
@@ -47,7 +46,7 @@ const client = new RpcClient(endpoints(window.location), {
 });
 
 function describeError(download) {
-  const meaning = exitCodeMeaning(download.errorCode, { haul: page.haulCodes });
+  const meaning = exitCodeMeaning(download.errorCode);
   const message = download.errorMessage || 'The download failed.';
   return meaning ? `${message} (${meaning})` : message;
 }
@@ -105,12 +104,11 @@ async function signIn(secret, { quiet = false } = {}) {
     const wrong = refused.error.unauthorized;
     if (quiet && wrong) showSignIn('');
     else showSignIn(wrong
-      ? 'Wrong secret: the daemon refused it. Use the secret haul daemon printed at start (or the contents of its secret file).'
+      ? 'Wrong secret: the daemon refused it. Use the contents of the secret file haul daemon named at start.'
       : `The daemon refused: ${refused.error.message}`);
     return;
   }
-  const [version, options] = answers.map((answer) => answer.result);
-  page.haulCodes = Array.isArray(version.enabledFeatures) && version.enabledFeatures.includes('Haul');
+  const options = answers[1].result;
   window.sessionStorage.setItem(SECRET_KEY, secret);
   showLimits(options);
   page.signedIn = true;

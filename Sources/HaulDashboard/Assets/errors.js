@@ -1,21 +1,5 @@
-// The meaning of a failed download's errorCode, in words. Haul's daemon reports Haul's exit
-// statuses; aria2 its own numbering. The daemon says which by listing "Haul" among the
-// enabledFeatures of aria2.getVersion (docs/DASHBOARD.md).
-
-const HAUL = {
-  1: 'generic failure',
-  2: 'usage error: a bad option, URL or value',
-  3: 'local file error: the file could not be created or written (disk full, unsafe path, not a regular file)',
-  4: 'network failure after retries: refused, reset, name not resolved, timed out, stalled or cut short',
-  5: 'TLS failure: the certificate is not trusted, names another host, or the handshake failed',
-  6: 'authentication refused by the server (401, 403 or 407)',
-  7: 'protocol error: a malformed response, a range mismatch, a limit exceeded or a redirect refused',
-  8: 'the server answered with an error status after retries',
-  9: 'integrity failure: the checksum or the length does not match',
-  10: 'the destination exists and conflicts are set to fail',
-  11: 'another process is downloading the same file',
-  130: 'interrupted; the partial download is kept for resume',
-};
+// The meaning of a failed download's errorCode, in words: aria2's numbering, which Haul's daemon
+// keeps so that aria2's clients read it as they expect (docs/DAEMON.md).
 
 const ARIA2 = {
   1: 'unknown error',
@@ -44,10 +28,10 @@ const ARIA2 = {
   32: 'checksum validation failed',
 };
 
-/** The words for `code` ("3" or 3) under Haul's table or aria2's; null for success or nothing. */
-export function exitCodeMeaning(code, { haul }) {
+/** The words for `code` ("3" or 3); null for success or nothing. */
+export function exitCodeMeaning(code) {
   const number = Number(code);
   if (!Number.isInteger(number) || number === 0) return null;
-  const meaning = (haul ? HAUL : ARIA2)[number];
+  const meaning = ARIA2[number];
   return meaning ? `exit code ${number}: ${meaning}` : `exit code ${number}`;
 }
