@@ -7,8 +7,9 @@ websocket-client, both from PyPI, against files served on loopback by haul-test-
 Installs aria2p and websocket-client into a private virtual environment, starts the origin and
 two daemons on free loopback ports (one with a generated secret, one with --secret= for aria2p's
 notification listener, which opens its socket without a call), and checks: add, list, pause,
-resume, remove, global stats and notifications through the API; add, show, pause, resume and
-remove through the CLI; the downloaded bytes against the origin's. Exits non-zero on the first
+resume, remove, global stats and notifications through the API; add, show, pause, resume,
+remove (with --all and --force), purge and call through the CLI; the downloaded bytes against
+the origin's. Exits non-zero on the first
 failure, printing the daemon's log.
 """
 
@@ -127,6 +128,7 @@ heard, strangers = [], []
 listener = websocket.create_connection(f"ws://localhost:{PORT}/jsonrpc", timeout=30)
 listener.send(json.dumps({"jsonrpc": "2.0", "id": "auth", "method": "aria2.getVersion", "params": ["token:" + SECRET]}))
 check("version" in json.loads(listener.recv())["result"], "a WebSocket call with the token is answered")
+listener.settimeout(None)
 stranger = websocket.create_connection(f"ws://localhost:{PORT}/jsonrpc", timeout=2)
 def listen(socket, into):
     try:
@@ -155,7 +157,8 @@ check(open(os.path.join(DOWNLOADS, "slow.bin"), "rb").read() == origin_bytes("/b
       "the resumed file is the origin's, byte for byte")
 stats = api.get_stats()
 check(stats.num_active == 0 and stats.num_stopped >= 2, "get_stats after both finished")
-check(all(api.remove([small])), "remove a result")
+# aria2p picks remove or removeDownloadResult from the status it holds: a fresh one.
+check(all(api.remove([api.get_download(small.gid)])), "remove a result")
 check(small.gid not in {download.gid for download in api.get_downloads()}, "it is gone from the list")
 failed = api.add_uris([ORIGIN + "/status/404"])
 wait(lambda: api.get_download(failed.gid).has_failed, "a 404 fails")
@@ -180,25 +183,53 @@ added = open_api.add_uris([ORIGIN + "/bytes/1000/open.bin"])
 wait(lambda: ("complete", added.gid) in events, "aria2p's listener hears onDownloadStart and onDownloadComplete")
 open_api.stop_listening()
 
-# The CLI: add, show, pause, resume, remove.
+# The CLI: add (with options and a position), show (aria2p's listing: it has no `ls`), pause,
+# resume, remove, each also with --all or --force, purge and call.
 def cli(*arguments):
     result = subprocess.run([ARIA2P, "-p", str(PORT), "-s", SECRET] + list(arguments), capture_output=True, text=True, timeout=60)
     if result.returncode != 0:
         raise SystemExit(f"interop-aria2p: FAILED: aria2p {' '.join(arguments)}: {result.returncode} {result.stderr}")
     return result.stdout
 
-before = {download.gid for download in api.get_downloads()}
-cli("add", ORIGIN + "/bytes/4000000/cli.bin?rate=500000")
-new = [download for download in api.get_downloads() if download.gid not in before]
+def added_by(*arguments):
+    before = {download.gid for download in api.get_downloads()}
+    cli("add", *arguments)
+    return [download.gid for download in api.get_downloads() if download.gid not in before]
+
+def shown(gid):
+    rows = [line.split() for line in cli("show").splitlines()[1:]]
+    return next((row for row in rows if row[0] == gid), None)
+
+new = added_by(ORIGIN + "/bytes/8000000/cli.bin?rate=250000")   # still active when removed
 check(len(new) == 1, "aria2p add created one download")
-gid = new[0].gid
-check(gid in cli("show"), "aria2p show lists it")
+gid = new[0]
+wait(lambda: (shown(gid) or [""])[1:2] == ["active"], "aria2p show lists it as active")
+held = added_by("-o", "dir=cli;out=held.bin;pause=true", "-p", "0", ORIGIN + "/bytes/1000/held.bin")
+check(len(held) == 1 and api.get_download(held[0]).status == "paused", "aria2p add -o 'dir=..;out=..;pause=true' adds it paused")
+check(str(api.get_download(held[0]).files[0].path) == os.path.join(DOWNLOADS, "cli", "held.bin"),
+      "under the dir and out its options gave")
+check(shown(held[0])[-1] == "held.bin", "aria2p show names it by its out")
 cli("pause", gid)
 check(api.get_download(gid).status == "paused", "aria2p pause")
 cli("resume", gid)
 check(api.get_download(gid).status in ("active", "waiting"), "aria2p resume")
-cli("remove", gid)
-check(gid not in {download.gid for download in api.get_downloads()}, "aria2p remove")
+cli("pause", "--all", "--force")
+check({shown(g)[1] for g in (gid, held[0])} == {"paused"}, "aria2p pause --all --force")
+cli("resume", "--all")
+wait(lambda: (shown(held[0]) or ["", ""])[1] == "complete", "aria2p resume --all: the held one completes")
+check(open(os.path.join(DOWNLOADS, "cli", "held.bin"), "rb").read() == origin_bytes("/bytes/1000/held.bin"), "with the origin's bytes")
+stat = json.loads(cli("call", "getGlobalStat"))
+check(stat["numActive"] == "1" and int(stat["numStopped"]) >= 1, "aria2p call getGlobalStat")
+waiting = json.loads(cli("call", "tellWaiting", "-J", "[0, 10]"))
+check(isinstance(waiting, list), "aria2p call tellWaiting -J '[0, 10]'")
+cli("purge")
+check(shown(held[0]) is None, "aria2p purge drops the finished results")
+cli("remove", "--force", gid)
+check(gid not in {download.gid for download in api.get_downloads()}, "aria2p remove --force")
+wait(lambda: "aria2.onDownloadStop" in [note.get("method") for note in heard], "the WebSocket heard aria2.onDownloadStop")
+extra = added_by(ORIGIN + "/bytes/1000/a.bin", ORIGIN + "/bytes/1000/b.bin")
+cli("remove", "--all")
+check(not set(extra) & {download.gid for download in api.get_downloads()}, "aria2p remove --all")
 check(api.client.call("aria2.saveSession") == "OK", "saveSession says OK")
 '''
 
@@ -214,7 +245,9 @@ def main():
         origin_url = origin.stdout.readline().strip()
         log(f"origin at {origin_url}")
         daemon = Daemon(haul, os.path.join(scratch, "daemon"), ["-j", "2"])
+        processes.append(daemon.process)
         open_daemon = Daemon(haul, os.path.join(scratch, "open"), ["--secret="])
+        processes.append(open_daemon.process)
         log(f"daemons on ports {daemon.port} (secret) and {open_daemon.port} (no secret)")
         try:
             run_checks(python, origin_url, daemon, open_daemon, scratch)

@@ -140,6 +140,24 @@ struct DaemonProcessTests {
         }
     }
 
+    @Test func aSecondDaemonOnTheSameStateFileIsRefusedAndTheFirstGoesOn() async throws {
+        try await withTemporaryDirectory { (dir) async throws in
+            let first = try await DaemonProcess(in: dir)
+            let gid = try #require(first.call("aria2.addUri", [["http://127.0.0.1:1/x.bin"], ["pause": "true"]]).string)
+            let second = try await haul(["daemon", "--dir=\(dir.path)/downloads", "--state=\(dir.path)/state.db",
+                                         "--listen=127.0.0.1:0"], in: dir)
+            #expect(second.status == 1)
+            #expect(second.standardError.contains("in use by another process"), "\(second.standardError)")
+            #expect(try first.statuses() == [gid: "paused"])
+            first.send(SIGTERM)
+            #expect(await first.waitForExit() == 0)
+            let next = try await DaemonProcess(in: dir)
+            #expect(try next.statuses() == [gid: "paused"], "the lock went with the first daemon")
+            next.send(SIGTERM)
+            #expect(await next.waitForExit() == 0)
+        }
+    }
+
     @Test func anAddressOtherThanLoopbackWithoutASecretIsRefusedBeforeAnything() async throws {
         try await withTemporaryDirectory { (dir) async throws in
             let open = try await haul(["daemon", "--dir=\(dir.path)", "--state=\(dir.path)/s.db", "--listen=0.0.0.0:0", "--secret="], in: dir)

@@ -49,10 +49,23 @@ import Testing
             let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
             #expect(mode == 0o600)
             #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+            store.close()
             let database = try SQLiteDatabase(path: path)
             #expect(try database.integer("PRAGMA user_version") == ServiceStore.schemaVersion)
             let journal = try database.prepare("PRAGMA journal_mode")
             #expect(try journal.step() && journal.text(0) == "wal")
+        }
+    }
+
+    @Test func aSecondStoreOnTheSameFileIsRefusedUntilTheFirstCloses() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir.appendingPathComponent("state.db").path
+            let first = try ServiceStore(path: path)
+            try first.apply([.save(Self.row(3))])
+            let refusal = #expect(throws: ServiceError.self) { try ServiceStore(path: path) }
+            #expect(refusal?.message.contains("in use by another process") == true)
+            first.close()
+            #expect(try ServiceStore(path: path).load().map(\.id) == [Self.row(3).id])
         }
     }
 

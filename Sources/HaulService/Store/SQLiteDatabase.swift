@@ -34,18 +34,25 @@ final class SQLiteDatabase {
         }
         handle = opened
         sqlite3_extended_result_codes(opened, 1)
-        sqlite3_busy_timeout(opened, 5000)
+        sqlite3_busy_timeout(opened, 1000)
     }
 
     deinit {
         close()
     }
 
-    /// Closes the connection (idempotent); statements must be finalized first.
+    /// Closes the connection (idempotent). Statements still alive keep it open until they are
+    /// finalized (`sqlite3_close_v2`), so its locks go with the last of them.
     func close() {
         guard let handle else { return }
-        sqlite3_close(handle)
+        sqlite3_close_v2(handle)
         self.handle = nil
+    }
+
+    /// Whether the last call failed because another connection holds the file's lock.
+    var lastErrorWasBusy: Bool {
+        guard let handle else { return false }
+        return sqlite3_errcode(handle) & 0xFF == SQLITE_BUSY
     }
 
     /// Runs one or more statements that return no rows.
@@ -89,6 +96,7 @@ final class SQLiteDatabase {
 final class SQLiteStatement {
     private let statement: OpaquePointer
     private let database: SQLiteDatabase
+    private var finalized = false
 
     fileprivate init(_ statement: OpaquePointer, database: SQLiteDatabase) {
         self.statement = statement
@@ -96,6 +104,14 @@ final class SQLiteStatement {
     }
 
     deinit {
+        finalize()
+    }
+
+    /// Frees the statement (idempotent); it cannot run again. The database closes only once
+    /// its statements are finalized.
+    func finalize() {
+        guard !finalized else { return }
+        finalized = true
         sqlite3_finalize(statement)
     }
 

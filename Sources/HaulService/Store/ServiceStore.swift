@@ -7,6 +7,10 @@
 /// process being killed and the machine losing power. The cost is one `fdatasync` per commit,
 /// which ``StoreWriter`` shares between every change that arrived meanwhile (one commit for a
 /// thousand additions in one call). Writes come from one thread at a time.
+///
+/// The file belongs to one service at a time: the store takes SQLite's exclusive lock when it
+/// opens the file (`locking_mode=EXCLUSIVE`, then a write) and holds it until it closes, so a
+/// second daemon on the same state file is refused instead of running the same downloads.
 final class ServiceStore {
     /// The layout this code reads and writes (`PRAGMA user_version`).
     static let schemaVersion: Int64 = 1
@@ -17,11 +21,17 @@ final class ServiceStore {
 
     /// Opens (or creates) the state file.
     ///
-    /// - Throws: `store` when it cannot be opened, is not a database, or was written by a newer
-    ///   layout.
+    /// - Throws: `store` when it cannot be opened, is not a database, is in use by another
+    ///   service, or was written by a newer layout.
     init(path: String) throws(ServiceError) {
         database = try SQLiteDatabase(path: path)
-        try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=OFF")
+        do throws(ServiceError) {
+            // The write takes the lock now, for as long as the file is open.
+            try database.execute("PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; BEGIN IMMEDIATE; COMMIT")
+        } catch where database.lastErrorWasBusy {
+            throw ServiceError(.store, "the state file \(path) is in use by another process (another haul daemon?)")
+        }
+        try database.execute("PRAGMA synchronous=FULL; PRAGMA foreign_keys=OFF")
         let version = try database.integer("PRAGMA user_version")
         if version > Self.schemaVersion {
             throw ServiceError(.store, "the state file \(path) has layout \(version), newer than this haul's \(Self.schemaVersion)")
@@ -51,6 +61,13 @@ final class ServiceStore {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         delete = try database.prepare("DELETE FROM downloads WHERE gid = ?")
+    }
+
+    /// Closes the file and lets go of its lock; the store cannot be used after.
+    func close() {
+        upsert.finalize()
+        delete.finalize()
+        database.close()
     }
 
     /// Every row, in no particular order (the list orders them by position).

@@ -56,13 +56,17 @@ final class StoreWriter: @unchecked Sendable {   // all mutable state is under `
         }
     }
 
-    /// Commits what is queued, then stops the thread; later submissions are never written.
+    /// Commits what is queued, stops the thread and closes the file (its lock goes with it);
+    /// later submissions are never written.
     func close() {
-        monitor.withLock {
+        let firstToClose = monitor.withLock { () -> Bool in
+            let first = !closing
             closing = true
             monitor.broadcast()
             while running { monitor.wait() }
+            return first
         }
+        if firstToClose { store.close() }
     }
 
     private func writeUntilClosed() {
