@@ -444,11 +444,11 @@ def check_units_in_the_browser(run):
     results = run.browser.driver.execute_async_script("""
         const done = arguments[arguments.length - 1];
         Promise.all([import('./format.js'), import('./segments.js')]).then(([f, s]) => done([
-          f.bytes(512), f.bytes(1536), f.bytes(12.5 * 1048576), f.speed(1572864), f.duration(62),
+          f.bytes(512), f.bytes(1536), f.bytes(12.5 * 1048576), f.speed(1572864), f.speed(1048575), f.duration(62),
           f.duration(3723), f.duration(NaN), f.parseRate('2M'), f.parseRate('500k'), f.parseRate('x'),
           JSON.stringify(s.completedRanges('c1', 8, 10, 75)),
         ]), (e) => done(String(e)));""")
-    expected = ["512 B", "1.50 KiB", "12.5 MiB", "1.50 MiB/s", "1:02", "1:02:03", "—", 2097152, 512000, None,
+    expected = ["512 B", "1.50 KiB", "12.5 MiB", "1.50 MiB/s", "1.00 MiB/s", "1:02", "1:02:03", "—", 2097152, 512000, None,
                 "[[0,20],[70,75]]"]
     assert results == expected, results
 

@@ -457,7 +457,7 @@ export class SpeedChart {
         ),
         "/details.js": Asset(
             contentType: "text/javascript; charset=utf-8",
-            entityTag: #""0e02f3aee7a293b182dcc595d68ba211""#,
+            entityTag: #""504baf4cbad7cc01cb48bbb3063182b7""#,
             text: #"""
 // The detail view of one download: a modal dialog with the segment map and the facts, redrawn
 // from a full tellStatus once a second while it is open.
@@ -499,7 +499,7 @@ export class DetailView {
     if (download.gid !== this.gid) return;
     this.title.textContent = download.name;
     this.segmentText.textContent = segments.render(this.map, download);
-    document.getElementById('legend-flight').hidden = download.segments === null;
+    for (const item of document.querySelectorAll('.legend-flight')) item.hidden = download.segments === null;
     const rows = [
       ['State', download.state],
       ['Size', download.total > 0 ? format.bytes(download.total) : 'not known yet'],
@@ -627,7 +627,7 @@ export function exitCodeMeaning(code) {
         ),
         "/format.js": Asset(
             contentType: "text/javascript; charset=utf-8",
-            entityTag: #""a31ef963808b093b571a6189114ca2d6""#,
+            entityTag: #""140603c8439cc650038f3f1a252a2a99""#,
             text: #"""
 // Numbers in human units: sizes in binary units (KiB, MiB, GiB), speeds per second, ETA as m:ss.
 
@@ -643,6 +643,11 @@ export function bytes(count) {
     unit += 1;
   }
   if (unit === 0) return `${value} B`;
+  // 1048575 B is "1.00 MiB", not "1024 KiB": round first, then move up a unit if it reached 1024.
+  if (Number(value.toFixed(0)) >= 1024 && unit < UNITS.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
   const digits = value >= 100 ? 0 : value >= 10 ? 1 : 2;
   return `${value.toFixed(digits)} ${UNITS[unit]}`;
 }
@@ -690,7 +695,7 @@ export function parseRate(text) {
         ),
         "/index.html": Asset(
             contentType: "text/html; charset=utf-8",
-            entityTag: #""737403015dbfc0ece9e08a764346e344""#,
+            entityTag: #""5cc6cd920f1c5bcb87d2b6d5313fa2ee""#,
             text: #"""
 <!doctype html>
 <html lang="en">
@@ -815,7 +820,8 @@ export function parseRate(text) {
   <div id="segment-map-box" class="segment-map-box"></div>
   <ul class="legend" aria-hidden="true">
     <li><span class="swatch done"></span>Complete</li>
-    <li id="legend-flight"><span class="swatch flight"></span>In flight</li>
+    <li class="legend-flight"><span class="swatch flight-done"></span>Received by a connection</li>
+    <li class="legend-flight"><span class="swatch flight"></span>Still to come over it</li>
     <li><span class="swatch missing"></span>Missing</li>
   </ul>
   <p id="segment-text" class="muted"></p>
@@ -1008,7 +1014,7 @@ export class RpcClient {
         ),
         "/segments.js": Asset(
             contentType: "text/javascript; charset=utf-8",
-            entityTag: #""a945a1cd3e880c5b3160993a2d1b1ce1""#,
+            entityTag: #""027f4e7dad8115e24d31dddd3a3e1446""#,
             text: #"""
 // The segment map: the file as a bar; completed ranges from aria2's bitfield (piece i is bit
 // 7 - i % 8 of byte i / 8, hex encoded), and each connection's range in flight from haul's
@@ -1082,13 +1088,15 @@ export function render(map, download) {
   }
   let done = completedRanges(download.bitfield, download.numPieces, download.pieceLength, total);
   if (done.length === 0 && download.status === 'complete') done = [[0, total]];
-  for (const [from, to] of done) parts.push(rect('done', from, to, total));
+  // Ranges in flight first, the completed pieces over them, each connection's mark on top: bytes
+  // a connection received show until a checkpoint makes their pieces complete.
   const flights = flightRanges(download.segments, total);
   for (const flight of flights) {
     parts.push(rect('flight', flight.start, flight.end, total));
     if (flight.position > flight.start) parts.push(rect('flight-done', flight.start, flight.position, total));
-    parts.push(rect('head', flight.position, flight.position, total));
   }
+  for (const [from, to] of done) parts.push(rect('done', from, to, total));
+  for (const flight of flights) parts.push(rect('head', flight.position, flight.position, total));
   map.replaceChildren(...parts);
 
   const count = done.reduce((n, [from, to]) => n + Math.ceil((to - from) / download.pieceLength), 0);
@@ -1192,7 +1200,7 @@ export function abilities(download) {
         ),
         "/style.css": Asset(
             contentType: "text/css; charset=utf-8",
-            entityTag: #""d214a7f0acc96eaebfadce444476879b""#,
+            entityTag: #""67033b8d041e845f2b948fad53e15d13""#,
             text: #"""
 /* Haul's dashboard: system colours and fonts, light or dark as the system says, one column at
    phone width and a table from tablet width up. */
@@ -1430,10 +1438,11 @@ main {
 .segment-map .flight { fill: var(--flight); }
 .segment-map .flight-done { fill: var(--flight-done); }
 .segment-map .head { fill: var(--text); }
-.legend { display: flex; gap: 1rem; padding: 0; margin: 0.5rem 0 0; list-style: none; font-size: 0.85rem; }
+.legend { display: flex; flex-wrap: wrap; gap: 0.25rem 1rem; padding: 0; margin: 0.5rem 0 0; list-style: none; font-size: 0.85rem; }
 .swatch { display: inline-block; width: 0.8rem; height: 0.8rem; margin-right: 0.35rem; border-radius: 2px; vertical-align: -0.1rem; }
 .swatch.done { background: var(--done); }
-.swatch.flight { background: var(--flight-done); }
+.swatch.flight-done { background: var(--flight-done); }
+.swatch.flight { background: var(--flight); }
 .swatch.missing { background: var(--missing); border: 1px solid var(--line); }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.35rem 1rem; margin: 1rem 0 0; }
 .facts dt { font-weight: 600; color: var(--muted); }

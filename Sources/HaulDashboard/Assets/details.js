@@ -38,7 +38,7 @@ export class DetailView {
     if (download.gid !== this.gid) return;
     this.title.textContent = download.name;
     this.segmentText.textContent = segments.render(this.map, download);
-    document.getElementById('legend-flight').hidden = download.segments === null;
+    for (const item of document.querySelectorAll('.legend-flight')) item.hidden = download.segments === null;
     const rows = [
       ['State', download.state],
       ['Size', download.total > 0 ? format.bytes(download.total) : 'not known yet'],

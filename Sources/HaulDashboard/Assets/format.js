@@ -12,6 +12,11 @@ export function bytes(count) {
     unit += 1;
   }
   if (unit === 0) return `${value} B`;
+  // 1048575 B is "1.00 MiB", not "1024 KiB": round first, then move up a unit if it reached 1024.
+  if (Number(value.toFixed(0)) >= 1024 && unit < UNITS.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
   const digits = value >= 100 ? 0 : value >= 10 ? 1 : 2;
   return `${value.toFixed(digits)} ${UNITS[unit]}`;
 }

@@ -70,13 +70,15 @@ export function render(map, download) {
   }
   let done = completedRanges(download.bitfield, download.numPieces, download.pieceLength, total);
   if (done.length === 0 && download.status === 'complete') done = [[0, total]];
-  for (const [from, to] of done) parts.push(rect('done', from, to, total));
+  // Ranges in flight first, the completed pieces over them, each connection's mark on top: bytes
+  // a connection received show until a checkpoint makes their pieces complete.
   const flights = flightRanges(download.segments, total);
   for (const flight of flights) {
     parts.push(rect('flight', flight.start, flight.end, total));
     if (flight.position > flight.start) parts.push(rect('flight-done', flight.start, flight.position, total));
-    parts.push(rect('head', flight.position, flight.position, total));
   }
+  for (const [from, to] of done) parts.push(rect('done', from, to, total));
+  for (const flight of flights) parts.push(rect('head', flight.position, flight.position, total));
   map.replaceChildren(...parts);
 
   const count = done.reduce((n, [from, to]) => n + Math.ceil((to - from) / download.pieceLength), 0);
