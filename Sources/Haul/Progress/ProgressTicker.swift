@@ -1,17 +1,16 @@
 import Synchronization
 import HaulCore
 
-/// One task that wakes the progress reporters of every running download at their intervals,
+/// One thread that wakes the progress reporters of every running download at their intervals,
 /// instead of a sleeping task (and a kernel timer) per download: with 1,000 small files, 16 at
-/// once, each download's own sampler task cost a task, a timer and three thread wake-ups.
+/// once, each download's own sampler task cost a task, a timer and three thread wake-ups. A
+/// thread of its own, sleeping on a condition, wakes once per tick; a task sleeping on Swift's
+/// clock woke the timer thread and a worker of the cooperative pool for each.
 ///
-/// Reporters are held weakly; the task ends when none is registered and the next registration
-/// starts a new one. A reporter is first woken one interval after it registers, at most
-/// ``longestSleep`` late when it registers while the task sleeps towards a later deadline.
+/// Reporters are held weakly; the thread's loop ends when none is registered and the next
+/// registration starts it again. A reporter is first woken one interval after it registers.
 final class ProgressTicker: Sendable {
-    /// The longest the task sleeps at a time, so a reporter registered during a long sleep is
-    /// not woken much later than its interval: the downloader's progress interval (every
-    /// reporter of a downloader has it, so the task wakes only when a reporter is due).
+    /// The longest the loop sleeps at a time (a registration wakes it sooner).
     let longestSleep: Duration
 
     /// - Parameter longestSleep: the longest sleep (default 100 ms, the default progress interval).
@@ -27,21 +26,24 @@ final class ProgressTicker: Sendable {
     private struct State {
         var entries: [ObjectIdentifier: Entry] = [:]
         var running = false
+        /// Counts registrations, so the sleeping loop notices one.
+        var registrations = 0
     }
-    private let state = SharedStateLock(State())
+    private let state = ConditionLock(State())
+    /// The loop's thread; it retires a few seconds after the loop ends.
+    private let thread = ThreadPool(maximumThreads: 1)
 
     /// Wakes `reporter` (``ProgressReporter/tick()``) every `interval` until ``unregister(_:)``.
     func register(_ reporter: ProgressReporter, interval: Duration) {
-        let start = state.withLock { state -> Bool in
+        let start = state.withLockBroadcasting { state -> Bool in
             state.entries[ObjectIdentifier(reporter)] = Entry(reporter: reporter, interval: interval,
                                                               due: .now + interval)
+            state.registrations += 1
             guard !state.running else { return false }
             state.running = true
             return true
         }
-        // Detached: the task serves every download, not the priority or task-locals of the one
-        // that happened to start it.
-        if start { Task.detached(priority: .medium) { await self.run() } }
+        if start { thread.run(name: "haul-progress") { [self] in run() } }
     }
 
     /// Stops waking `reporter`.
@@ -49,13 +51,13 @@ final class ProgressTicker: Sendable {
         _ = state.withLock { $0.entries.removeValue(forKey: ObjectIdentifier(reporter)) }
     }
 
-    /// Whether a task is running (for tests).
+    /// Whether the loop is running (for tests).
     var isRunning: Bool { state.withLock { $0.running } }
 
-    private func run() async {
+    private func run() {
         while true {
             let now = ContinuousClock.now
-            let (due, wake) = state.withLock { state -> ([ProgressReporter], ContinuousClock.Instant?) in
+            let (due, wake, seen) = state.withLock { state -> ([ProgressReporter], ContinuousClock.Instant?, Int) in
                 var due: [ProgressReporter] = []
                 var wake: ContinuousClock.Instant?
                 for id in Array(state.entries.keys) {   // keys first: the loop changes the entries
@@ -71,12 +73,12 @@ final class ProgressTicker: Sendable {
                     }
                     wake = min(wake ?? next, next)
                 }
-                if wake == nil { state.running = false }   // the next register starts a new task
-                return (due, wake)
+                if wake == nil { state.running = false }   // the next register starts the loop again
+                return (due, wake, state.registrations)
             }
             for reporter in due { reporter.tick() }
             guard let wake else { return }
-            try? await Task.sleep(until: min(wake, ContinuousClock.now + longestSleep), clock: .continuous)
+            state.wait(until: min(wake, ContinuousClock.now + longestSleep)) { $0.registrations == seen }
         }
     }
 }
