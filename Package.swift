@@ -35,9 +35,11 @@ let package = Package(
         .target(name: "HaulURLSession", dependencies: ["Haul", "HaulHTTP", "HaulCore"]),
         // The persistent download service (SQLite), and the daemon that serves it over JSON-RPC.
         .target(name: "HaulService", dependencies: ["Haul", "HaulCore", "CSQLite"]),
-        .target(name: "HaulDaemon", dependencies: ["HaulService", "Haul", "HaulCore", "CHaulTLS"]),
+        .target(name: "HaulDaemon", dependencies: ["HaulService", "HaulDashboard", "Haul", "HaulCore", "CHaulTLS"]),
         .target(name: "HaulServer", dependencies: ["CHaulTLS", "CHaulSys"]),
-        .target(name: "HaulCLI", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulServer", "HaulService", "HaulDaemon"]),
+        .target(name: "HaulCLI", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulServer", "HaulService", "HaulDaemon", "HaulDashboard"]),
+        // The web dashboard `haul daemon` serves: files under Assets/, embedded by Scripts/embed-dashboard.py.
+        .target(name: "HaulDashboard", exclude: ["Assets"]),
         .executableTarget(name: "haul", dependencies: ["HaulCLI"]),
         .executableTarget(name: "HaulURLSessionCommand", dependencies: ["HaulCLI", "HaulURLSession"],
                           path: "Sources/haul-urlsession"),
@@ -51,8 +53,10 @@ let package = Package(
         .testTarget(name: "HaulHTTPTests", dependencies: ["HaulHTTP", "HaulCore", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulServerTests", dependencies: ["HaulServer", "HaulTestSupport"]),
+        .testTarget(name: "HaulDashboardTests", dependencies: ["HaulDashboard", "CHaulTLS"]),
         .testTarget(name: "HaulServiceTests", dependencies: ["HaulService", "Haul", "HaulCore", "HaulServer", "HaulTestSupport"]),
-        .testTarget(name: "HaulDaemonTests", dependencies: ["HaulDaemon", "HaulService", "Haul", "HaulCore", "HaulServer", "HaulTestSupport"]),
+        .testTarget(name: "HaulDaemonTests", dependencies: ["HaulDaemon", "HaulDashboard", "HaulService", "Haul", "HaulCore", "HaulServer",
+                                                        "HaulTestSupport"]),
         .testTarget(name: "HaulCLITests", dependencies: ["HaulCLI", "Haul", "HaulHTTP", "HaulCore", "HaulURLSession", "HaulServer", "HaulTestSupport",
                                                      "HaulDaemon"]),
 

@@ -161,6 +161,12 @@ public final class Download: Sendable {
         control.completedRanges
     }
 
+    /// Each connection's segment of the running transfer over ranges, by connection; empty when
+    /// nothing is in flight (not running, or a file that streams over one connection from byte 0).
+    package var segmentsInFlight: [SegmentInFlight] {
+        control.segmentsInFlight
+    }
+
     /// Ends the running attempt and starts another at once, from the bytes on disk, with no
     /// event; for a change that a running transfer takes only when it starts (a rate limit set
     /// where there was none). Nothing happens unless the download is running.

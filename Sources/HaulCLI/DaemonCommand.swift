@@ -6,6 +6,7 @@ import Foundation
 import Dispatch
 import Haul
 import HaulDaemon
+import HaulDashboard
 import HaulService
 #if canImport(Glibc)
 import Glibc
@@ -42,6 +43,7 @@ struct DaemonCommand {
         let address = daemon.server.address
         log.note("listening on \(address) (JSON-RPC at http://\(address)/jsonrpc), downloads in \(service.rootPath), "
                  + "state in \(configuration.service.stateFile.path)")
+        log.note(dashboardNote(address, secret: configuration.secret, stateFile: configuration.service.stateFile.path))
         let interrupts = terminal.watchInterrupts { daemon.requestStop() }
         let terminations = SignalWatch(signal: SIGTERM, exitsOnRepeat: true) { daemon.requestStop() }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -79,6 +81,16 @@ struct DaemonCommand {
         server.allowedOrigins = options.allowedOrigins
         return Daemon.Configuration(service: .init(root: root, stateFile: URL(fileURLWithPath: stateFile), downloader: engine),
                                     server: server, secret: secret)
+    }
+
+    /// Where the dashboard is and how to sign in. The address carries no `#token=`: the secret
+    /// appears in no log line, and the log is often a file or a journal.
+    private func dashboardNote(_ address: ListenAddress, secret: String?, stateFile: String) -> String {
+        let page = Dashboard.address(host: address.host, port: address.port, secret: nil)
+        guard let secret, !secret.isEmpty else { return "dashboard at \(page)" }
+        let source = options.secret != nil ? "the secret given with --secret"
+            : "the secret in \(absolute(options.secretFile ?? DaemonPaths.secretFile(besides: stateFile)))"
+        return "dashboard at \(page) (sign in with \(source))"
     }
 
     /// The secret: given, read from a file, or made beside the state file.

@@ -26,6 +26,13 @@ extension DownloadService {
         state.withLock { state in state.queue.entries[id].map { snapshot($0, runs: state.runs) } }
     }
 
+    /// Each connection's segment of the download's transfer over ranges, by connection; empty
+    /// unless it is active with ranges in flight.
+    package func segmentsInFlight(_ id: DownloadID) -> [SegmentInFlight] {
+        let run = state.withLock { $0.runs[id]?.download }
+        return run?.segmentsInFlight ?? []
+    }
+
     /// The active downloads, in the order they started.
     public func activeDownloads() -> [ServiceDownload] {
         state.withLock { state in state.queue.active.compactMap { state.queue.entries[$0].map { snapshot($0, runs: state.runs) } } }

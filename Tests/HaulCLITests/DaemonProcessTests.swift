@@ -132,6 +132,9 @@ struct DaemonProcessTests {
             let mode = try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("state.secret").path)[.posixPermissions] as? Int
             #expect(mode == 0o600)
             #expect(log.contains(dir.appendingPathComponent("state.secret").path), "the path is printed")
+            #expect(log.contains("dashboard at http://127.0.0.1:"), "the dashboard's address is printed")
+            #expect(log.contains("sign in with the secret in \(dir.appendingPathComponent("state.secret").path)"))
+            #expect(!log.contains("#token="))
             #expect(!log.contains(secret))
             #expect(!answers.contains(secret))
         }

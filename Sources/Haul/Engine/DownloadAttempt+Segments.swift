@@ -46,7 +46,8 @@ extension DownloadAttempt {
                                                    shownFinalURL: shownFinalURL, resourceKey: file.resourceKey)
         template.redactedFinalURL = shownFinalURL
         template.serverDigest = file.verification?.serverDigest?.description
-        let writesDirect = try writesPastThePageCache(file.partial, total: total, hasher: hasher)
+        let connections = job.request.connections ?? configuration.connectionsPerDownload
+        let writesDirect = try writesPastThePageCache(file.partial, total: total, hasher: hasher, connections: connections)
         let (folder, name, control) = (self.folder, file.name, job.control)
         let validator = file.record.flatMap { $0.etag ?? $0.lastModified } ?? facts.strongETag ?? facts.lastModified
         let setup = SegmentedTransfer.Setup(
@@ -59,8 +60,7 @@ extension DownloadAttempt {
                 try record.save(for: name, in: folder, fieldsChecked: savedBefore)
                 control.publish(completed: completed)
             }, source: source, hasher: hasher, pieces: file.pieces.all, writesDirect: writesDirect)
-        return SegmentedTransfer(setup: setup, completed: template.completed.ranges,
-                                 connections: job.request.connections ?? configuration.connectionsPerDownload)
+        return SegmentedTransfer(setup: setup, completed: template.completed.ranges, connections: connections)
     }
 
     /// Whether the connections write whole blocks past the page cache (see ``SegmentWriter``):
@@ -72,10 +72,9 @@ extension DownloadAttempt {
     /// written through the cache they are hashed by an idle follower as they come. Such a file
     /// gets its blocks reserved first: direct writes into reserved blocks are faster than into a
     /// growing file.
-    private func writesPastThePageCache(_ partial: PartialFile, total: Int64,
-                                        hasher: StreamHasher?) throws(DownloadError) -> Bool {
-        let direct = total > BatchCommitter.largestFile && limiter == nil
-            && (hasher == nil || configuration.connectionsPerDownload > 1)
+    private func writesPastThePageCache(_ partial: PartialFile, total: Int64, hasher: StreamHasher?,
+                                        connections: Int) throws(DownloadError) -> Bool {
+        let direct = total > BatchCommitter.largestFile && limiter == nil && (hasher == nil || connections > 1)
             && configuration.minimumSegmentSize >= 64 << 10 && partial.directDescriptor() != nil
         guard direct else { return false }
         try partial.reserve(length: total)

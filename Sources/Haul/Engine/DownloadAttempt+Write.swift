@@ -112,6 +112,8 @@ extension DownloadAttempt {
         if let segmented, let total = shape.total {
             announce(segmented.plannedConnections)
             slot.handOver()   // the transfer's first worker gives it back
+            job.control.publish(transfer: segmented)
+            defer { job.control.publish(transfer: nil) }
             try segmented.run(first: exchange, firstBuffer: buffer, run: signal)
             return (total, file.record != nil || segmented.checkpointed)
         }

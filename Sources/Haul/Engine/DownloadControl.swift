@@ -6,7 +6,7 @@ import Darwin
 import HaulCore
 
 /// The user's controls over one download (pause, resume, cancel, restart), as seen by its
-/// transfer threads, and what those threads publish back (the completed ranges).
+/// transfer threads, and what those threads publish back (the completed ranges, the transfer in flight).
 ///
 /// Each run of the transfer gets its own ``CancellationSignal``: ``pause()`` and ``cancel()``
 /// fire it (connections close at once); after a pause, the job waits in ``waitWhilePaused()``
@@ -19,6 +19,7 @@ final class DownloadControl: Sendable {
         var restarting = false
         var run = CancellationSignal()
         var completed: [Range<Int64>]?
+        var transfer: SegmentedTransfer?
     }
     private let state = SharedStateLock(State())
     private let wakeup = WakeupDescriptor()
@@ -38,6 +39,17 @@ final class DownloadControl: Sendable {
     /// Records the ranges a checkpoint made durable (`nil` when an attempt starts).
     func publish(completed: [Range<Int64>]?) {
         state.withLock { $0.completed = completed }
+    }
+
+    /// The segments of the transfer over ranges that runs now, if any.
+    var segmentsInFlight: [SegmentInFlight] {
+        let transfer = state.withLock { $0.transfer }
+        return transfer?.segmentsInFlight ?? []
+    }
+
+    /// Records the transfer over ranges that runs now (`nil` once it has ended).
+    func publish(transfer: SegmentedTransfer?) {
+        state.withLock { $0.transfer = transfer }
     }
 
     /// Ends the current run and puts a fresh signal in place, so that the job starts its next

@@ -22,6 +22,8 @@ struct SegmentPlanner: Sendable {
 
     /// What one active worker holds: it has written `[segment start, position)`, `[position, end)` is still to come.
     private struct Slot: Sendable {
+        /// Where its current segment began.
+        var start: Int64
         var position: Int64
         var end: Int64
     }
@@ -89,6 +91,12 @@ struct SegmentPlanner: Sendable {
         slots.sorted { $0.key < $1.key }.map { Segment(worker: $0.key, start: $0.value.position, end: $0.value.end) }
     }
 
+    /// Each active worker's segment as it is now, by worker: where it began, where its next
+    /// byte goes, and its end (which shrinks when another worker takes over its tail).
+    var connectionRanges: [SegmentInFlight] {
+        slots.sorted { $0.key < $1.key }.map { SegmentInFlight(start: $0.value.start, position: $0.value.position, end: $0.value.end) }
+    }
+
     /// The bytes not complete yet (in flight or unassigned).
     var remainingBytes: Int64 {
         total - completed.reduce(0) { $0 + ($1.upperBound - $1.lowerBound) }
@@ -146,7 +154,7 @@ struct SegmentPlanner: Sendable {
             for piece in 0..<count {
                 let end = start + quotient + (piece < remainder ? 1 : 0)
                 let worker = segments.count
-                slots[worker] = Slot(position: start, end: end)
+                slots[worker] = Slot(start: start, position: start, end: end)
                 segments.append(Segment(worker: worker, start: start, end: end))
                 start = end
             }
@@ -173,7 +181,7 @@ struct SegmentPlanner: Sendable {
             unassigned.insert((gap.lowerBound + ordered)..<gap.upperBound, at: index)
             gap = gap.lowerBound..<(gap.lowerBound + ordered)
         }
-        slots[worker] = Slot(position: gap.lowerBound, end: gap.upperBound)
+        slots[worker] = Slot(start: gap.lowerBound, position: gap.lowerBound, end: gap.upperBound)
         return Segment(worker: worker, start: gap.lowerBound, end: gap.upperBound)
     }
 
@@ -263,7 +271,7 @@ struct SegmentPlanner: Sendable {
         let aligned = split - split % Self.alignment
         if aligned - slot.position >= minimumSteal { split = aligned }
         slots[victim.worker]?.end = split
-        slots[worker] = Slot(position: split, end: slot.end)
+        slots[worker] = Slot(start: split, position: split, end: slot.end)
         return Segment(worker: worker, start: split, end: slot.end)
     }
 

@@ -57,6 +57,9 @@ final class SegmentedTransfer: Sendable {
     /// Whether a resume record was written (so it must be removed after the commit).
     var checkpointed: Bool { state.withLock { $0.recordSaved } }
 
+    /// Each connection's segment as it is now.
+    var segmentsInFlight: [SegmentInFlight] { state.withLock { $0.planner.connectionRanges } }
+
     init(setup: Setup, completed: [Range<Int64>], connections: Int) {
         // Staged bytes never meet a rate limit (the hasher takes them as they are written).
         precondition(!setup.writesDirect || setup.limiter == nil)

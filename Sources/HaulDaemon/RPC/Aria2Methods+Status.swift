@@ -13,7 +13,9 @@ extension Aria2Methods {
 
     static func tellStatus(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
         let found = try download(call)
-        return Aria2Status.json(found, keys: try call.keys(1))
+        let keys = try call.keys(1)
+        let wantsSegments = found.status == .active && (keys?.isEmpty != false || keys!.contains("segments"))
+        return Aria2Status.json(found, keys: keys, segments: wantsSegments ? call.service.segmentsInFlight(found.id) : nil)
     }
 
     static func tellActive(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {

@@ -1,3 +1,4 @@
+import Haul
 import HaulService
 
 /// aria2's view of a download (`tellStatus` and the lists): every number and Boolean a string,
@@ -8,7 +9,10 @@ enum Aria2Status {
     static let pieceLength: Int64 = 1 << 20
 
     /// The status object of `download`, with only `keys` when given (an empty list means all).
-    static func json(_ download: ServiceDownload, keys: Set<String>? = nil) -> JSONValue {
+    ///
+    /// `segments` (Haul's extension, for `tellStatus`): each connection's range in flight,
+    /// `{"start", "end", "position"}` as decimal strings; the key is left out when `nil` or empty.
+    static func json(_ download: ServiceDownload, keys: Set<String>? = nil, segments: [SegmentInFlight]? = nil) -> JSONValue {
         var object = JSONObject()
         func add(_ key: String, _ value: @autoclosure () -> JSONValue) {
             if keys?.isEmpty != false || keys!.contains(key) { object.append(key, value()) }
@@ -28,11 +32,22 @@ enum Aria2Status {
         add("gid", .string(download.id.hex))
         add("numPieces", .string(String(pieces)))
         add("pieceLength", .string(String(pieceLength)))
+        if let segments, !segments.isEmpty { add("segments", self.segments(segments, total: total)) }
         add("status", .string(download.status.rawValue))
         add("totalLength", .string(String(total)))
         add("uploadLength", "0")
         add("uploadSpeed", "0")
         return .object(object)
+    }
+
+    /// The segments as JSON, clamped so that `start <= position <= end <= total` holds.
+    static func segments(_ segments: [SegmentInFlight], total: Int64) -> JSONValue {
+        .array(segments.map { segment in
+            let end = min(segment.end, total), start = min(segment.start, end)
+            let position = min(max(segment.position, start), end)
+            return .object(JSONObject([.init("start", .string(String(start))), .init("end", .string(String(end))),
+                                       .init("position", .string(String(position)))]))
+        })
     }
 
     /// `getFiles`: the one file of an HTTP download (never an empty list).

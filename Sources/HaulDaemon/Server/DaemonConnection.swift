@@ -1,4 +1,5 @@
 import HaulCore
+import HaulDashboard
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -65,7 +66,7 @@ struct DaemonConnection {
         let cors = server.policy.corsFields(for: head)
         switch route {
         case .refused(let status, let reason):
-            send(.text(status, reason, fields: status == 405 ? [.init("Allow", head.path == "/jsonrpc" ? "POST, OPTIONS" : "GET")] : []),
+            send(.text(status, reason, fields: status == 405 ? [.init("Allow", head.path == "/jsonrpc" ? "POST, OPTIONS" : "GET, HEAD")] : []),
                  keepAlive: false)
             return false
         case .preflight:
@@ -74,6 +75,11 @@ struct DaemonConnection {
             return send(HTTPResponse(status: 204, fields: fields), keepAlive: head.keepsAlive) && head.keepsAlive
         case .staticFile(let path):
             guard discardBody(of: head) else { return false }
+            let tags = head.values("If-None-Match")
+            if configuration.servesDashboard, let page = Dashboard.response(
+                method: head.method, path: head.target, ifNoneMatch: tags.isEmpty ? nil : tags.joined(separator: ", ")) {
+                return send(page, keepAlive: head.keepsAlive) && head.keepsAlive
+            }
             guard let file = configuration.staticFiles?.file(at: path) else {
                 return send(.text(404, "not found"), keepAlive: head.keepsAlive) && head.keepsAlive
             }
@@ -122,6 +128,14 @@ struct DaemonConnection {
     @discardableResult
     private func send(_ response: HTTPResponse, keepAlive: Bool) -> Bool {
         DaemonSocket.write(fd, response.serialized(keepAlive: keepAlive))
+    }
+
+    /// Writes a dashboard response as it is (its fields are complete, `Content-Length` included).
+    private func send(_ page: DashboardResponse, keepAlive: Bool) -> Bool {
+        var text = "HTTP/1.1 \(page.status) \(page.reason)\r\n"
+        for (name, value) in page.headers { text += "\(name): \(value)\r\n" }
+        if !keepAlive { text += "Connection: close\r\n" }
+        return DaemonSocket.write(fd, Array((text + "\r\n").utf8) + page.body)
     }
 }
 

@@ -8,7 +8,8 @@ import Darwin
 #endif
 
 /// The daemon's HTTP/1.1 server: JSON-RPC over `POST /jsonrpc`, the same over a WebSocket at
-/// `/jsonrpc`, and (through a ``StaticFileProvider``) files at other paths.
+/// `/jsonrpc`, the web dashboard (HaulDashboard) at `/`, and (through a ``StaticFileProvider``)
+/// files at other paths.
 ///
 /// Threads: one accepts (blocked in `poll` on the listening socket and a wake-up descriptor);
 /// each connection has a thread of a ``ThreadPool`` (capped at
@@ -37,7 +38,10 @@ public final class DaemonServer: Sendable {
         public var requestTimeout: Duration = .seconds(30)
         /// The least delay of an answer to a call without the valid token, per peer.
         public var failedAuthenticationDelay: Duration = .seconds(1)
-        /// The files served outside `/jsonrpc`; `nil` answers 404 there.
+        /// Whether the web dashboard is served at `/` (its files at their own paths): asked
+        /// before ``staticFiles``.
+        public var servesDashboard = true
+        /// The files served outside `/jsonrpc` besides the dashboard's; `nil` answers 404 there.
         public var staticFiles: (any StaticFileProvider)?
 
         /// Creates a configuration.

@@ -15,6 +15,22 @@ private let kib: Int64 = 1 << 10
         #expect(planner.finished(worker: 0) == nil)
     }
 
+    @Test func connectionRangesKeepTheirStartAsTheyAdvanceAndShrink() throws {
+        // Given four workers over 8 MiB
+        var planner = SegmentPlanner(total: 8 * mib, completed: [], maximumConnections: 4, minimumSegment: mib)
+        _ = planner.start()
+        // When worker 1 writes 512 KiB and worker 0 finishes its 2 MiB, then takes over half of the largest rest
+        planner.advance(worker: 1, to: 2 * mib + 512 * kib)
+        planner.advance(worker: 0, to: 2 * mib)
+        let taken = planner.finished(worker: 0)
+        // Then each range says where it began, where it is and where it ends now
+        #expect(planner.connectionRanges.first { $0.start == 2 * mib } == SegmentInFlight(start: 2 * mib, position: 2 * mib + 512 * kib, end: 4 * mib))
+        let stolen = try #require(taken)
+        #expect(planner.connectionRanges.contains(SegmentInFlight(start: stolen.start, position: stolen.start, end: stolen.end)))
+        #expect(planner.connectionRanges.count == 4)
+        #expect(planner.connectionRanges.allSatisfy { $0.start <= $0.position && $0.position <= $0.end })
+    }
+
     @Test func fullyCompletedFileHasNothingToDo() {
         var planner = SegmentPlanner(total: 100, completed: [0..<60, 60..<100], maximumConnections: 4, minimumSegment: 1)
         #expect(planner.isComplete)

@@ -1,0 +1,384 @@
+// The dashboard: signs in, polls the daemon once a second (one system.multicall), and wires the
+// forms and buttons to aria2's methods.
+
+import { RpcClient, endpoints } from './rpc.js';
+import { SpeedChart } from './chart.js';
+import { DetailView } from './details.js';
+import { DownloadList } from './view.js';
+import { LIST_KEYS, downloadFrom, abilities } from './store.js';
+import { exitCodeMeaning } from './errors.js';
+import * as format from './format.js';
+
+const SECRET_KEY = 'haul.secret';
+const POLL_MS = 1000;
+const HIDDEN_POLL_MS = 5000;
+const SOON_MS = 250;
+const LIST_LIMIT = 200;
+const CHECKSUM_TYPES = { sha256: 'sha-256', sha512: 'sha-512', sha1: 'sha-1', md5: 'md5' };
+const CONNECTION_WORDS = {
+  connecting: 'Connecting…',
+  websocket: 'Connected',
+  http: 'Connected (polling over HTTP)',
+  offline: 'Cannot reach the daemon; retrying…',
+};
+
+const $ = (id) => document.getElementById(id);
+
+const page = {
+  signedIn: false,
+  timer: 0,
+  inFlight: false,
+  again: false,
+  lastRefresh: 0,
+  lastSample: 0,
+  pendingRemovals: new Set(),
+  downloads: new Map(),
+};
+
+const client = new RpcClient(endpoints(window.location), {
+  onNotification: (method) => {
+    if (method.startsWith('aria2.onDownload')) refreshSoon();
+  },
+  onState: (state) => {
+    $('connection').textContent = CONNECTION_WORDS[state] || state;
+    $('connection').dataset.state = state;
+  },
+});
+
+function describeError(download) {
+  const meaning = exitCodeMeaning(download.errorCode);
+  const message = download.errorMessage || 'The download failed.';
+  return meaning ? `${message} (${meaning})` : message;
+}
+
+const list = new DownloadList($('rows'), (action, download) => act(action, download), describeError);
+const details = new DetailView(describeError);
+const chart = new SpeedChart($('chart'), $('chart-caption'));
+
+function say(id, text, isError = false) {
+  const element = $(id);
+  element.textContent = text;
+  element.classList.toggle('error-message', isError);
+}
+
+function failure(error) {
+  return error && error.message ? error.message : String(error);
+}
+
+// Signing in ------------------------------------------------------------------------------------
+
+function secretFromFragment() {
+  const match = /^#token=(.*)$/.exec(window.location.hash);
+  if (!match) return null;
+  // The secret leaves the address bar (and the history) at once.
+  window.history.replaceState(null, '', window.location.pathname + window.location.search);
+  try {
+    return decodeURIComponent(match[1]);
+  } catch {
+    return match[1];
+  }
+}
+
+function showSignIn(message) {
+  page.signedIn = false;
+  clearTimeout(page.timer);
+  $('app').hidden = true;
+  $('sign-out').hidden = true;
+  $('sign-in').hidden = false;
+  say('sign-in-error', message || '', Boolean(message));
+  $('secret').focus();
+}
+
+async function signIn(secret, { quiet = false } = {}) {
+  client.token = secret;
+  let answers;
+  try {
+    answers = await client.multicall([['aria2.getVersion'], ['aria2.getGlobalOption']]);
+  } catch (error) {
+    showSignIn(`The daemon cannot be reached: ${failure(error)}.`);
+    return;
+  }
+  const refused = answers.find((answer) => answer.error);
+  if (refused) {
+    window.sessionStorage.removeItem(SECRET_KEY);
+    const wrong = refused.error.unauthorized;
+    if (quiet && wrong) showSignIn('');
+    else showSignIn(wrong
+      ? 'Wrong secret: the daemon refused it. Use the contents of the secret file haul daemon named at start.'
+      : `The daemon refused: ${refused.error.message}`);
+    return;
+  }
+  const options = answers[1].result;
+  window.sessionStorage.setItem(SECRET_KEY, secret);
+  showLimits(options);
+  page.signedIn = true;
+  $('sign-in').hidden = true;
+  $('app').hidden = false;
+  $('sign-out').hidden = false;
+  say('sign-in-error', '');
+  $('secret').value = '';
+  refreshNow();
+}
+
+function signOut() {
+  window.sessionStorage.removeItem(SECRET_KEY);
+  client.token = '';
+  if (details.dialog.open) details.dialog.close();
+  showSignIn('');
+  say('sign-in-error', 'Signed out.');
+}
+
+// Polling ---------------------------------------------------------------------------------------
+
+function schedule(delay) {
+  clearTimeout(page.timer);
+  page.timer = setTimeout(refreshNow, delay);
+}
+
+/** A refresh soon after a notification, never more than one in flight. */
+function refreshSoon() {
+  if (!page.signedIn) return;
+  if (page.inFlight) {
+    page.again = true;
+    return;
+  }
+  schedule(Math.max(0, page.lastRefresh + SOON_MS - Date.now()));
+}
+
+async function refreshNow() {
+  if (!page.signedIn) return;
+  clearTimeout(page.timer);
+  if (page.inFlight) {
+    page.again = true;
+    return;
+  }
+  page.inFlight = true;
+  page.lastRefresh = Date.now();
+  try {
+    await refresh();
+  } catch (error) {
+    if (error && error.unauthorized) {
+      showSignIn('The daemon no longer accepts the secret: sign in again.');
+      return;
+    }
+  } finally {
+    page.inFlight = false;
+  }
+  if (!page.signedIn) return;
+  const again = page.again;
+  page.again = false;
+  schedule(again ? SOON_MS : (document.hidden ? HIDDEN_POLL_MS : POLL_MS));
+}
+
+async function refresh() {
+  const calls = [
+    ['aria2.getGlobalStat'],
+    ['aria2.tellActive', [LIST_KEYS]],
+    ['aria2.tellWaiting', [0, LIST_LIMIT, LIST_KEYS]],
+    ['aria2.tellStopped', [-1, LIST_LIMIT, LIST_KEYS]],
+  ];
+  const detailGid = details.gid;
+  if (detailGid) calls.push(['aria2.tellStatus', [detailGid]]);
+  const answers = await client.multicall(calls);
+  const refused = answers.find((answer) => answer.error && answer.error.unauthorized);
+  if (refused) throw refused.error;
+  const [stat, active, waiting, stopped, full] = answers.map((answer) => answer.result);
+  if (stat) showGlobal(stat);
+
+  const downloads = [...(active || []), ...(waiting || []), ...(stopped || [])].map(downloadFrom);
+  page.downloads = new Map(downloads.map((download) => [download.gid, download]));
+  list.render(downloads);
+  $('empty').hidden = downloads.length > 0;
+  $('purge').disabled = !downloads.some((download) => abilities(download).stopped);
+  finishRemovals(downloads);
+
+  if (detailGid && details.gid === detailGid) {
+    if (full) details.update(downloadFrom(full));
+    else if (page.downloads.has(detailGid)) details.update(page.downloads.get(detailGid));
+    else details.dialog.close();
+  }
+}
+
+function showGlobal(stat) {
+  const speed = Number(stat.downloadSpeed) || 0;
+  $('global-speed').textContent = format.speed(speed);
+  $('global-counts').textContent = `${stat.numActive} active · ${stat.numWaiting} waiting · ${stat.numStopped} finished`;
+  // One sample a second, however many refreshes notifications bring.
+  if (Date.now() - page.lastSample >= 900) {
+    page.lastSample = Date.now();
+    chart.push(speed);
+  }
+}
+
+/** A download removed while running stays as a result; take that away too. */
+function finishRemovals(downloads) {
+  if (page.pendingRemovals.size === 0) return;
+  const calls = [];
+  for (const download of downloads) {
+    if (page.pendingRemovals.has(download.gid) && abilities(download).stopped) {
+      page.pendingRemovals.delete(download.gid);
+      calls.push(['aria2.removeDownloadResult', [download.gid]]);
+    }
+  }
+  for (const gid of page.pendingRemovals) {
+    if (!page.downloads.has(gid)) page.pendingRemovals.delete(gid);
+  }
+  if (calls.length > 0) client.multicall(calls).then(refreshSoon, () => {});
+}
+
+// Actions ---------------------------------------------------------------------------------------
+
+async function act(action, download) {
+  if (!download) return;
+  if (action === 'details') {
+    details.open(page.downloads.get(download.gid) || download, document.activeElement);
+    refreshSoon();
+    return;
+  }
+  const can = abilities(download);
+  const calls = {
+    pause: ['aria2.pause', [download.gid]],
+    resume: ['aria2.unpause', [download.gid]],
+    up: ['aria2.changePosition', [download.gid, -1, 'POS_CUR']],
+    down: ['aria2.changePosition', [download.gid, 1, 'POS_CUR']],
+    remove: can.stopped ? ['aria2.removeDownloadResult', [download.gid]] : ['aria2.forceRemove', [download.gid]],
+  };
+  const [method, params] = calls[action];
+  try {
+    await client.call(method, params);
+    if (action === 'remove' && !can.stopped) page.pendingRemovals.add(download.gid);
+    say('action-message', '');
+  } catch (error) {
+    say('action-message', `${download.name}: ${failure(error)}`, true);
+  }
+  refreshSoon();
+}
+
+function addOptions(form, count) {
+  const options = {};
+  const out = form.out.value.trim();
+  if (out) {
+    if (count !== 1) throw new Error('A file name needs exactly one URL.');
+    options.out = out;
+  }
+  const checksum = form.checksum.value.trim();
+  if (checksum) {
+    const match = /^([a-z0-9-]+)=([0-9a-f]+)$/i.exec(checksum);
+    const type = match && (CHECKSUM_TYPES[match[1].toLowerCase().replace('-', '')]);
+    if (!type) throw new Error('A checksum is sha256, sha512, sha1 or md5, then = and the hex digest.');
+    options.checksum = `${type}=${match[2].toLowerCase()}`;
+  }
+  const connections = form.connections.value.trim();
+  if (connections) {
+    const n = Number(connections);
+    if (!Number.isInteger(n) || n < 1 || n > 16) throw new Error('Connections is a whole number from 1 to 16.');
+    options.split = String(n);
+    options['max-connection-per-server'] = String(n);
+  }
+  return options;
+}
+
+async function add(event) {
+  event.preventDefault();
+  const form = event.target;
+  const uris = form.url.value.split(/\s+/).filter((uri) => uri.length > 0);
+  if (uris.length === 0) {
+    say('add-message', 'Enter a URL.', true);
+    return;
+  }
+  let options;
+  try {
+    options = addOptions(form, uris.length);
+  } catch (error) {
+    say('add-message', error.message, true);
+    return;
+  }
+  try {
+    const answers = await client.multicall(uris.map((uri) => ['aria2.addUri', [[uri], options]]));
+    const failed = answers.map((answer, i) => [answer, uris[i]]).filter(([answer]) => answer.error);
+    if (failed.length > 0) {
+      say('add-message', failed.map(([answer, uri]) => `${uri}: ${answer.error.message}`).join('; '), true);
+    } else {
+      say('add-message', uris.length === 1 ? 'Added 1 download.' : `Added ${uris.length} downloads.`);
+      form.reset();
+    }
+  } catch (error) {
+    say('add-message', `Nothing added: ${failure(error)}.`, true);
+  }
+  refreshSoon();
+}
+
+function rateText(bytesPerSecond) {
+  const n = Number(bytesPerSecond) || 0;
+  if (n === 0) return '0';
+  if (n % (1024 * 1024) === 0) return `${n / (1024 * 1024)}M`;
+  if (n % 1024 === 0) return `${n / 1024}K`;
+  return String(n);
+}
+
+function showLimits(options) {
+  if (!options) return;
+  $('max-downloads').value = options['max-concurrent-downloads'] || '';
+  $('rate-limit').value = rateText(options['max-overall-download-limit']);
+}
+
+async function applyLimits(event) {
+  event.preventDefault();
+  const form = event.target;
+  const downloads = Number(form['max-downloads'].value);
+  const rate = format.parseRate(form['rate-limit'].value);
+  if (!Number.isInteger(downloads) || downloads < 1) {
+    say('limits-message', 'Downloads at once is a whole number from 1.', true);
+    return;
+  }
+  if (rate === null) {
+    say('limits-message', 'A rate is a number of bytes per second, with K, M or G; 0 for none.', true);
+    return;
+  }
+  try {
+    await client.call('aria2.changeGlobalOption', [{
+      'max-concurrent-downloads': String(downloads),
+      'max-overall-download-limit': String(rate),
+    }]);
+    showLimits(await client.call('aria2.getGlobalOption'));
+    say('limits-message', rate === 0
+      ? `Up to ${downloads} at once, no rate limit.`
+      : `Up to ${downloads} at once, at most ${format.speed(rate)} in all.`);
+  } catch (error) {
+    say('limits-message', `Not changed: ${failure(error)}.`, true);
+  }
+  refreshSoon();
+}
+
+async function purge() {
+  try {
+    await client.call('aria2.purgeDownloadResult');
+    say('action-message', 'Finished downloads removed from the list.');
+  } catch (error) {
+    say('action-message', `Not removed: ${failure(error)}.`, true);
+  }
+  refreshSoon();
+}
+
+// Start -----------------------------------------------------------------------------------------
+
+$('sign-in-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  signIn($('secret').value);
+});
+$('sign-out').addEventListener('click', signOut);
+$('add-form').addEventListener('submit', add);
+$('limits-form').addEventListener('submit', applyLimits);
+$('purge').addEventListener('click', purge);
+document.addEventListener('visibilitychange', () => {
+  if (!document.hidden) refreshSoon();
+});
+
+(async () => {
+  const fromFragment = secretFromFragment();
+  const stored = window.sessionStorage.getItem(SECRET_KEY);
+  await client.connect();
+  if (fromFragment !== null) await signIn(fromFragment);
+  // Without a secret, try none: a daemon run with --secret= lets everyone in.
+  else await signIn(stored ?? '', { quiet: stored === null });
+})();
