@@ -115,6 +115,17 @@ public final class Downloader: Sendable {
         }
     }
 
+    /// Closes the connections kept for reuse.
+    ///
+    /// A finished request's connection is parked for a later request to the same server and
+    /// expires after a few seconds, but an expired one is closed only when the next request
+    /// takes or parks a connection. A program that goes quiet, such as a service whose last
+    /// download just ended, calls this so that it holds no sockets while idle. Transfers in
+    /// progress keep their connections.
+    public func closeIdleConnections() {
+        resources.pool.closeAll()
+    }
+
     /// Changes the overall speed cap from now on (``Configuration/rateLimit`` is its first value).
     ///
     /// Connections already limited follow the new rate at once. When a cap is set where there

@@ -16,6 +16,13 @@ enum BuiltinRoutes {
         case ("bytes", 2...):
             guard let length = Int64(components[1]), length >= 0 else { return try simple(400, "bad length\n") }
             return try BytesRoute.respond(to: request, length: length, on: connection)
+        case ("sha256", 2):
+            guard let length = Int64(components[1]), length >= 0 else { return try simple(400, "bad length\n") }
+            let seed = request.queryValue("seed").flatMap { UInt64($0) } ?? 0
+            guard let digest = HaulServer.content(seed: seed).sha256Hex(length: length) else {
+                return try simple(500, "no digest\n")
+            }
+            return try simple(200, digest + "\n")
         case ("status", 2):
             guard let status = Int(components[1]), (100...999).contains(status) else {
                 return try simple(400, "bad status\n")

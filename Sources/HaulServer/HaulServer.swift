@@ -39,6 +39,8 @@ import Synchronization
 ///   - `status=CODE`: answer CODE with a short HTML page instead of the content.
 ///   - `header=Name:Value`: an extra response header (repeatable).
 ///   - `gzip`: add `Content-Encoding: gzip` (the body stays as it is).
+/// - `/sha256/N?seed=S`: the hexadecimal SHA-256 of `/bytes/N?seed=S`'s body and a newline,
+///   never touched by ``Chaos``, so a soak knows what a file should hold.
 /// - `/status/CODE`: that status with body `status CODE\n`; `retry-after=V` adds `Retry-After: V`.
 /// - `/redirect/N?to=URL&status=302`: N redirects in total (`/redirect/N-1?...` each hop, keeping
 ///   the query), the last to `to` (default `/bytes/1024`).
@@ -63,7 +65,8 @@ public final class HaulServer: Sendable {
         public var tls: TLSIdentity?
         /// The default per-connection cap of `/bytes` bodies in bytes/s (`nil`: unlimited).
         public var rateLimit: Int?
-        /// Seeded random faults injected into `GET /bytes/N` (`nil`: none); see ``Chaos``.
+        /// Seeded random faults injected into `GET /bytes/N`, and versions of its files (`nil`:
+        /// none); see ``Chaos``.
         public var chaos: Chaos?
 
         /// Creates a configuration.

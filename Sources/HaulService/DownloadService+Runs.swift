@@ -135,6 +135,8 @@ extension DownloadService {
             if state.runs[id]?.generation == generation { state.runs[id] = nil }
         }
         _ = try? perform { queue in ((), queue.runEnded(id, generation: generation, outcome: outcome, ranges: ranges)) }
+        // The last run ended and none started: an idle service keeps no connection open.
+        if state.withLock({ $0.runs.isEmpty }) { downloader.closeIdleConnections() }
         runEnded.withLock { runEnded.broadcast() }
     }
 }

@@ -29,10 +29,10 @@ import Testing
         #expect(a == b)
         #expect(a != c)
         #expect(first.injected == second.injected)
-        // Default odds: about a fifth of the requests get a fault, every kind of fault occurs.
+        // Default odds: about a fifth of the requests get a fault, every kind but a change occurs.
         let faults = first.injected.values.reduce(0, +)
         #expect((50...160).contains(faults), "\(first.injected)")
-        #expect(Set(first.injected.keys) == Set(HaulServer.Chaos.Fault.allCases))
+        #expect(Set(first.injected.keys) == Set(HaulServer.Chaos.Fault.allCases).subtracting([.change]))
         #expect(a.filter { $0 == .serve }.count == 500 - faults)
     }
 
@@ -72,6 +72,43 @@ import Testing
         let client = try RawClient(port: server.port)
         try client.request("/bytes/1000", method: "HEAD")
         #expect(try client.readResponse(isHead: true).status == 200)
+        #expect(chaos.injected.isEmpty)
+    }
+
+    @Test func aChangedFileServesItsNextVersionFromThenOn() throws {
+        // Given a server whose files change on every GET, up to the last version
+        let chaos = HaulServer.Chaos(seed: 4, odds: .init(drop: 0, stall: 0, unavailable: 0, reset: 0, change: 1))
+        let server = try HaulServer(configuration: .init(chaos: chaos))
+        let client = try RawClient(port: server.port)
+        // When the same file is asked for more times than it has versions
+        var etags: [String?] = []
+        var bodies: [[UInt8]] = []
+        for _ in 0...HaulServer.Chaos.maximumVersion + 1 {
+            try client.request("/bytes/1000?seed=7")
+            let response = try client.readResponse()
+            etags.append(response.header("etag"))
+            bodies.append(response.body)
+        }
+        try client.request("/bytes/1000?seed=7", method: "HEAD")
+        let head = try client.readResponse(isHead: true)
+        // Then version V holds the content of seed 7 + V under its own ETag, HEAD included,
+        // and another file keeps its first version
+        #expect(etags == ["\"haul-1000-7-v1\"", "\"haul-1000-7-v2\"", "\"haul-1000-7-v3\"", "\"haul-1000-7-v3\"", "\"haul-1000-7-v3\""])
+        #expect(bodies[0] == Array(HaulServer.content(seed: 8).bytes(0..<1000)))
+        #expect(bodies[4] == Array(HaulServer.content(seed: 10).bytes(0..<1000)))
+        #expect(head.header("etag") == "\"haul-1000-7-v3\"")
+        #expect(chaos.injected == [.change: 3])
+        #expect(chaos.version(of: "/bytes/1000?seed=8") == 0)
+    }
+
+    @Test func theDigestRouteNamesTheContentUntouchedByChaos() throws {
+        let chaos = HaulServer.Chaos(seed: 5, odds: .init(drop: 0, stall: 0, unavailable: 1, reset: 0))
+        let server = try HaulServer(configuration: .init(chaos: chaos))
+        let client = try RawClient(port: server.port)
+        try client.request("/sha256/5000?seed=3")
+        let response = try client.readResponse()
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self) == HaulServer.content(seed: 3).sha256Hex(length: 5000)! + "\n")
         #expect(chaos.injected.isEmpty)
     }
 }

@@ -37,6 +37,21 @@ struct DownloadServiceTests {
         }
     }
 
+    @Test func anIdleServiceKeepsNoConnectionOpen() async throws {
+        // Given a service that downloaded one file over a keep-alive connection
+        let server = try HaulServer()
+        server.setResource("/idle.bin", HaulServer.Resource(size: 100_000, seed: 9, etag: "\"i1\""))
+        try await withTemporaryDirectory { (dir) async throws in
+            let service = try DownloadService(configuration: serviceConfiguration(dir, connections: 1))
+            defer { service.shutDown() }
+            let id = try service.add(ServiceRequest(urls: [server.url("/idle.bin")]))
+            await eventually { service.download(id)?.status == .complete }
+            // Then, with nothing left to run, the connection is closed rather than parked (the
+            // pool would close an expired one only at the next request, which may never come)
+            await eventually(timeout: .seconds(3)) { server.openConnectionCount == 0 }
+        }
+    }
+
     @Test func aPauseIsInPlaceBeforeItReturnsAndAResumeContinuesThePartialFile() async throws {
         let server = try HaulServer()
         let resource = HaulServer.Resource(size: Self.size, seed: 4, etag: "\"p1\"", rate: 1_000_000)

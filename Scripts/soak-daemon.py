@@ -1,0 +1,505 @@
+#!/usr/bin/env python3
+"""The daemon soak's driver (run it through Scripts/soak-daemon.sh, which builds the binaries).
+
+Starts haul-test-origin with its faults on (drops, stalls, 503s, resets, files that change
+between requests) and `haul daemon` on a state file in a scratch folder, each a process of its
+own on loopback. Adds SOAK_DAEMON_COUNT downloads over the JSON-RPC (aria2.addUri, alone or in
+system.multicall batches), no more than a window of them unfinished at once, and kills the daemon
+with SIGKILL SOAK_DAEMON_KILLS times at seeded moments, restarting it on the same state file and
+download root. An add whose answer was lost to a kill is looked for by its URL after the restart:
+adopted when the daemon has it, added again when it has not.
+
+Afterwards: every GID the RPC returned is listed exactly once, each URL once, and each download
+is complete with the origin's bytes (checked against the origin's /sha256 of every version the
+file may have had) or failed with errorCode and errorMessage; the download root holds only the
+completed files (and the partial files of failed ones), nothing appears outside it; after an idle
+period the daemon's open descriptors and RSS are compared with a fresh daemon started on the
+same state file and measured after the same idle. Prints a summary; exits 1 on any problem.
+
+Environment: SOAK_DAEMON_COUNT (1000), SOAK_DAEMON_SEED (2026), SOAK_DAEMON_KILLS (10),
+SOAK_DAEMON_TIMEOUT (seconds, 1200), SOAK_DAEMON_JOBS (daemon's -j, 8), SOAK_DAEMON_IDLE
+(seconds, 8), SOAK_DAEMON_MAX_SIZE (bytes of the largest file, 64 MiB), SOAK_DAEMON_KEEP (1 keeps
+the scratch folder), HAUL_BIN and ORIGIN_BIN (the binaries).
+"""
+
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+KIB, MIB = 1024, 1024 * 1024
+# Fault odds per GET of the origin (see HaulServer.Chaos); stalls cost the daemon its 30 s stall
+# timeout each, so they are rarer than the others.
+ODDS = {"drop": 0.05, "stall": 0.005, "unavailable": 0.05, "reset": 0.05, "change": 0.02}
+MAXIMUM_VERSION = 3     # HaulServer.Chaos.maximumVersion
+DESCRIPTOR_SLACK = 2    # beyond a fresh daemon's; idle pooled connections to the origin may linger
+
+
+def say(message):
+    print(f"soak-daemon: {message}", flush=True)
+
+
+def setting(name, default, kind=int):
+    text = os.environ.get(name, "")
+    try:
+        return kind(text) if text else default
+    except ValueError:
+        sys.exit(f"soak-daemon: {name}={text} is not a valid value")
+
+
+class DaemonGone(Exception):
+    """The daemon did not answer: killed, restarting, or not yet listening."""
+
+
+class Daemon:
+    """`haul daemon` processes on one state file and download root, one at a time."""
+
+    def __init__(self, haul, scratch, jobs):
+        self.haul, self.scratch, self.jobs = haul, scratch, jobs
+        self.root = os.path.join(scratch, "downloads")
+        self.state = os.path.join(scratch, "state", "daemon.db")
+        self.cwd = os.path.join(scratch, "cwd")      # the daemon's working folder: must stay empty
+        os.makedirs(self.cwd)
+        os.makedirs(os.path.dirname(self.state))
+        self.lock = threading.Lock()
+        self.ready = threading.Event()
+        self.process = None
+        self.starts = 0
+        self.url = self.secret = None
+        self.failure = None       # why a restart after a kill failed
+        self.started_at = 0.0
+
+    def start(self):
+        self.starts += 1
+        log = open(os.path.join(self.scratch, f"daemon-{self.starts}.log"), "w")
+        process = subprocess.Popen(
+            [self.haul, "daemon", f"--dir={self.root}", f"--state={self.state}", "--listen=127.0.0.1:0",
+             f"-j{self.jobs}"], cwd=self.cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            match = re.search(r"listening on 127\.0\.0\.1:(\d+)", self.log(self.starts))
+            if match:
+                with open(os.path.join(os.path.dirname(self.state), "daemon.secret")) as file:
+                    secret = file.read().strip()
+                with self.lock:
+                    self.process, self.secret, self.started_at = process, secret, time.time()
+                    self.url = f"http://127.0.0.1:{match.group(1)}/jsonrpc"
+                self.ready.set()
+                return
+            if process.poll() is not None:
+                break
+            time.sleep(0.02)
+        raise SystemExit(f"soak-daemon: FAIL: daemon start {self.starts} did not listen:\n{self.log(self.starts)}")
+
+    def log(self, start):
+        with open(os.path.join(self.scratch, f"daemon-{start}.log")) as file:
+            return file.read()
+
+    def kill(self):
+        """SIGKILL, then a new daemon on the same state."""
+        self.ready.clear()
+        with self.lock:
+            process = self.process
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        try:
+            self.start()
+        except SystemExit as failure:
+            self.failure = str(failure)
+
+    def stop(self):
+        """SIGTERM; the daemon must exit 0."""
+        self.ready.clear()
+        self.process.send_signal(signal.SIGTERM)
+        status = self.process.wait(timeout=60)
+        if status != 0:
+            raise SystemExit(f"soak-daemon: FAIL: the daemon exited {status} on SIGTERM")
+
+    def call(self, method, *params, timeout=120):
+        """One JSON-RPC call; returns (result, error). Raises DaemonGone when no answer came."""
+        if self.failure:
+            raise SystemExit(self.failure)
+        if not self.ready.wait(timeout=60):
+            raise DaemonGone()
+        with self.lock:
+            url, secret = self.url, self.secret
+        if method == "system.multicall":
+            params = ([dict(call, params=[f"token:{secret}"] + call["params"]) for call in params[0]],)
+        else:
+            params = (f"token:{secret}",) + params
+        body = json.dumps({"jsonrpc": "2.0", "id": "soak", "method": method, "params": list(params)}).encode()
+        request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as answer:
+                reply = json.load(answer)
+        except urllib.error.HTTPError as error:
+            reply = json.load(error)
+        except (OSError, ValueError) as error:
+            if isinstance(error, TimeoutError) and self.ready.is_set():
+                raise SystemExit(f"soak-daemon: FAIL: {method} not answered in {timeout} s")
+            raise DaemonGone() from error
+        return reply.get("result"), reply.get("error")
+
+    def measure(self):
+        """Open descriptors and RSS (KiB) of the running daemon."""
+        pid = self.process.pid
+        descriptors = len(os.listdir(f"/proc/{pid}/fd"))
+        with open(f"/proc/{pid}/status") as file:
+            fields = dict(line.split(":", 1) for line in file if ":" in line)
+        targets = []
+        for number in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                targets.append(os.readlink(f"/proc/{pid}/fd/{number}"))
+            except OSError:
+                pass
+        return {"fds": descriptors, "rss": int(fields["VmRSS"].split()[0]), "threads": int(fields["Threads"]),
+                "targets": targets}
+
+
+class Origin:
+    """haul-test-origin with faults on."""
+
+    def __init__(self, binary, seed):
+        switches = [f"--chaos={seed}"] + [f"--{name}={odds}" for name, odds in ODDS.items()]
+        self.process = subprocess.Popen([binary] + switches, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+        self.url = self.process.stdout.readline().strip()
+        if not self.url.startswith("http://127.0.0.1:"):
+            raise SystemExit("soak-daemon: FAIL: the origin did not start")
+        self.digests = {}
+
+    def sha256(self, size, seed):
+        key = (size, seed)
+        if key not in self.digests:
+            with urllib.request.urlopen(f"{self.url}/sha256/{size}?seed={seed}", timeout=60) as answer:
+                self.digests[key] = answer.read().decode().strip()
+        return self.digests[key]
+
+
+def plan_files(count, seed, largest):
+    """(name, size, content seed) per download: most small, some medium, a few large."""
+    rng = random.Random(seed)
+    files = []
+    for index in range(count):
+        roll = rng.random()
+        low, high = (KIB, 256 * KIB) if roll < 0.85 else (256 * KIB, 8 * MIB) if roll < 0.97 else (8 * MIB, largest)
+        size = int(round(low * (high / low) ** rng.random()))
+        files.append((f"f{index}.bin", size, seed * 10_000 + index * 10))
+    biggest = max(range(count), key=lambda index: files[index][1])
+    name, _, content = files[biggest]
+    files[biggest] = (name, largest, content)   # the top of the range is always soaked
+    return files
+
+
+def plan_adds(count, rng):
+    """Lists of file indexes, one per call: alone (addUri) or a batch (system.multicall)."""
+    calls, index = [], 0
+    while index < count:
+        size = 1 if rng.random() < 0.3 else rng.randint(2, 40)
+        calls.append(list(range(index, min(count, index + size))))
+        index += size
+    return calls
+
+
+class Soak:
+    def __init__(self, settings, daemon, origin, files):
+        self.settings, self.daemon, self.origin, self.files = settings, daemon, origin, files
+        self.rng = random.Random(settings["seed"] + 1)
+        self.calls = plan_adds(len(files), self.rng)
+        self.gids = {}            # file index -> GID (acknowledged, or adopted after a kill)
+        self.acknowledged = set()  # GIDs an add's answer returned
+        self.adopted = 0
+        self.readded = 0
+        self.uncertain = []       # file indexes whose add lost its answer to a kill
+        self.single_calls = self.batched_calls = 0
+        self.problems = []
+        # Downloads added but not finished, at most: the adds go on through most of the run.
+        self.window = max(20, len(files) // 5)
+        # Kills happen when the daemon lists this many bytes done, after a seeded delay of up to
+        # half a second, and no sooner than a second after the previous restart.
+        total, kills = sum(size for _, size, _ in files), settings["kills"]
+        self.kill_points = sorted(self.rng.uniform(0.02, 0.9) * total for _ in range(kills))
+        self.kills_done = self.late_kills = 0
+        self.kill_armed = False   # the next add call starts the killer
+        self.killer = None
+
+    def url(self, index):
+        name, size, seed = self.files[index]
+        return f"{self.origin.url}/bytes/{size}/{name}?seed={seed}"
+
+    def add(self, indexes):
+        """One add call; records the GIDs answered, or the indexes as uncertain."""
+        if len(indexes) == 1:
+            calls = None
+            self.single_calls += 1
+        else:
+            calls = [{"methodName": "aria2.addUri", "params": [[self.url(index)]]} for index in indexes]
+            self.batched_calls += 1
+        if self.kill_armed:
+            self.kill_armed = False
+            self.start_killer(self.rng.uniform(0, 0.01), f"sending {len(indexes)} add(s)")
+        try:
+            if calls is None:
+                result, error = self.daemon.call("aria2.addUri", [self.url(indexes[0])])
+                results = [[result] if error is None else error]
+            else:
+                results, error = self.daemon.call("system.multicall", calls)
+        except DaemonGone:
+            self.uncertain.extend(indexes)
+            return
+        if error is not None or len(results) != len(indexes):
+            raise SystemExit(f"soak-daemon: FAIL: add refused: {error or results}")
+        for index, item in zip(indexes, results):
+            if not isinstance(item, list):
+                raise SystemExit(f"soak-daemon: FAIL: addUri refused: {item}")
+            self.gids[index] = item[0]
+            self.acknowledged.add(item[0])
+
+    def listing(self):
+        """Every download the daemon lists, as tellStatus dictionaries (raises DaemonGone)."""
+        keys = ["gid", "status", "errorCode", "errorMessage", "files", "totalLength", "completedLength"]
+        calls = [{"methodName": "aria2.tellActive", "params": [keys]},
+                 {"methodName": "aria2.tellWaiting", "params": [0, 1_000_000, keys]},
+                 {"methodName": "aria2.tellStopped", "params": [0, 1_000_000, keys]}]
+        results, error = self.daemon.call("system.multicall", calls)
+        if error is not None or any(not isinstance(item, list) for item in results):
+            raise SystemExit(f"soak-daemon: FAIL: listing refused: {error or results}")
+        return [status for item in results for status in item[0]]
+
+    def reconcile(self, listing):
+        """Adopts the uncertain adds the daemon has; queues the others to be added again."""
+        by_url = {}
+        for status in listing:
+            for file in status.get("files", []):
+                for uri in file.get("uris", []):
+                    by_url.setdefault(uri["uri"], []).append(status["gid"])
+        missing = []
+        for index in self.uncertain:
+            gids = by_url.get(self.url(index), [])
+            if gids:
+                self.gids[index] = gids[0]
+                self.adopted += 1
+            else:
+                missing.append(index)
+        self.uncertain = []
+        self.readded += len(missing)
+        self.calls[0:0] = [[index] for index in missing]
+
+    def maybe_kill(self, finished, done_bytes):
+        """Arms the next kill once its point is passed: half of them (seeded) land within 10 ms of
+        the next add call being sent, the others up to half a second from now."""
+        if self.killer is not None and not self.killer.is_alive():
+            self.killer = None
+        if self.killer is not None or self.kill_armed:
+            if self.kill_armed and not self.calls:
+                self.kill_armed = False
+                self.start_killer(self.rng.uniform(0, 0.5), "now")
+            return
+        if not self.kill_points or done_bytes < self.kill_points[0] or time.time() - self.daemon.started_at < 1:
+            return
+        self.kill_points.pop(0)
+        say(f"kill {self.kills_done + 1}: {finished} finished, {len(self.gids)} added, {done_bytes / MIB:.0f} MiB done")
+        if self.calls and self.rng.random() < 0.5:
+            self.kill_armed = True
+        else:
+            self.start_killer(self.rng.uniform(0, 0.5), "now")
+
+    def start_killer(self, delay, when):
+        self.killer = threading.Timer(delay, self.daemon.kill)
+        self.killer.start()
+        self.kills_done += 1
+        say(f"  SIGKILL {delay * 1000:.0f} ms after {when}")
+
+    def run(self, deadline):
+        """Adds everything, kills and restarts, and waits until every download has finished."""
+        finished, last_poll, listing = 0, 0.0, []
+        while True:
+            if time.time() > deadline:
+                raise SystemExit(f"soak-daemon: FAIL: not done after {self.settings['timeout']} s "
+                                 f"({finished} of {len(self.files)} finished)")
+            try:
+                if self.uncertain and self.daemon.ready.is_set() and (self.killer is None or not self.killer.is_alive()):
+                    self.reconcile(self.listing())
+                if self.calls and len(self.gids) - finished < self.window and not self.uncertain:
+                    self.add(self.calls.pop(0))
+                    time.sleep(self.rng.uniform(0, 0.02))
+                    continue
+                if time.time() - last_poll < 0.5:
+                    time.sleep(0.1)
+                    continue
+                listing, last_poll = self.listing(), time.time()
+            except DaemonGone:
+                time.sleep(0.05)
+                continue
+            finished = sum(1 for status in listing if status["status"] in ("complete", "error"))
+            done_bytes = sum(int(status.get("completedLength", "0")) for status in listing)
+            if finished == len(self.files) and self.kill_points and self.kill_points[0] > done_bytes:
+                self.late_kills += 1     # failures left fewer bytes than planned: kill anyway
+                self.kill_points[0] = done_bytes
+            self.maybe_kill(finished, done_bytes)
+            if (not self.calls and not self.uncertain and finished == len(self.files) and not self.kill_points
+                    and not self.kill_armed and (self.killer is None or not self.killer.is_alive())):
+                return
+
+
+def sha256_of(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        while chunk := file.read(4 * MIB):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def check(soak, listing, scratch):
+    """The figures of the final state; problems go to soak.problems."""
+    daemon, files, problems = soak.daemon, soak.files, soak.problems
+    figures = {"complete": 0, "failed": {}, "lost": 0, "duplicated": 0, "corrupt": 0, "strays": 0, "versions": 0}
+    listed = {}
+    by_url = {}
+    for status in listing:
+        listed.setdefault(status["gid"], []).append(status)
+        uri = status["files"][0]["uris"][0]["uri"] if status.get("files") and status["files"][0].get("uris") else ""
+        by_url.setdefault(uri, []).append(status["gid"])
+    index_of = {gid: index for index, gid in soak.gids.items()}
+    for gid in soak.acknowledged | set(soak.gids.values()):
+        if gid not in listed:
+            figures["lost"] += 1
+            problems.append(f"lost: {gid} is not listed")
+    for gid, entries in listed.items():
+        if len(entries) > 1 or gid not in index_of:
+            figures["duplicated"] += 1
+            problems.append(f"duplicated: {gid} listed {len(entries)} time(s), {'' if gid in index_of else 'never added'}")
+    for uri, gids in by_url.items():
+        if len(gids) > 1:
+            figures["duplicated"] += 1
+            problems.append(f"duplicated: {uri} has {len(gids)} downloads {gids}")
+    expected_files = set()
+    for index, gid in sorted(soak.gids.items()):
+        name, size, seed = files[index]
+        status = listed.get(gid, [None])[0]
+        if status is None:
+            continue
+        path = status["files"][0]["path"] if status.get("files") else ""
+        if status["status"] == "complete":
+            expected_files.add(name)
+            if path != os.path.join(daemon.root, name):
+                figures["corrupt"] += 1
+                problems.append(f"{gid} ({name}) completed as '{path}'")
+                continue
+            actual = sha256_of(path) if os.path.exists(path) else "missing"
+            versions = [v for v in range(MAXIMUM_VERSION + 1) if soak.origin.sha256(size, seed + v) == actual]
+            if versions:
+                figures["complete"] += 1
+                figures["versions"] += versions[0] > 0
+            else:
+                figures["corrupt"] += 1
+                problems.append(f"corrupt: {gid} {name} ({size} bytes): {actual[:16]} matches no version")
+        elif status["status"] == "error":
+            code = status.get("errorCode", "")
+            figures["failed"][code] = figures["failed"].get(code, 0) + 1
+            if not code or code == "0" or not status.get("errorMessage"):
+                problems.append(f"{gid} ({name}) failed without a typed error: {status}")
+            expected_files.update({name + ".part", name + ".resume"})
+        else:
+            problems.append(f"{gid} ({name}) is still {status['status']}")
+    for folder, _, names in os.walk(daemon.root):
+        for name in names:
+            relative = os.path.relpath(os.path.join(folder, name), daemon.root)
+            if relative not in expected_files:
+                figures["strays"] += 1
+                problems.append(f"stray file in the download root: {relative}")
+    outside = sorted(os.listdir(daemon.cwd)) + [name for name in os.listdir(os.path.dirname(daemon.state))
+                                               if name not in ("daemon.db", "daemon.db-wal", "daemon.secret")]
+    outside += [name for name in os.listdir(scratch)
+                if name not in ("downloads", "state", "cwd") and not re.fullmatch(r"daemon-\d+\.log", name)]
+    for name in outside:
+        figures["strays"] += 1
+        problems.append(f"file outside the download root: {name}")
+    return figures
+
+
+def idle_measure(daemon, idle):
+    time.sleep(idle)
+    return daemon.measure()
+
+
+def main():
+    settings = {"count": setting("SOAK_DAEMON_COUNT", 1000), "seed": setting("SOAK_DAEMON_SEED", 2026),
+                "kills": setting("SOAK_DAEMON_KILLS", 10), "timeout": setting("SOAK_DAEMON_TIMEOUT", 1200.0, float),
+                "jobs": setting("SOAK_DAEMON_JOBS", 8), "idle": setting("SOAK_DAEMON_IDLE", 8.0, float),
+                "largest": setting("SOAK_DAEMON_MAX_SIZE", 64 * MIB)}
+    haul, origin_binary = os.environ["HAUL_BIN"], os.environ["ORIGIN_BIN"]
+    started = time.time()
+    scratch = tempfile.mkdtemp(prefix="haul-soak-daemon-")
+    files = plan_files(settings["count"], settings["seed"], settings["largest"])
+    origin = Origin(origin_binary, settings["seed"])
+    daemon = Daemon(haul, scratch, settings["jobs"])
+    passed = False
+    try:
+        say(f"{len(files)} downloads, {sum(size for _, size, _ in files) / MIB:.1f} MiB in all "
+            f"({min(size for _, size, _ in files)} B .. {max(size for _, size, _ in files) / MIB:.1f} MiB), "
+            f"{settings['kills']} kills, seed {settings['seed']}, -j{settings['jobs']}, origin faults {ODDS}")
+        daemon.start()
+        empty = idle_measure(daemon, settings["idle"])
+        soak = Soak(settings, daemon, origin, files)
+        soak.run(started + settings["timeout"])
+        listing = soak.listing()
+        ran = time.time() - started
+        after = idle_measure(daemon, settings["idle"])
+        figures = check(soak, listing, scratch)
+        daemon.stop()
+        daemon.start()
+        fresh = idle_measure(daemon, settings["idle"])
+        if soak.listing() != listing:
+            soak.problems.append("a fresh daemon on the same state lists something else")
+        if after["fds"] > fresh["fds"] + DESCRIPTOR_SLACK:
+            soak.problems.append(f"descriptors: {after['fds']} open after the idle, {fresh['fds']} in a fresh daemon")
+        if after["rss"] > 1.5 * fresh["rss"]:
+            soak.problems.append(f"RSS: {after['rss']} KiB after the idle, over 1.5 times a fresh daemon's {fresh['rss']} KiB")
+        daemon.stop()
+        if any(daemon.secret in daemon.log(start) for start in range(1, daemon.starts + 1)):
+            soak.problems.append("the secret appears in a daemon log")
+
+        failed = ", ".join(f"code {code}: {n}" for code, n in sorted(figures["failed"].items())) or "none"
+        say(f"adds: {len(soak.acknowledged)} acknowledged ({soak.single_calls} addUri calls, {soak.batched_calls} "
+            f"multicalls), {soak.adopted} adopted after a kill lost the answer, {soak.readded} added again")
+        say(f"kills: {soak.kills_done} SIGKILL ({soak.late_kills} after every download had finished), "
+            f"{daemon.starts} daemon starts")
+        say(f"complete and byte-identical: {figures['complete']} ({figures['versions']} of them a changed version)")
+        say(f"failed with a typed error: {sum(figures['failed'].values())} ({failed})")
+        say(f"lost: {figures['lost']}, duplicated: {figures['duplicated']}, corrupt: {figures['corrupt']}, "
+            f"stray files: {figures['strays']}")
+        say(f"daemon idle, empty list: fds {empty['fds']}, RSS {empty['rss'] / 1024:.1f} MiB, threads {empty['threads']}")
+        say(f"daemon idle after the soak: fds {after['fds']}, RSS {after['rss'] / 1024:.1f} MiB, threads {after['threads']}")
+        say(f"fresh daemon, same list, idle: fds {fresh['fds']}, RSS {fresh['rss'] / 1024:.1f} MiB, threads {fresh['threads']}")
+        extra = sorted(set(after["targets"]) - set(fresh["targets"])) if after["fds"] != fresh["fds"] else []
+        if extra:
+            say(f"descriptors open after the soak but not in the fresh daemon: {', '.join(extra)}")
+        say(f"took {ran:.1f} s to finish, {time.time() - started:.1f} s in all")
+        for problem in soak.problems[:30]:
+            say(f"problem: {problem}")
+        passed = not soak.problems
+        say("PASS" if passed else f"FAIL ({len(soak.problems)} problems)")
+    finally:
+        for process in (origin.process, daemon.process):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()
+        if passed and os.environ.get("SOAK_DAEMON_KEEP") != "1":
+            shutil.rmtree(scratch, ignore_errors=True)
+        else:
+            say(f"scratch folder kept: {scratch}")
+    sys.exit(0 if passed else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Daemon soak: SOAK_DAEMON_COUNT downloads (default 1,000, 1 KiB .. 64 MiB, most small) added
+# to `haul daemon` over its JSON-RPC (addUri alone and in system.multicall batches) against
+# haul-test-origin with faults on (drops, stalls, 503s, resets, files that change between
+# requests), the daemon killed with SIGKILL SOAK_DAEMON_KILLS times at seeded moments and
+# restarted on the same state. Afterwards every acknowledged download is listed once and is
+# complete and byte-identical or failed with a typed error: 0 lost, 0 duplicated, 0 corrupt, no
+# stray file, and the daemon's descriptors and RSS after an idle period at the level of a fresh
+# daemon on the same list. Scripts/soak-daemon.py does the work and documents the knobs.
+#
+#   Scripts/soak-daemon.sh                                                 # the full soak (release)
+#   SOAK_DAEMON_COUNT=100 SOAK_DAEMON_KILLS=3 SOAK_CONFIG=debug Scripts/soak-daemon.sh  # CI's
+#
+# SOAK_CONFIG=release|debug picks the build; HAUL_BIN (as .ci/run sets it) skips building haul.
+set -euo pipefail
+
+SCRIPTS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$SCRIPTS_DIR/.."
+
+config="${SOAK_CONFIG:-release}"
+case "$config" in
+    release|debug) ;;
+    *) echo "soak-daemon.sh: SOAK_CONFIG must be release or debug, not '$config'" >&2; exit 2 ;;
+esac
+
+bin_dir="$(swift build -c "$config" --show-bin-path)"
+if [[ -z "${HAUL_BIN:-}" ]]; then
+    echo "soak-daemon.sh: building haul ($config)" >&2
+    swift build -c "$config" --product haul </dev/null >&2
+    HAUL_BIN="$bin_dir/haul"
+fi
+ORIGIN_BIN="$(dirname "$HAUL_BIN")/haul-test-origin"
+echo "soak-daemon.sh: building haul-test-origin ($config)" >&2
+swift build -c "$config" --product haul-test-origin </dev/null >&2
+export HAUL_BIN ORIGIN_BIN
+
+# The driver bounds itself (SOAK_DAEMON_TIMEOUT); the outer bound catches a hang it cannot see.
+limit=$(( ${SOAK_DAEMON_TIMEOUT:-1200} + 120 ))
+exec timeout --signal=KILL "$limit" python3 "$SCRIPTS_DIR/soak-daemon.py"
