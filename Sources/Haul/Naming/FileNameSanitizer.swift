@@ -42,7 +42,9 @@ enum FileNameSanitizer: Sendable {
         }
         var name = trimmed(Substring(component))
         guard !name.isEmpty else { return nil }
-        if name.hasPrefix(".") { name = "_" + name.dropFirst() }
+        // By scalar: a dot followed by a combining mark is one Character, which `hasPrefix(".")`
+        // does not see, yet the name still starts with a dot byte.
+        if name.unicodeScalars.first == "." { name = "_" + String(name.unicodeScalars.dropFirst()) }
         name = shortened(name, toBytes: maximumByteCount)
         if reservedSuffixes.contains(where: { FileNameParts.hasASCIISuffixIgnoringCase(name, $0) }) {
             name = shortened(name, toBytes: maximumByteCount - 1) + "_"

@@ -58,6 +58,7 @@ import Testing
         ("name.txt...", "name.txt"),
         ("name. . ", "name"),
         ("\u{3000}wide\u{A0}", "wide"),
+        (".\u{34B}x.html", "_\u{34B}x.html"),   // a dot and a combining mark are one Character
     ])
     func dotsAndWhitespace(raw: String, expected: String) {
         #expect(FileNameSanitizer.sanitize(raw) == expected)
