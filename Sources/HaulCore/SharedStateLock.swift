@@ -18,12 +18,15 @@ import Darwin
 /// contend there as many downloads do elsewhere). It is the state lock everywhere else as well:
 /// ThreadSanitizer sees a pthread mutex, but not the contended path of `Mutex`, which it reports
 /// as races.
-package final class SharedStateLock<State: Sendable>: @unchecked Sendable {   // `state` is only touched with `mutex` held
+package final class SharedStateLock<State: Sendable>: @unchecked Sendable {   // `storage` is only touched with `mutex` held
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private var state: State
+    /// The state, beside a byte that gives it an address of its own when it is empty (`Void`,
+    /// a lock that guards no value): an empty field would share the address of `mutex`, and
+    /// ThreadSanitizer would report the read of `mutex` before locking as a race with it.
+    private var storage: (state: State, padding: UInt8)
 
     package init(_ state: State) {
-        self.state = state
+        storage = (state, 0)
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
         #if canImport(Glibc)
@@ -42,6 +45,6 @@ package final class SharedStateLock<State: Sendable>: @unchecked Sendable {   //
     package func withLock<Result, E: Error>(_ body: (inout State) throws(E) -> Result) throws(E) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&state)
+        return try body(&storage.state)
     }
 }
