@@ -53,7 +53,7 @@ let package = Package(
         .testTarget(name: "HaulHTTPTests", dependencies: ["HaulHTTP", "HaulCore", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulServerTests", dependencies: ["HaulServer", "HaulTestSupport"]),
-        .testTarget(name: "HaulDashboardTests", dependencies: ["HaulDashboard", "CHaulTLS"]),
+        .testTarget(name: "HaulDashboardTests", dependencies: ["HaulDashboard", "CHaulTLS", "HaulTestSupport"]),
         .testTarget(name: "HaulServiceTests", dependencies: ["HaulService", "Haul", "HaulCore", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulDaemonTests", dependencies: ["HaulDaemon", "HaulDashboard", "HaulService", "Haul", "HaulCore", "HaulServer",
                                                         "HaulTestSupport"]),

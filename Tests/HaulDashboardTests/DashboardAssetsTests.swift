@@ -1,6 +1,7 @@
 import CHaulTLS
 @testable import HaulDashboard
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// The embedded files are the ones in Sources/HaulDashboard/Assets, byte for byte, within the
@@ -8,7 +9,7 @@ import Testing
 /// outside the daemon's origin. After changing an asset, regenerate the Swift file with
 /// `python3 Scripts/embed-dashboard.py` (or `HAUL_UPDATE_DASHBOARD=1 swift test --filter
 /// DashboardAssetsTests`, which runs it; build again to embed the result).
-@Suite struct DashboardAssetsTests {
+@Suite(.throttled) struct DashboardAssetsTests {
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let folder = repository.appendingPathComponent("Sources/HaulDashboard/Assets")
