@@ -67,7 +67,7 @@ case "$mode" in
             # A sanitizer report fails at once. A test that failed without one is run once more:
             # the sanitizer slows everything 2-15x, and a test that waits for real time on a
             # loaded machine may miss its mark. The names of the rerun tests are printed.
-            if grep -q "Sanitizer" "$log"; then
+            if grep -qE 'ERROR: AddressSanitizer|WARNING: ThreadSanitizer|SUMMARY: [A-Za-z]+Sanitizer' "$log"; then
                 echo "sanitize.sh: $mode: a sanitizer report, above" >&2
                 exit 1
             fi
