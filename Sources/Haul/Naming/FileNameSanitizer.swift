@@ -36,8 +36,9 @@ enum FileNameSanitizer: Sendable {
         for scalar in raw.unicodeScalars where !isRemoved(scalar) {
             scalars.append(scalar == "\u{FFFD}" ? "_" : scalar)
         }
-        let cleaned = String(scalars)
-        guard let component = cleaned.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last else {
+        // Split by scalar: a separator followed by a combining mark is one Character, which a
+        // split by Character would keep inside the name.
+        guard let component = scalars.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last else {
             return nil
         }
         var name = trimmed(Substring(component))

@@ -59,6 +59,8 @@ import Testing
         ("name. . ", "name"),
         ("\u{3000}wide\u{A0}", "wide"),
         (".\u{34B}x.html", "_\u{34B}x.html"),   // a dot and a combining mark are one Character
+        ("a/\u{30F}b", "\u{30F}b"),                // and so are a slash and a combining mark
+        ("a\\\u{30F}", "\u{30F}"),
     ])
     func dotsAndWhitespace(raw: String, expected: String) {
         #expect(FileNameSanitizer.sanitize(raw) == expected)
