@@ -89,12 +89,15 @@ enum DaemonTargets {
 final class RPCFixture: Sendable {
     static let secret = "fuzz-secret-4b1d"
     static let shared = RPCFixture()
+    /// The scratch folder, removed when the process exits.
+    static let folder = FileManager.default.temporaryDirectory.appendingPathComponent("haul-fuzz-rpc-\(getpid())")
 
     let rpc: Aria2RPC
 
     private init() {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("haul-fuzz-rpc-\(getpid())")
+        let folder = Self.folder
         try? FileManager.default.removeItem(at: folder)
+        atexit { try? FileManager.default.removeItem(at: RPCFixture.folder) }
         var engine = Downloader.Configuration()
         engine.proxy = .url("http://127.0.0.1:1", noProxy: [])
         engine.retry = RetryPolicy(maximumRetries: 0)
