@@ -111,6 +111,7 @@ class Part:
     per_file: bool = False  # counters per file (else per MiB) and a files/s column
     of: str = ""  # an extra column: "limit" (the capped server's) or "rate" (the one asked for)
     aside: bool = False  # each run's folder is moved aside until the part ends
+    rounds: int = 1  # --runs times this: a part whose runs take under a second needs more to settle its median
 
 
 QUIET_ARIA2C = ("--quiet=true", "--allow-overwrite=true", "--auto-file-renaming=false")
@@ -148,7 +149,7 @@ PARTS = {
         Client("aria2c", ("aria2c", "-j{jobs}") + QUIET_ARIA2C + ("-i", "{list}", "-d", "{dir}"), "files"),
         Client("curl", CURL + CURL_SMALL, "files"),
         Client("curl+sync", CURL_SYNC_DIR + CURL_SMALL, "files", needs=("curl",)),
-    ), per_file=True, aside=True),
+    ), per_file=True, aside=True, rounds=4),
     "ratelimit": Part("ratelimit", "{rate_mib} MiB, each client limiting itself to {rate_mib_s} MiB/s", (
         Client("haul", ("{haul}", "-q", "--limit-rate", "{rate}", "{haul_args}") + HAUL_FILE, "bytes"),
         Client("curl", CURL + ("--limit-rate", "{rate}", "-o", "{out}", "{url}"), "bytes"),
@@ -774,7 +775,7 @@ class Counter:
                         counts[PERF_EVENTS[fields[2]]] = int(value) if value.is_integer() else value
                 elif self.tool == "strace" and fields[-1:] == ["total"] and len(fields) >= 5:
                     counts["syscalls"] = int(fields[3])
-                elif self.tool == "callgrind" and fields[:1] in (["summary:"], ["totals:"]):
+                elif self.tool == "callgrind" and fields[:1] == ["summary:"]:   # "totals:" repeats it
                     counts["ir"] = counts.get("ir", 0) + int(fields[1])
         return counts
 
@@ -922,7 +923,7 @@ def run_rounds(bench: Bench, part: Part, variant: str, clients: list[Client], se
     """WARMUP + RUNS rounds, every client once per round in the same order, then one untimed
     run per client under each counter."""
     cfg = bench.cfg
-    for index in range(cfg.warmup + cfg.runs):
+    for index in range(cfg.warmup + cfg.runs * part.rounds):
         phase, number = ("warmup", index + 1) if index < cfg.warmup else ("run", index - cfg.warmup + 1)
         for client in clients:
             o, reason, _ = run_once(bench, part, variant, client, setup)
@@ -977,7 +978,7 @@ def run_part(bench: Bench, name: str) -> None:
         if not clients:
             log(f"{name} {variant}: no client left to run")
             continue
-        log(f"{name} {variant}: {', '.join(c.name for c in clients)}; {cfg.warmup} warm-up + {cfg.runs} runs")
+        log(f"{name} {variant}: {', '.join(c.name for c in clients)}; {cfg.warmup} warm-up + {cfg.runs * part.rounds} runs")
         run_rounds(bench, part, variant, clients, setup)
     shutil.rmtree(bench.out / "aside", ignore_errors=True)
 
@@ -1412,7 +1413,9 @@ def environment(bench: Bench, before: dict, after: dict) -> list[str]:
         f"- load average (1, 5, 15 min): {before['load']} before the runs, {after['load']} after",
         f"- writes of {cfg.probe_mib} MiB into the output folder: {before['probe']} before the runs, {after['probe']} after",
         f"- clients: {'; '.join(versions)}",
-        f"- each part: {cfg.warmup} warm-up round(s), then {cfg.runs} measured; clients interleaved round robin; "
+        f"- each part: {cfg.warmup} warm-up round(s), then {cfg.runs} measured"
+        + "".join(f" ({cfg.runs * PARTS[n].rounds} for {n})" for n in cfg.parts if PARTS[n].rounds > 1)
+        + "; clients interleaved round robin; "
         "medians over the verified measured runs; haul speed ×: the other's wall time over haul's, "
         "haul CPU ×: haul's CPU time over the other's, each round by round, then the median (range)",
         f"- counters: one more run per client after the timed rounds, not timed (the counter slows it), "
@@ -1543,7 +1546,7 @@ def option_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add = p.add_argument
     add("--parts", type=names(PART_NAMES), default=list(PART_NAMES), help="parts to run, in this order (default: all)")
-    add("--runs", type=ranged(1, 1000), help="measured rounds per part (default 5; --quick 1)")
+    add("--runs", type=ranged(1, 1000), help="measured rounds per part (default 5; --quick 1); small runs 4x as many")
     add("--warmup", type=ranged(0, 100), help="warm-up rounds, not counted (default 1; --quick 0)")
     add("--quick", action="store_true", help="a smoke test: small sizes, one round, no warm-up")
     add("--clients", type=names(all_clients), default=[], help="run only these clients (e.g. haul,curl)")

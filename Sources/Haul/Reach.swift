@@ -89,10 +89,38 @@ extension Downloader {
             case .none: explicit = ""
             case .url(let url): explicit = url
             }
-            let variables = environment ?? ProcessInfo.processInfo.environment
+            let variables = environment ?? Self.processEnvironment()
             return try mappingHTTPErrors { () throws(HTTPClientError) in
                 try ProxySelector(environment: variables, proxy: explicit, noProxy: noProxy?.joined(separator: ","))
             }
+        }
+
+        /// Whether ``selector()`` reads the process environment: with the environment as the
+        /// source, or without a `noProxy` list (`no_proxy` then comes from there).
+        package var readsProcessEnvironment: Bool {
+            switch source {
+            case .environment(let variables): return variables == nil
+            case .none, .url: return noProxy == nil
+            }
+        }
+
+        /// ``selector()``, or its error.
+        package func selectorResult() -> Result<ProxySelector, DownloadError> {
+            do throws(DownloadError) {
+                return .success(try selector())
+            } catch {
+                return .failure(error)
+            }
+        }
+
+        /// The variables ``ProxySelector`` reads, from the process environment (only those: the
+        /// whole environment as a dictionary would cost more than the rest of a small download's setup).
+        private static func processEnvironment() -> [String: String] {
+            var variables: [String: String] = [:]
+            for name in ProxySelector.environmentNames {
+                if let value = getenv(name) { variables[name] = String(cString: value) }
+            }
+            return variables
         }
     }
 }

@@ -18,15 +18,16 @@ import Darwin
 /// contend there as many downloads do elsewhere). It is the state lock everywhere else as well:
 /// ThreadSanitizer sees a pthread mutex, but not the contended path of `Mutex`, which it reports
 /// as races.
-package final class SharedStateLock<State: Sendable>: @unchecked Sendable {   // `storage` is only touched with `mutex` held
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    /// The state, beside a byte that gives it an address of its own when it is empty (`Void`,
-    /// a lock that guards no value): an empty field would share the address of `mutex`, and
-    /// ThreadSanitizer would report the read of `mutex` before locking as a race with it.
-    private var storage: (state: State, padding: UInt8)
+package final class SharedStateLock<State: Sendable>: @unchecked Sendable {   // `state` is only touched with `mutex` held
+    @usableFromInline let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    @usableFromInline var state: State
 
+    /// - Parameter state: the state, which occupies memory (a lock that guards no value holds a
+    ///   `Bool`): ThreadSanitizer places an empty field at the object's own address and reports
+    ///   every read of the object's type as a race with the state.
     package init(_ state: State) {
-        storage = (state, 0)
+        precondition(MemoryLayout<State>.size > 0, "a lock's state occupies memory")
+        self.state = state
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
         #if canImport(Glibc)
@@ -41,10 +42,12 @@ package final class SharedStateLock<State: Sendable>: @unchecked Sendable {   //
         mutex.deallocate()
     }
 
-    /// Runs `body` with the state, holding the lock.
+    /// Runs `body` with the state, holding the lock. Inlinable, so that callers in other modules
+    /// get it specialized for their state and result.
+    @inlinable
     package func withLock<Result, E: Error>(_ body: (inout State) throws(E) -> Result) throws(E) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&storage.state)
+        return try body(&state)
     }
 }

@@ -87,6 +87,10 @@ package struct ProxySelector: Sendable, Hashable {
         self.noProxy = noProxy
     }
 
+    /// The environment variables the selector reads.
+    package static let environmentNames = ["no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY", "http_proxy",
+                                           "https_proxy", "HTTPS_PROXY"]
+
     /// Builds the selector from the environment and the two options.
     ///
     /// - Parameters:

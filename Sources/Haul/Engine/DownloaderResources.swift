@@ -25,6 +25,9 @@ final class DownloaderResources: Sendable {
     let pool: ConnectionPool
     /// The permissions of finished files (0666 less the umask when the downloader was made).
     let finishedFileMode: mode_t
+    /// The proxy selector of every download, or why the proxy settings cannot be used; `nil`
+    /// when each download reads the process environment as it starts.
+    let proxies: Result<ProxySelector, DownloadError>?
     /// The transport of another client (`URLSession`), made on first use: it keeps its own
     /// connections, so it is held for the downloader's lifetime.
     private let alternate = SharedStateLock<(any AlternateTransport)?>(nil)
@@ -44,6 +47,7 @@ final class DownloaderResources: Sendable {
         hostSlots = HostSlots(maximumPerHost: configuration.maximumConnectionsPerHost)
         pool = ConnectionPool()
         finishedFileMode = FileMode.forFinishedFiles()
+        proxies = configuration.proxy.readsProcessEnvironment ? nil : configuration.proxy.selectorResult()
     }
 
     /// The downloader's transport of another client (one for every download), made on first use.

@@ -32,11 +32,7 @@ struct HTTPExchange {
         init(configuration: Downloader.Configuration, resources: DownloaderResources) {
             self.configuration = configuration
             self.resources = resources
-            do throws(DownloadError) {
-                proxies = .success(try configuration.proxy.selector())
-            } catch {
-                proxies = .failure(error)
-            }
+            proxies = resources.proxies ?? configuration.proxy.selectorResult()
             let floor = configuration.lowSpeedLimit.map {
                 LowSpeedMonitor.SpeedFloor(bytesPerSecond: $0.bytesPerSecond, period: $0.period)
             }

@@ -26,7 +26,7 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
     /// anyway, but there the waiting writers spin; here they sleep. An adaptive pthread mutex
     /// (`SharedStateLock`), not `Mutex`, whose priority-inheritance futex hands the lock to a
     /// sleeping writer.
-    private let writeLock = SharedStateLock(())
+    private let writeLock = SharedStateLock(false)   // guards no value
     /// The descriptor for direct writes (``directDescriptor()``): not tried yet, -1 for none.
     private let direct = SharedStateLock<Int32>(directNotTried)
     /// Set once a direct descriptor was opened: from then on writes through the page cache and

@@ -110,6 +110,30 @@ struct HostileProxyTests {
         #expect(server.connectionCount == 0)
     }
 
+    @Test("a bad proxy URL with its no-proxy list (a selector made once per downloader) fails every download")
+    func badProxyURLMadeOnce() async throws {
+        let server = try origin()
+        await withTemporaryDirectory { dir in
+            let downloader = testDownloader { $0.proxy = .url("ftp://127.0.0.1:1", noProxy: []) }
+            for _ in 0..<2 {
+                let error = await expectFailure(downloader, DownloadRequest(url: url(server, "/bytes/10")), to: .directory(dir))
+                #expect(error?.code == .invalidArgument)
+            }
+        }
+        #expect(server.connectionCount == 0)
+    }
+
+    @Test("the proxy settings read the process environment at each download only when they need it")
+    func readsProcessEnvironment() {
+        typealias Options = Downloader.ProxyOptions
+        #expect(Options.environment.readsProcessEnvironment)
+        #expect(!Options(source: .environment(["http_proxy": "http://127.0.0.1:1"])).readsProcessEnvironment)
+        #expect(Options.none.readsProcessEnvironment)   // no_proxy still comes from there
+        #expect(!Options(source: .none, noProxy: []).readsProcessEnvironment)
+        #expect(Options.url("http://127.0.0.1:1").readsProcessEnvironment)
+        #expect(!Options.url("http://127.0.0.1:1", noProxy: ["example.com"]).readsProcessEnvironment)
+    }
+
     @Test("an unreachable proxy is a network failure (exit 4)")
     func unreachable() async throws {
         let server = try origin()
