@@ -54,7 +54,7 @@ struct ResumeCorruptionTests {
             _ = try await interruptFirstRun(server, slow, downloader, in: dir, after: 300_000)
             try damage.apply(in: dir)
 
-            server.setResource("/file.bin", Validators.etag.resource(size: Self.size, rate: 3_000_000))
+            server.setResource("/file.bin", Validators.etag.resource(size: Self.size, rate: nil))
             let before = server.requests.count
             let sentBefore = server.bodyBytesSent
             let second = await runToEnd(downloader, DownloadRequest(url: url(server, "/file.bin")), to: .directory(dir))
@@ -79,7 +79,7 @@ struct ResumeCorruptionTests {
             let slow = Validators.etag.resource(size: Self.size, rate: 500_000)
             _ = try await interruptFirstRun(server, slow, downloader, in: dir, after: 300_000)
             // Another path with the same last component (and the same ETag): another resource.
-            let other = Validators.etag.resource(size: Self.size, seed: 9, rate: 3_000_000)
+            let other = Validators.etag.resource(size: Self.size, seed: 9, rate: nil)
             server.setResource("/elsewhere/file.bin", other)
             let second = await runToEnd(downloader, DownloadRequest(url: url(server, "/elsewhere/file.bin")), to: .directory(dir))
 

@@ -197,7 +197,7 @@ struct TransportParityPacedTests {
             let record = try await interruptFirstRun(server, slow, downloader, in: dir, after: 300_000)
             let resumeAt = firstMissingByte(record)
 
-            server.setResource("/file.bin", Validators.etag.resource(size: size, rate: 4_000_000))
+            server.setResource("/file.bin", Validators.etag.resource(size: size, rate: nil))
             let before = server.requests.count
             let second = await runToEnd(downloader, DownloadRequest(url: url(server, "/file.bin")), to: .directory(dir))
 
@@ -229,7 +229,7 @@ struct TransportParityPacedTests {
             let requestsWhenPaused = server.requests.count
             let record = try #require(loadResumeRecord("file.bin", in: dir))
 
-            server.setResource("/file.bin", Validators.etag.resource(size: size, rate: 3_000_000))
+            server.setResource("/file.bin", Validators.etag.resource(size: size, rate: nil))
             download.resume()
             let outcome = await running.value
             #expect(outcome.error == nil, "\(outcome.error?.description ?? "")")
