@@ -18,36 +18,58 @@ import Darwin
 /// contend there as many downloads do elsewhere). It is the state lock everywhere else as well:
 /// ThreadSanitizer sees a pthread mutex, but not the contended path of `Mutex`, which it reports
 /// as races.
-package final class SharedStateLock<State: Sendable>: @unchecked Sendable {   // `state` is only touched with `mutex` held
-    @usableFromInline let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    @usableFromInline var state: State
+///
+/// Public, unlike the rest of this module: the compiler specializes a generic inlinable function
+/// in another module (here `withLock`, for each state and result) only when it is public; a
+/// package one stays a generic call, with the state handled through its type's metadata.
+///
+/// A value that refers to one storage object: the state and, after it, the mutex, in one
+/// allocation (a lock is made for every download several times over).
+public struct SharedStateLock<State: Sendable>: @unchecked Sendable {   // the state is only touched with the mutex held
+    @usableFromInline let storage: Storage
 
     /// - Parameter state: the state, which occupies memory (a lock that guards no value holds a
-    ///   `Bool`): ThreadSanitizer places an empty field at the object's own address and reports
-    ///   every read of the object's type as a race with the state.
-    package init(_ state: State) {
-        precondition(MemoryLayout<State>.size > 0, "a lock's state occupies memory")
-        self.state = state
-        var attributes = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attributes)
-        #if canImport(Glibc)
-        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
-        #endif
-        pthread_mutex_init(mutex, &attributes)
-        pthread_mutexattr_destroy(&attributes)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    /// Runs `body` with the state, holding the lock. Inlinable, so that callers in other modules
-    /// get it specialized for their state and result.
+    ///   `Bool`): ThreadSanitizer places an empty value at the address of what follows it, here
+    ///   the mutex, and reports every lock as a race with the state.
     @inlinable
-    package func withLock<Result, E: Error>(_ body: (inout State) throws(E) -> Result) throws(E) -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body(&state)
+    public init(_ state: State) {
+        precondition(MemoryLayout<State>.size > 0, "a lock's state occupies memory")
+        storage = Storage.make(state)
+    }
+
+    /// Runs `body` with the state, holding the lock. Inlinable (as the initializer), so that
+    /// callers in other modules get it specialized for their state and result.
+    @inlinable
+    public func withLock<Result, E: Error>(_ body: (inout State) throws(E) -> Result) throws(E) -> Result {
+        try withExtendedLifetime(storage) { () throws(E) -> Result in
+            let (state, mutex) = storage.pointers
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            return try body(&state.pointee)
+        }
+    }
+
+    /// The state (the buffer's header) and the mutex (its one element).
+    @usableFromInline final class Storage: ManagedBuffer<State, pthread_mutex_t> {
+        @inlinable static func make(_ state: State) -> Storage {
+            let storage = unsafeDowncast(Storage.create(minimumCapacity: 1) { _ in state }, to: Storage.self)
+            var attributes = pthread_mutexattr_t()
+            pthread_mutexattr_init(&attributes)
+            #if canImport(Glibc)
+            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+            #endif
+            pthread_mutex_init(storage.pointers.mutex, &attributes)
+            pthread_mutexattr_destroy(&attributes)
+            return storage
+        }
+
+        /// Valid while the storage lives.
+        @inlinable var pointers: (state: UnsafeMutablePointer<State>, mutex: UnsafeMutablePointer<pthread_mutex_t>) {
+            withUnsafeMutablePointers { ($0, $1) }
+        }
+
+        deinit {
+            pthread_mutex_destroy(pointers.mutex)
+        }
     }
 }

@@ -104,7 +104,7 @@ extension DownloadAttempt {
             exchange.close()
             throw error
         }
-        let announce = { (connections: Int) in
+        let announce = { [events, url] (connections: Int) in
             events.yield(.started(DownloadStart(redactedURL: url.description, fileURL: file.fileURL, totalBytes: shape.total,
                                                 resumedFrom: shape.resumedFrom, connections: connections, response: file.head)))
             progress.start(total: shape.total, alreadyComplete: shape.resumedFrom, ticks: !shape.wholeBodyHere)

@@ -13,7 +13,11 @@ import HaulHTTP
 /// 3. the plan: resume, start over, done already, or a name and a partial file to write
 ///    (``DownloadAttempt+Plan``);
 /// 4. the bytes moved and checked (``DownloadAttempt+Write``).
-struct DownloadAttempt {
+///
+/// A class: the attempt is handed to the helpers of each step and captured by their closures,
+/// and as a value (a job, a source, a target and the downloader's configuration) each of those
+/// copied and destroyed it whole.
+final class DownloadAttempt {
     let job: DownloadJob
     let source: SignedSource
     let target: DownloadTarget
@@ -23,6 +27,17 @@ struct DownloadAttempt {
     /// The rate limit of this attempt (the download's own, else the downloader's while it has
     /// one), fixed when the attempt starts.
     let limiter: RateLimiter?
+
+    init(job: DownloadJob, source: SignedSource, target: DownloadTarget, context: HTTPExchange.Context,
+         buffer: UnsafeMutableRawBufferPointer, signal: CancellationSignal, limiter: RateLimiter?) {
+        self.job = job
+        self.source = source
+        self.target = target
+        self.context = context
+        self.buffer = buffer
+        self.signal = signal
+        self.limiter = limiter
+    }
 
     var configuration: Downloader.Configuration { job.configuration }
     var url: HTTPURL { source.base }
