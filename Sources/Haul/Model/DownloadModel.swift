@@ -92,6 +92,9 @@ public final class DownloadModel {
     @ObservationIgnored private var cancelled: Download?
     /// Counts starts, so that a consumer of an earlier run never updates a newer one.
     @ObservationIgnored private var generation = 0
+    /// A ``pause()`` that came after ``start()`` but before its task made the download: the
+    /// download is paused as soon as it exists.
+    @ObservationIgnored private var pauseWhenMade = false
 
     /// Creates a model for a request; nothing happens until ``start()``.
     ///
@@ -151,6 +154,7 @@ public final class DownloadModel {
         error = nil
         bytesPerSecond = 0
         state = .queued
+        pauseWhenMade = false
         consumer = Task { [weak self, downloader, request, destination] in
             // A cancelled run frees its key and its partial file's lock only once it has ended.
             if let previous { _ = try? await previous.result() }
@@ -158,6 +162,10 @@ public final class DownloadModel {
             self.cancelled = nil
             let download = downloader.download(request, to: destination)
             self.download = download
+            if self.pauseWhenMade {
+                self.pauseWhenMade = false
+                download.pause()
+            }
             await self.consume(download, run: run)
         }
     }
@@ -182,13 +190,15 @@ public final class DownloadModel {
     public func pause() {
         guard state == .queued || state == .running else { return }
         if let source { return source.pause() }
-        download?.pause()
+        guard let download else { return pauseWhenMade = true }
+        download.pause()
     }
 
     /// Resumes a paused download from its resume record.
     ///
     /// Does nothing unless the download is paused.
     public func resume() {
+        if pauseWhenMade { return pauseWhenMade = false }   // the pause had not happened yet
         guard state == .paused else { return }
         if let source { return source.resume() }
         download?.resume()

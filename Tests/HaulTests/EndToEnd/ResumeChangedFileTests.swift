@@ -21,7 +21,7 @@ struct ResumeChangedFileTests {
             let old = Validators.etag.resource(size: Self.size, seed: 1, rate: 250_000)
             let record = try await interruptFirstRun(server, old, downloader, in: dir, after: 300_000)
 
-            let new = Validators.etag.resource(size: newSize, seed: 2, rate: 3_000_000, etag: "\"v2\"")
+            let new = Validators.etag.resource(size: newSize, seed: 2, rate: nil, etag: "\"v2\"")
             server.setResource("/file.bin", new)
             let before = server.requests.count
             let second = await runToEnd(downloader, DownloadRequest(url: url(server, "/file.bin")), to: .directory(dir))
@@ -77,7 +77,7 @@ struct ResumeChangedFileTests {
             let newSize: Int64 = 50_000
             try #require(firstMissingByte(record) > newSize)
 
-            let new = Validators.etag.resource(size: newSize, seed: 2, rate: 3_000_000)
+            let new = Validators.etag.resource(size: newSize, seed: 2, rate: nil)
             server.setResource("/file.bin", new)
             let before = server.requests.count
             let second = await runToEnd(downloader, DownloadRequest(url: url(server, "/file.bin")), to: .directory(dir))

@@ -147,9 +147,9 @@ struct DownloadModelTests {
             let downloader = testDownloader { $0.maximumActiveDownloads = 1 }
             let first = DownloadModel(url: url(server, "/first.bin"), to: .directory(dir), downloader: downloader)
             let second = DownloadModel(url: url(server, "/second.bin"), to: .directory(dir), downloader: downloader)
-            first.start()
-            second.start()
+            first.start()   // each start calls the downloader from a task of its own: one at a time
             #expect(await first.changes(until: { $0.state == .running }))
+            second.start()
             #expect(second.state == .queued)
 
             second.pause()   // still waiting for the first to end
@@ -183,12 +183,18 @@ struct DownloadModelTests {
 extension DownloadModel {
     /// Waits, observing the model the way SwiftUI does, until `condition` holds.
     ///
-    /// - Returns: `false` when it still does not hold after `timeout` (checked at each change).
+    /// - Returns: `false` when it still does not hold after `timeout` (checked at each change,
+    ///   and at the deadline when nothing changes any more).
     fileprivate func changes(timeout: Duration = .seconds(30), until condition: @escaping @MainActor (DownloadModel) -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while true {
+            var timer: Task<Void, Never>?
             let holds = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 let once = OnceContinuation(continuation)
+                timer = Task {
+                    try? await Task.sleep(until: deadline)
+                    once.resume(returning: false)
+                }
                 let holds = withObservationTracking {
                     condition(self)
                 } onChange: {
@@ -196,6 +202,7 @@ extension DownloadModel {
                 }
                 if holds { once.resume(returning: true) }
             }
+            timer?.cancel()
             if holds { return true }
             if ContinuousClock.now > deadline { return false }
         }
