@@ -196,7 +196,8 @@ public final class DownloadModel {
 
     /// Resumes a paused download from its resume record.
     ///
-    /// Does nothing unless the download is paused.
+    /// Does nothing unless the download is paused; a pause asked for before the download was made
+    /// is dropped instead.
     public func resume() {
         if pauseWhenMade { return pauseWhenMade = false }   // the pause had not happened yet
         guard state == .paused else { return }
