@@ -110,8 +110,8 @@ extension DownloadService {
 // MARK: - Events
 
 extension DownloadService {
-    /// Calls `observer` for every event from now on, in order, never twice at once, on the
-    /// thread that made the change (keep it short; hand work to your own queue).
+    /// Calls `observer` for every event from now on, in order, never twice at once, on a thread
+    /// of the service's: a caller's or the engine's (keep it short; hand work to your own queue).
     ///
     /// - Returns: a token for ``removeObserver(_:)``.
     @discardableResult

@@ -23,19 +23,39 @@ extension DownloadService {
     }
 
     /// Runs `body` on the queue under the lock, submits the rows it changed to the state file
-    /// and queues its events (both under the lock, so in the order of the changes), then tells
-    /// the engine and delivers the events after the lock.
+    /// and queues its events (both under the lock, so in the order of the changes), then hands
+    /// what the engine must be told to ``carryOutQueuedWork()``.
     func perform<Value: Sendable>(
         _ body: (inout ServiceQueue) throws(ServiceError) -> (Value, [ServiceQueue.Effect])
     ) throws(ServiceError) -> Acknowledged<Value> {
-        let (value, work, ticket) = try state.withLock { state throws(ServiceError) -> (Value, Work, UInt64?) in
+        let (value, ticket, carry) = try state.withLock { state throws(ServiceError) -> (Value, UInt64?, Bool) in
             guard !state.closed else { throw ServiceError(.closed, "the download service is shut down") }
             let (value, effects) = try body(&state.queue)
             let (work, ticket) = prepare(effects, state: &state)
-            return (value, work, ticket)
+            state.work.append(work)
+            return (value, ticket, state.takeCarrying())
         }
-        carryOut(work)
+        if carry { carryOutQueuedWork() }
         return Acknowledged(value: value, ticket: ticket)
+    }
+
+    /// Carries out the queued work, in the order it was queued, until none is left; one thread
+    /// at a time runs this.
+    ///
+    /// Work that carrying out makes (a run that failed before it was observed reports its end
+    /// at once, and its end starts the next run) is queued behind and done by the same loop,
+    /// so a chain of any length of downloads that fail at once runs in constant stack.
+    private func carryOutQueuedWork() {
+        var batch: [Work] = []
+        while true {
+            batch.removeAll(keepingCapacity: true)
+            state.withLock { state in
+                swap(&batch, &state.work)
+                if batch.isEmpty { state.carrying = false }
+            }
+            if batch.isEmpty { return }
+            for work in batch { carryOut(work) }
+        }
     }
 
     /// Turns effects into store changes and events (now) and engine work (for later). A run

@@ -70,6 +70,17 @@ public final class DownloadService: Sendable {
         /// The engine's current download of each download with a run.
         var runs: [DownloadID: ActiveRun] = [:]
         var closed = false
+        /// What the engine is still to be told, in the order of the changes that made it.
+        var work: [Work] = []
+        /// Whether a thread is carrying the work out (the others leave theirs to it).
+        var carrying = false
+
+        /// True when the caller is to carry the queued work out (no other thread is).
+        mutating func takeCarrying() -> Bool {
+            guard !carrying, !work.isEmpty else { return false }
+            carrying = true
+            return true
+        }
     }
 
     /// One run of the engine.

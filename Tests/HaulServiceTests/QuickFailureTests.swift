@@ -1,0 +1,64 @@
+import Foundation
+import Haul
+import HaulCore
+import HaulHTTP
+import HaulTestSupport
+import Testing
+@testable import HaulService
+
+/// A transport that fails every request at once, before any byte: a server that is down, met
+/// as fast as the engine can meet it.
+final class RefusingTransport: AlternateTransport {
+    func open(url: HTTPURL, userHeaders: [(name: String, value: String)], range: ByteRangeRequest?, ifRange: String?,
+              configuration: Downloader.Configuration, cancellation: CancellationSignal,
+              buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) -> (any AlternateResponse, ResponseHead, HTTPURL) {
+        throw DownloadError(.connectionRefused, "connection refused (test transport)")
+    }
+}
+
+/// Downloads that fail as soon as they start, one after another: each failure starts the next
+/// download, and no chain of them grows a stack.
+/// Exclusive: runs 100,000 downloads through the engine's threads.
+@Suite("Quick failures in a row", .exclusive, .serialized, .timeLimit(.minutes(5)))
+struct QuickFailureTests {
+    static func configuration(_ dir: URL) -> DownloadService.Configuration {
+        var configuration = serviceConfiguration(dir, active: 1, connections: 1)
+        configuration.downloader.transport = Downloader.Transport(name: "refusing") { _ in RefusingTransport() }
+        return configuration
+    }
+
+    @Test func aHundredThousandFailuresInARowUseAConstantStack() async throws {
+        try await withTemporaryDirectory { (dir) async throws in
+            // Given a service that runs one download at a time over a transport that refuses all
+            let service = try DownloadService(configuration: Self.configuration(dir))
+            defer { service.shutDown() }
+            let deepest = SharedStateLock((failures: 0, frames: 0))
+            service.addObserver { event in
+                guard event.kind == .failed else { return }
+                let sampled = deepest.withLock { state -> Bool in
+                    state.failures += 1
+                    return state.failures % 50 == 1
+                }
+                guard sampled else { return }
+                let frames = Thread.callStackReturnAddresses.count
+                deepest.withLock { $0.frames = max($0.frames, frames) }
+            }
+            // When 100,000 downloads are queued in one go
+            let count = 100_000
+            var last: UInt64?
+            for index in 0..<count {
+                last = try service.enqueueAdd(ServiceRequest(urls: ["http://127.0.0.1:9/f\(index).bin"])).ticket ?? last
+            }
+            try service.waitUntilDurable(last)
+            // Then every one ends as a failure with its code, and no stack grew with the chain
+            await eventually(timeout: .seconds(240)) { service.statistics.stopped == count }
+            #expect(service.statistics.active == 0)
+            #expect(service.statistics.waiting == 0)
+            let results = service.stoppedDownloads { 0..<$0 }
+            #expect(results.count == count)
+            #expect(results.allSatisfy { $0.status == .error && $0.failure?.code == "connectionRefused" })
+            let frames = deepest.withLock { $0.frames }
+            #expect(frames > 0 && frames < 150, "deepest stack at a failure: \(frames) frames")
+        }
+    }
+}
