@@ -21,9 +21,14 @@ public struct ServiceStatistics: Sendable, Equatable {
 }
 
 extension DownloadService {
-    /// The download with this identifier as it is now, or `nil`.
+    /// The download with this identifier as it is now, or `nil` (a result kept only in the
+    /// state file is read from it).
     public func download(_ id: DownloadID) -> ServiceDownload? {
-        state.withLock { state in state.queue.entries[id].map { snapshot($0, runs: state.runs) } }
+        let (found, stored) = state.withLock { state in
+            (state.queue.entries[id].map { snapshot($0, runs: state.runs) }, state.queue.isStored(id))
+        }
+        guard stored else { return found }
+        return storedResults([id])[id]
     }
 
     /// Each connection's segment of the download's transfer over ranges, by connection; empty
@@ -42,14 +47,34 @@ extension DownloadService {
     ///
     /// - Parameter pick: given the queue's length, the places wanted (clamped to the queue).
     public func waitingDownloads(_ pick: (Int) -> Range<Int>) -> [ServiceDownload] {
-        state.withLock { state in slice(state.queue.waiting, pick, state) }
+        state.withLock { state in
+            state.queue.waiting(at: pick(state.queue.queued.count)).compactMap { id in
+                state.queue.entries[id].map { snapshot($0, runs: state.runs) }
+            }
+        }
     }
 
-    /// A slice of the results, oldest first.
+    /// A slice of the results, oldest first (the older ones are read from the state file).
     ///
     /// - Parameter pick: given the number of results, the places wanted (clamped).
     public func stoppedDownloads(_ pick: (Int) -> Range<Int>) -> [ServiceDownload] {
-        state.withLock { state in slice(state.queue.stopped, pick, state) }
+        let (ids, resident) = state.withLock { state -> ([DownloadID], [DownloadID: ServiceDownload]) in
+            let ids = state.queue.stopped(at: pick(state.queue.results.count))
+            var resident: [DownloadID: ServiceDownload] = [:]
+            for id in ids {
+                if let entry = state.queue.entries[id] { resident[id] = snapshot(entry, runs: state.runs) }
+            }
+            return (ids, resident)
+        }
+        let stored = storedResults(ids.filter { resident[$0] == nil })
+        return ids.compactMap { resident[$0] ?? stored[$0] }
+    }
+
+    /// Results read from the state file (after every change so far is committed); those no
+    /// longer there, or all of them when it cannot be read, are left out.
+    private func storedResults(_ ids: [DownloadID]) -> [DownloadID: ServiceDownload] {
+        guard !ids.isEmpty, let rows = try? writer.read({ store throws(ServiceError) in try store.rows(ids) }) else { return [:] }
+        return rows.mapValues { snapshot($0.entry, runs: [:]) }
     }
 
     /// The identifiers whose hexadecimal form begins with `prefix`, at most `limit` of them.
@@ -61,7 +86,11 @@ extension DownloadService {
             var found: [DownloadID] = []
             for id in state.queue.entries.keys where id.hasHexPrefix(prefix) {
                 found.append(id)
-                if found.count >= limit { break }
+                if found.count >= limit { return found }
+            }
+            for id in state.queue.storedResults.keys where id.hasHexPrefix(prefix) {
+                found.append(id)
+                if found.count >= limit { return found }
             }
             return found
         }
@@ -71,8 +100,8 @@ extension DownloadService {
     public var statistics: ServiceStatistics {
         state.withLock { state in
             let speed = state.queue.active.reduce(0.0) { $0 + (state.queue.entries[$1]?.bytesPerSecond ?? 0) }
-            return ServiceStatistics(active: state.queue.active.count, waiting: state.queue.waiting.count,
-                                     stopped: state.queue.stopped.count, stoppedTotal: state.queue.stoppedTotal,
+            return ServiceStatistics(active: state.queue.active.count, waiting: state.queue.queued.count,
+                                     stopped: state.queue.results.count, stoppedTotal: state.queue.stoppedTotal,
                                      bytesPerSecond: speed)
         }
     }
@@ -89,11 +118,6 @@ extension DownloadService {
 
     /// The folder every download lands in or below.
     public var rootPath: String { root.path }
-
-    private func slice(_ ids: [DownloadID], _ pick: (Int) -> Range<Int>, _ state: State) -> [ServiceDownload] {
-        let wanted = pick(ids.count).clamped(to: 0..<ids.count)
-        return ids[wanted].compactMap { state.queue.entries[$0].map { snapshot($0, runs: state.runs) } }
-    }
 
     /// An entry as the public snapshot.
     private func snapshot(_ entry: ServiceQueue.Entry, runs: [DownloadID: ActiveRun]) -> ServiceDownload {

@@ -35,6 +35,9 @@ public final class DownloadService: Sendable {
         public var downloader: Downloader.Configuration
         /// Downloads active at once to start with, 1 to ``DownloadService/activeDownloadsLimit``.
         public var maximumActiveDownloads: Int
+        /// The most results (complete, failed, removed) held in memory: the newest ones. Older
+        /// results stay in the state file until removed, and are read from it when asked for.
+        public var residentResults = 1_000
 
         /// Creates a configuration.
         ///
@@ -106,10 +109,12 @@ public final class DownloadService: Sendable {
         engine.maximumActiveDownloads = Self.activeDownloadsLimit   // the service keeps its own queue
         downloader = Downloader(configuration: engine)
         let store = try ServiceStore(path: configuration.stateFile.path)
-        let rows = try store.load()
+        let (rows, stored) = try store.load(residentResults: configuration.residentResults)
         writer = StoreWriter(store: store)
         let maximum = min(max(1, configuration.maximumActiveDownloads), Self.activeDownloadsLimit)
-        state = SharedStateLock(State(queue: ServiceQueue(restoring: rows.map(\.entry), maximumActive: maximum)))
+        let queue = ServiceQueue(restoring: rows.map(\.entry), stored: stored, maximumActive: maximum,
+                                 residentResults: configuration.residentResults)
+        state = SharedStateLock(State(queue: queue))
         _ = try? perform { queue in ((), queue.fillSlots()) }
     }
 
@@ -338,6 +343,7 @@ extension DownloadService {
     }
 
     static func entry(_ id: DownloadID, _ queue: ServiceQueue) throws(ServiceError) -> ServiceQueue.Entry {
+        if queue.isStored(id) { throw ServiceError(.invalidState, "Cannot change option for GID#\(id.hex)") }
         guard let entry = queue.entries[id] else { throw ServiceError(.notFound, "GID \(id.hex) is not found") }
         return entry
     }

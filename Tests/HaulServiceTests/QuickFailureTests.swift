@@ -59,6 +59,38 @@ struct QuickFailureTests {
             #expect(results.allSatisfy { $0.status == .error && $0.failure?.code == "connectionRefused" })
             let frames = deepest.withLock { $0.frames }
             #expect(frames > 0 && frames < 150, "deepest stack at a failure: \(frames) frames")
+            #expect(service.state.withLock { $0.queue.entries.count } == 1_000, "memory holds the newest 1,000 results")
+        }
+    }
+
+    @Test func resultsBeyondTheWindowAreListedReadAndForgottenFromTheStateFile() async throws {
+        try await withTemporaryDirectory { (dir) async throws in
+            var configuration = Self.configuration(dir)
+            configuration.residentResults = 10
+            var ids: [DownloadID] = []
+            do {
+                let service = try DownloadService(configuration: configuration)
+                for index in 0..<40 { ids.append(try service.add(ServiceRequest(urls: ["http://127.0.0.1:9/\(index)"]))) }
+                await eventually { service.statistics.stopped == 40 }
+                #expect(service.stoppedDownloads { 0..<$0 }.map(\.id) == ids, "the results in the order they ended")
+                service.shutDown()
+            }
+            // A new service on the same file holds ten in memory and reads the rest when asked.
+            let service = try DownloadService(configuration: configuration)
+            defer { service.shutDown() }
+            #expect(service.state.withLock { $0.queue.entries.count } == 10)
+            #expect(service.statistics.stopped == 40)
+            let page = service.stoppedDownloads { _ in 25..<35 }
+            #expect(page.map(\.id) == Array(ids[25..<35]))
+            #expect(page.allSatisfy { $0.status == .error && $0.failure?.code == "connectionRefused" })
+            #expect(service.download(ids[0])?.urls == ["http://127.0.0.1:9/0"])
+            #expect(throws: ServiceError.self) { try service.pause(ids[0]) }
+            try service.forgetResult(ids[0])
+            #expect(service.download(ids[0]) == nil)
+            #expect(service.statistics.stopped == 39)
+            #expect(service.identifiers(withPrefix: ids[1].hex) == [ids[1]])
+            try service.forgetResults()
+            #expect(service.stoppedDownloads { 0..<$0 }.isEmpty)
         }
     }
 }

@@ -112,3 +112,41 @@ import Testing
         #expect(StoreText.decodeRanges("x") == nil)
     }
 }
+
+/// The store's queries each use the primary key or an index: none reads the whole table.
+@Suite struct ServiceStorePlanTests {
+    @Test func everyQueryUsesAKeyOrAnIndex() throws {
+        try withTemporaryDirectory { dir in
+            let store = try ServiceStore(path: dir.appendingPathComponent("state.db").path)
+            defer { store.close() }
+            let plans = try store.queryPlans()
+            #expect(plans.count == 5)
+            for (name, steps) in plans {
+                let scans = steps.filter { $0.hasPrefix("SCAN") }
+                #expect(scans.isEmpty, "\(name) reads the whole table: \(steps)")
+            }
+            #expect(plans["read a row"]?.contains { $0.contains("INTEGER PRIMARY KEY") } == true)
+            #expect(plans["load the newest results"]?.contains { $0.contains("downloads_by_place") } == true)
+        }
+    }
+
+    @Test func aLayoutOneFileGainsTheIndex() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir.appendingPathComponent("state.db").path
+            do {
+                let store = try ServiceStore(path: path)
+                try store.apply([.save(ServiceStoreTests.row(1, status: .error)), .save(ServiceStoreTests.row(2))])
+                store.close()
+            }
+            let database = try SQLiteDatabase(path: path)
+            try database.execute("DROP INDEX downloads_by_place; PRAGMA user_version = 1")
+            database.close()
+            let store = try ServiceStore(path: path)
+            defer { store.close() }
+            let (rows, stored) = try store.load(residentResults: 0)
+            #expect(rows.map(\.id) == [DownloadID(rawValue: 2)!])
+            #expect(stored.map(\.id) == [DownloadID(rawValue: 1)!])
+            #expect(try store.queryPlans()["load the newest results"]?.contains { $0.contains("downloads_by_place") } == true)
+        }
+    }
+}

@@ -13,11 +13,20 @@
 /// second daemon on the same state file is refused instead of running the same downloads.
 final class ServiceStore {
     /// The layout this code reads and writes (`PRAGMA user_version`).
-    static let schemaVersion: Int64 = 1
+    static let schemaVersion: Int64 = 2
+
+    /// The columns of a row, in the order ``row(_:)`` reads them.
+    private static let columns =
+        "gid, status, position, urls, options, file, total_length, completed_length, completed_ranges, failure"
+    /// The statuses of results, as SQL.
+    private static let resultStatuses = "('complete', 'error', 'removed')"
+    /// The statuses of the queue, as SQL.
+    private static let queueStatuses = "('active', 'waiting', 'paused')"
 
     private let database: SQLiteDatabase
     private let upsert: SQLiteStatement
     private let delete: SQLiteStatement
+    private let selectByID: SQLiteStatement
 
     /// Opens (or creates) the state file.
     ///
@@ -36,6 +45,16 @@ final class ServiceStore {
         if version > Self.schemaVersion {
             throw ServiceError(.store, "the state file \(path) has layout \(version), newer than this haul's \(Self.schemaVersion)")
         }
+        try Self.createLayout(database, from: version)
+        upsert = try database.prepare("""
+            INSERT OR REPLACE INTO downloads (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        delete = try database.prepare("DELETE FROM downloads WHERE gid = ?")
+        selectByID = try database.prepare("SELECT \(Self.columns) FROM downloads WHERE gid = ?")
+    }
+
+    /// Creates the table of layout 1 on a new file, and the index of layout 2 on either.
+    private static func createLayout(_ database: SQLiteDatabase, from version: Int64) throws(ServiceError) {
         if version == 0 {
             try database.execute("""
                 BEGIN;
@@ -51,48 +70,116 @@ final class ServiceStore {
                     completed_ranges TEXT,
                     failure TEXT
                 );
-                PRAGMA user_version = \(Self.schemaVersion);
+                PRAGMA user_version = 1;
                 COMMIT;
                 """)
         }
-        upsert = try database.prepare("""
-            INSERT OR REPLACE INTO downloads
-                (gid, status, position, urls, options, file, total_length, completed_length, completed_ranges, failure)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
-        delete = try database.prepare("DELETE FROM downloads WHERE gid = ?")
+        if version < 2 {
+            // Loading finds the queue and the newest results by status and place.
+            try database.execute("""
+                BEGIN;
+                CREATE INDEX IF NOT EXISTS downloads_by_place ON downloads (status, position);
+                PRAGMA user_version = 2;
+                COMMIT;
+                """)
+        }
     }
 
     /// Closes the file and lets go of its lock; the store cannot be used after.
     func close() {
         upsert.finalize()
         delete.finalize()
+        selectByID.finalize()
         database.close()
     }
 
-    /// Every row, in no particular order (the list orders them by position).
+    /// What a service holds in memory: every row of the queue (active, waiting, paused) and
+    /// of the newest `residentResults` results, and the identifier and position of each older
+    /// result, oldest first.
+    ///
+    /// - Throws: `store` when reading fails.
+    func load(residentResults: Int) throws(ServiceError) -> (rows: [StoreRow], stored: [(id: DownloadID, position: Double)]) {
+        var rows = try select("WHERE status IN \(Self.queueStatuses)")
+        let newest = try select("WHERE status IN \(Self.resultStatuses) ORDER BY position DESC LIMIT \(max(0, residentResults))")
+        rows += newest
+        var stored: [(id: DownloadID, position: Double)] = []
+        let older = try database.prepare("""
+            SELECT gid, position FROM downloads WHERE status IN \(Self.resultStatuses) ORDER BY position
+            LIMIT (SELECT max(0, count(*) - \(max(0, residentResults))) FROM downloads WHERE status IN \(Self.resultStatuses))
+            """)
+        defer { older.finalize() }
+        while try older.step() {
+            guard let id = DownloadID(rawValue: UInt64(bitPattern: older.int64(0) ?? 0)) else { continue }
+            stored.append((id, older.double(1)))
+        }
+        return (rows, stored)
+    }
+
+    /// Every row, in no particular order.
     ///
     /// - Throws: `store` when reading fails.
     func load() throws(ServiceError) -> [StoreRow] {
-        let select = try database.prepare("""
-            SELECT gid, status, position, urls, options, file, total_length, completed_length, completed_ranges, failure
-            FROM downloads
-            """)
+        try select("")
+    }
+
+    /// The rows of `ids` that the file holds.
+    ///
+    /// - Throws: `store` when reading fails.
+    func rows(_ ids: [DownloadID]) throws(ServiceError) -> [DownloadID: StoreRow] {
+        var found: [DownloadID: StoreRow] = [:]
+        for id in ids {
+            selectByID.reset()
+            selectByID.bind(1, Int64(bitPattern: id.rawValue))
+            if try selectByID.step(), let row = Self.row(selectByID) { found[id] = row }
+        }
+        selectByID.reset()
+        return found
+    }
+
+    /// How SQLite plans each query the store runs, one line per step (for the tests that hold
+    /// every query to an index).
+    func queryPlans() throws(ServiceError) -> [String: [String]] {
+        let queries = [
+            "load the queue": "SELECT \(Self.columns) FROM downloads WHERE status IN \(Self.queueStatuses)",
+            "load the newest results": "SELECT \(Self.columns) FROM downloads WHERE status IN \(Self.resultStatuses) ORDER BY position DESC LIMIT 10",
+            "read a row": "SELECT \(Self.columns) FROM downloads WHERE gid = 1",
+            "write a row": "INSERT OR REPLACE INTO downloads (\(Self.columns)) VALUES (1, 'paused', 1, '', '', NULL, NULL, 0, NULL, NULL)",
+            "delete a row": "DELETE FROM downloads WHERE gid = 1",
+        ]
+        var plans: [String: [String]] = [:]
+        for (name, sql) in queries {
+            let plan = try database.prepare("EXPLAIN QUERY PLAN " + sql)
+            defer { plan.finalize() }
+            var steps: [String] = []
+            while try plan.step() { steps.append(plan.text(3) ?? "") }
+            plans[name] = steps
+        }
+        return plans
+    }
+
+    private func select(_ clause: String) throws(ServiceError) -> [StoreRow] {
+        let select = try database.prepare("SELECT \(Self.columns) FROM downloads \(clause)")
+        defer { select.finalize() }
         var rows: [StoreRow] = []
         while try select.step() {
-            guard let id = DownloadID(rawValue: UInt64(bitPattern: select.int64(0) ?? 0)),
-                  let status = ServiceDownload.Status(rawValue: select.text(1) ?? "") else { continue }
-            var entry = ServiceQueue.Entry(id: id, urls: (select.text(3) ?? "").split(separator: "\n").map(String.init),
-                                           options: StoreText.decodeOptions(select.text(4) ?? ""), status: status,
-                                           position: select.double(2))
-            entry.file = select.text(5)
-            entry.totalBytes = select.int64(6)
-            entry.completedBytes = select.int64(7) ?? 0
-            entry.completedRanges = select.text(8).flatMap(StoreText.decodeRanges)
-            entry.failure = select.text(9).map(StoreText.decodeFailure)
-            rows.append(StoreRow(entry))
+            if let row = Self.row(select) { rows.append(row) }
         }
         return rows
+    }
+
+    /// The row a statement's current result holds (its columns as ``columns`` orders them).
+    private static func row(_ select: SQLiteStatement) -> StoreRow? {
+        guard let id = DownloadID(rawValue: UInt64(bitPattern: select.int64(0) ?? 0)),
+              let status = ServiceDownload.Status(rawValue: select.text(1) ?? "") else { return nil }
+        var entry = ServiceQueue.Entry(id: id, urls: (select.text(3) ?? "").split(separator: "\n").map(String.init),
+                                       options: StoreText.decodeOptions(select.text(4) ?? ""), status: status,
+                                       position: select.double(2))
+        entry.file = select.text(5)
+        entry.totalBytes = select.int64(6)
+        entry.completedBytes = select.int64(7) ?? 0
+        entry.completedRanges = select.text(8).flatMap(StoreText.decodeRanges)
+        entry.failure = select.text(9).map(StoreText.decodeFailure)
+        return StoreRow(entry)
     }
 
     /// One change to the file.

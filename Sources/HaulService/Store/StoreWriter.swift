@@ -12,7 +12,8 @@ final class StoreWriter: @unchecked Sendable {   // all mutable state is under `
     /// A position in the sequence of submissions.
     typealias Ticket = UInt64
 
-    private let store: ServiceStore
+    /// The store, used by one thread at a time: the writer's commits and ``read(_:)``.
+    private let store: SharedStateLock<StoreAccess>
     private let monitor = Monitor()
     private var pending: [DownloadID: ServiceStore.Change] = [:]
     private var submitted: Ticket = 0
@@ -24,7 +25,7 @@ final class StoreWriter: @unchecked Sendable {   // all mutable state is under `
 
     /// Starts the writer thread of `store`.
     init(store: ServiceStore) {
-        self.store = store
+        self.store = SharedStateLock(StoreAccess(store: store))
         thread.run(name: "haul-store") { [self] in writeUntilClosed() }
     }
 
@@ -66,13 +67,30 @@ final class StoreWriter: @unchecked Sendable {   // all mutable state is under `
             while running { monitor.wait() }
             return first
         }
-        if firstToClose { store.close() }
+        if firstToClose {
+            store.withLock { access in
+                access.store.close()
+                access.closed = true
+            }
+        }
+    }
+
+    /// Reads the store once every change submitted so far is committed, so that it reads what
+    /// the service had when it asked.
+    ///
+    /// - Throws: `store` when a commit or the read fails, `closed` once the writer closed.
+    func read<Value>(_ body: (ServiceStore) throws(ServiceError) -> Value) throws(ServiceError) -> Value {
+        try waitUntilCommitted(monitor.withLock { submitted })
+        return try store.withLock { access throws(ServiceError) -> Value in
+            guard !access.closed else { throw ServiceError(.closed, "the state file is closed") }
+            return try body(access.store)
+        }
     }
 
     private func writeUntilClosed() {
         while let (batch, upTo) = nextBatch() {
             do throws(ServiceError) {
-                try store.apply(batch.values)
+                try store.withLock { access throws(ServiceError) in try access.store.apply(batch.values) }
                 monitor.withLock {
                     committed = max(committed, upTo)
                     if let failed, failed.upTo <= upTo { self.failed = nil }
@@ -105,4 +123,10 @@ final class StoreWriter: @unchecked Sendable {   // all mutable state is under `
             return (batch, submitted)
         }
     }
+}
+
+/// The store behind the writer's lock.
+struct StoreAccess: @unchecked Sendable {   // the store is used only with the lock held
+    let store: ServiceStore
+    var closed = false
 }
