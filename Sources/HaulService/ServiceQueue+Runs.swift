@@ -147,20 +147,23 @@ extension ServiceQueue {
     }
 
     /// Puts `id` into the queue at `index`, with a position between its neighbours' (the whole
-    /// queue is renumbered when there is no room between them).
+    /// queue is renumbered when there is no room between them). A download put at the back is
+    /// placed after every download added before it, running ones included, so that the active
+    /// downloads a store restores keep the order they were added in.
     mutating func insertWaiting(_ id: DownloadID, at index: Int) -> [Effect] {
         let before = queued.element(at: index - 1)?.position
         let after = queued.element(at: index)?.position
         let position: Double
         switch (before, after) {
-        case (nil, nil): position = 0
-        case (let low?, nil): position = (low + 1024).rounded(.down)
+        case (nil, nil): position = tailPosition
+        case (let low?, nil): position = max(low + 1024, tailPosition).rounded(.down)
         case (nil, let high?): position = (high - 1024).rounded(.down)
         case (let low?, let high?): position = low + (high - low) / 2
         }
         if let before, position <= before { return renumber(inserting: id, at: index) }
         if let after, position >= after { return renumber(inserting: id, at: index) }
         entries[id]!.position = position
+        tailPosition = max(tailPosition, position + 1024)
         place(id)
         return [.save(id)]
     }
@@ -181,5 +184,6 @@ extension ServiceQueue {
             entries[id]!.position = Double(index) * 1024
             place(id)
         }
+        tailPosition = max(tailPosition, Double(order.count) * 1024)
     }
 }

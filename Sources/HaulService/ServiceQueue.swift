@@ -86,6 +86,8 @@ struct ServiceQueue {
     var isShuttingDown = false
     var nextGeneration = 1
     var nextStoppedPosition = 1.0
+    /// Past every position the queue has given: where a download added at the back goes.
+    var tailPosition = 0.0
 
     /// An empty list that holds up to `residentResults` results in memory.
     init(maximumActive: Int, residentResults: Int = 1_000) {
@@ -108,6 +110,7 @@ struct ServiceQueue {
             entries[entry.id] = entry
         }
         let positions = inQueue.map(\.position)
+        tailPosition = (positions.max() ?? -1024) + 1024
         if !previouslyActive.isEmpty || zip(positions, positions.dropFirst()).contains(where: { $0 >= $1 }) {
             renumber(inQueue.map(\.id))
         } else {

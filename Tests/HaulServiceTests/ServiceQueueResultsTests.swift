@@ -86,3 +86,24 @@ import Testing
         #expect(queue.waiting.allSatisfy { queue.entries[$0]?.status == .waiting })
     }
 }
+
+/// The lists in the order aria2 gives them: the downloads added first come first, also after
+/// the list is restored from the store.
+@Suite struct ServiceQueueOrderTests {
+    @Test func activeDownloadsRestoreInTheOrderTheyWereAdded() {
+        // Given two downloads that started at once, the second added into an empty queue, with
+        // identifiers that sort the other way round (the store returns rows in identifier order)
+        var queue = ServiceQueue(maximumActive: 2)
+        let first = DownloadID(rawValue: 0xFFFF_0000)!, second = DownloadID(rawValue: 0x1)!
+        _ = queue.add(ServiceQueueTests.entry(0xFFFF_0000), at: nil)
+        _ = queue.add(ServiceQueueTests.entry(0x1), at: nil)
+        #expect(queue.active == [first, second])
+        #expect(queue.entries[first]!.position < queue.entries[second]!.position)
+        // When the list is restored
+        let rows = queue.entries.values.sorted { $0.id < $1.id }
+        var restored = ServiceQueue(restoring: rows, maximumActive: 2)
+        _ = restored.fillSlots()
+        // Then the first added is still the first
+        #expect(restored.active == [first, second])
+    }
+}
