@@ -69,6 +69,9 @@ extension DownloadService {
             case .save(let id):
                 if let entry = state.queue.entries[id] { changes.append(.save(StoreRow(entry))) }
                 work.changed.append(id)
+            case .saveStatus(let id):
+                if let entry = state.queue.entries[id] { changes.append(.status(id, entry.status)) }
+                work.changed.append(id)
             case .delete(let id):
                 changes.append(.delete(id))
             case .event(let event):

@@ -27,12 +27,13 @@ extension ServiceQueue {
             active.removeAll { $0 == id }
             entries[id]!.status = .paused
             effects += insertWaiting(id, at: 0)
+            entries[id]!.bytesPerSecond = 0
+            entries[id]!.connections = 0
+            effects += [.save(id), .event(ServiceEvent(id: id, kind: .paused))]
         } else {
             setStatus(id, .paused)
+            effects += [.saveStatus(id), .event(ServiceEvent(id: id, kind: .paused))]
         }
-        entries[id]!.bytesPerSecond = 0
-        entries[id]!.connections = 0
-        effects += [.save(id), .event(ServiceEvent(id: id, kind: .paused))]
         return effects + fillSlots()
     }
 
@@ -42,7 +43,7 @@ extension ServiceQueue {
         var effects: [Effect] = []
         for (_, id) in ready.all {
             setStatus(id, .paused)
-            effects += [.save(id), .event(ServiceEvent(id: id, kind: .paused))]
+            effects += [.saveStatus(id), .event(ServiceEvent(id: id, kind: .paused))]
         }
         for id in active { effects += (try? pause(id)) ?? [] }
         return effects
@@ -56,7 +57,7 @@ extension ServiceQueue {
             throw ServiceError(.invalidState, "GID#\(id.hex) cannot be unpaused now")
         }
         setStatus(id, .waiting)
-        return [.save(id), .event(ServiceEvent(id: id, kind: .unpaused))] + fillSlots()
+        return [.saveStatus(id), .event(ServiceEvent(id: id, kind: .unpaused))] + fillSlots()
     }
 
     /// Puts every paused download back in the queue.
@@ -64,7 +65,7 @@ extension ServiceQueue {
         var effects: [Effect] = []
         for (_, id) in queued.all where entries[id]?.status == .paused {
             setStatus(id, .waiting)
-            effects += [.save(id), .event(ServiceEvent(id: id, kind: .unpaused))]
+            effects += [.saveStatus(id), .event(ServiceEvent(id: id, kind: .unpaused))]
         }
         return effects + fillSlots()
     }

@@ -48,6 +48,8 @@ struct ServiceQueue {
         case stop(DownloadID, generation: Int)
         /// Write the download's row as it is now.
         case save(DownloadID)
+        /// Write the download's status as it is now (nothing else of its row changed).
+        case saveStatus(DownloadID)
         /// Delete the download's row.
         case delete(DownloadID)
         /// Publish an event.

@@ -113,40 +113,40 @@ import Testing
     }
 }
 
-/// The store's queries each use the primary key or an index: none reads the whole table.
+/// The store's queries: those of a running service find their row by the primary key; the two
+/// that load the list when it starts read the table once each, and nothing else.
 @Suite struct ServiceStorePlanTests {
-    @Test func everyQueryUsesAKeyOrAnIndex() throws {
+    @Test func aRunningServiceFindsEveryRowByItsKey() throws {
         try withTemporaryDirectory { dir in
             let store = try ServiceStore(path: dir.appendingPathComponent("state.db").path)
             defer { store.close() }
             let plans = try store.queryPlans()
-            #expect(plans.count == 5)
-            for (name, steps) in plans {
-                let scans = steps.filter { $0.hasPrefix("SCAN") }
-                #expect(scans.isEmpty, "\(name) reads the whole table: \(steps)")
+            #expect(plans.count == 6)
+            for name in ["read a row", "change a status", "delete a row"] {
+                let steps = try #require(plans[name])
+                #expect(steps.count == 1 && steps[0].contains("INTEGER PRIMARY KEY"), "\(name): \(steps)")
             }
-            #expect(plans["read a row"]?.contains { $0.contains("INTEGER PRIMARY KEY") } == true)
-            #expect(plans["load the newest results"]?.contains { $0.contains("downloads_by_place") } == true)
+            #expect(plans["write a row"] == [], "an insert by key has no search step")
+            #expect(plans["load the queue"] == ["SCAN downloads"])
+            #expect(plans["load the newest results"]?.first == "SCAN downloads")
         }
     }
 
-    @Test func aLayoutOneFileGainsTheIndex() throws {
+    @Test func aStatusChangeFoldsIntoARowSubmittedBeforeIt() throws {
         try withTemporaryDirectory { dir in
             let path = dir.appendingPathComponent("state.db").path
-            do {
-                let store = try ServiceStore(path: path)
-                try store.apply([.save(ServiceStoreTests.row(1, status: .error)), .save(ServiceStoreTests.row(2))])
-                store.close()
-            }
-            let database = try SQLiteDatabase(path: path)
-            try database.execute("DROP INDEX downloads_by_place; PRAGMA user_version = 1")
-            database.close()
-            let store = try ServiceStore(path: path)
-            defer { store.close() }
-            let (rows, stored) = try store.load(residentResults: 0)
-            #expect(rows.map(\.id) == [DownloadID(rawValue: 2)!])
-            #expect(stored.map(\.id) == [DownloadID(rawValue: 1)!])
-            #expect(try store.queryPlans()["load the newest results"]?.contains { $0.contains("downloads_by_place") } == true)
+            let writer = StoreWriter(store: try ServiceStore(path: path))
+            let row = ServiceStoreTests.row(7, status: .waiting)
+            _ = writer.submit([.save(row), .status(row.id, .paused)])
+            let other = ServiceStoreTests.row(8, status: .waiting)
+            try writer.waitUntilCommitted(writer.submit([.save(other)]))
+            try writer.waitUntilCommitted(writer.submit([.status(other.id, .paused), .status(DownloadID(rawValue: 99)!, .paused)]))
+            writer.close()
+            let loaded = try ServiceStore(path: path).load().sorted { $0.id < $1.id }
+            var expected = [row, other]
+            expected[0].status = .paused
+            expected[1].status = .paused
+            #expect(loaded == expected, "a status change alone changes only the status; one for no row writes none")
         }
     }
 }

@@ -13,7 +13,7 @@
 /// second daemon on the same state file is refused instead of running the same downloads.
 final class ServiceStore {
     /// The layout this code reads and writes (`PRAGMA user_version`).
-    static let schemaVersion: Int64 = 2
+    static let schemaVersion: Int64 = 1
 
     /// The columns of a row, in the order ``row(_:)`` reads them.
     private static let columns =
@@ -27,6 +27,7 @@ final class ServiceStore {
     private let upsert: SQLiteStatement
     private let delete: SQLiteStatement
     private let selectByID: SQLiteStatement
+    private let updateStatus: SQLiteStatement
 
     /// Opens (or creates) the state file.
     ///
@@ -51,38 +52,33 @@ final class ServiceStore {
             """)
         delete = try database.prepare("DELETE FROM downloads WHERE gid = ?")
         selectByID = try database.prepare("SELECT \(Self.columns) FROM downloads WHERE gid = ?")
+        updateStatus = try database.prepare("UPDATE downloads SET status = ? WHERE gid = ?")
     }
 
-    /// Creates the table of layout 1 on a new file, and the index of layout 2 on either.
+    /// Creates the table on a new file.
+    ///
+    /// It has no index but its primary key: every query a running service makes finds its row by
+    /// identifier, and the two that load the list when the service starts read the table once
+    /// each (an index on the status would cost every status change an index update).
     private static func createLayout(_ database: SQLiteDatabase, from version: Int64) throws(ServiceError) {
-        if version == 0 {
-            try database.execute("""
-                BEGIN;
-                CREATE TABLE IF NOT EXISTS downloads (
-                    gid INTEGER PRIMARY KEY,
-                    status TEXT NOT NULL,
-                    position REAL NOT NULL,
-                    urls TEXT NOT NULL,
-                    options TEXT NOT NULL,
-                    file TEXT,
-                    total_length INTEGER,
-                    completed_length INTEGER NOT NULL DEFAULT 0,
-                    completed_ranges TEXT,
-                    failure TEXT
-                );
-                PRAGMA user_version = 1;
-                COMMIT;
-                """)
-        }
-        if version < 2 {
-            // Loading finds the queue and the newest results by status and place.
-            try database.execute("""
-                BEGIN;
-                CREATE INDEX IF NOT EXISTS downloads_by_place ON downloads (status, position);
-                PRAGMA user_version = 2;
-                COMMIT;
-                """)
-        }
+        guard version == 0 else { return }
+        try database.execute("""
+            BEGIN;
+            CREATE TABLE IF NOT EXISTS downloads (
+                gid INTEGER PRIMARY KEY,
+                status TEXT NOT NULL,
+                position REAL NOT NULL,
+                urls TEXT NOT NULL,
+                options TEXT NOT NULL,
+                file TEXT,
+                total_length INTEGER,
+                completed_length INTEGER NOT NULL DEFAULT 0,
+                completed_ranges TEXT,
+                failure TEXT
+            );
+            PRAGMA user_version = \(Self.schemaVersion);
+            COMMIT;
+            """)
     }
 
     /// Closes the file and lets go of its lock; the store cannot be used after.
@@ -90,6 +86,7 @@ final class ServiceStore {
         upsert.finalize()
         delete.finalize()
         selectByID.finalize()
+        updateStatus.finalize()
         database.close()
     }
 
@@ -136,13 +133,14 @@ final class ServiceStore {
         return found
     }
 
-    /// How SQLite plans each query the store runs, one line per step (for the tests that hold
-    /// every query to an index).
+    /// How SQLite plans each query the store runs, one line per step (for the test that holds
+    /// the queries of a running service to the primary key).
     func queryPlans() throws(ServiceError) -> [String: [String]] {
         let queries = [
             "load the queue": "SELECT \(Self.columns) FROM downloads WHERE status IN \(Self.queueStatuses)",
             "load the newest results": "SELECT \(Self.columns) FROM downloads WHERE status IN \(Self.resultStatuses) ORDER BY position DESC LIMIT 10",
             "read a row": "SELECT \(Self.columns) FROM downloads WHERE gid = 1",
+            "change a status": "UPDATE downloads SET status = 'paused' WHERE gid = 1",
             "write a row": "INSERT OR REPLACE INTO downloads (\(Self.columns)) VALUES (1, 'paused', 1, '', '', NULL, NULL, 0, NULL, NULL)",
             "delete a row": "DELETE FROM downloads WHERE gid = 1",
         ]
@@ -188,6 +186,8 @@ final class ServiceStore {
         case save(StoreRow)
         /// Delete a download's row.
         case delete(DownloadID)
+        /// Change the status of a download's row (and nothing else).
+        case status(DownloadID, ServiceDownload.Status)
     }
 
     /// Applies changes in one transaction: all of them are durable once this returns, or none.
@@ -203,6 +203,11 @@ final class ServiceStore {
                     delete.reset()
                     delete.bind(1, Int64(bitPattern: id.rawValue))
                     _ = try delete.step()
+                case .status(let id, let status):
+                    updateStatus.reset()
+                    updateStatus.bind(1, status.rawValue)
+                    updateStatus.bind(2, Int64(bitPattern: id.rawValue))
+                    _ = try updateStatus.step()
                 }
             }
             try database.execute("COMMIT")

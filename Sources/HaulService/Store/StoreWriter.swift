@@ -36,6 +36,13 @@ final class StoreWriter: @unchecked Sendable {   // all mutable state is under `
                 switch change {
                 case .save(let row): pending[row.id] = change
                 case .delete(let id): pending[id] = change
+                case .status(let id, let status):
+                    if case .save(var row)? = pending[id] {
+                        row.status = status
+                        pending[id] = .save(row)
+                    } else if pending[id] != .delete(id) {
+                        pending[id] = change
+                    }
                 }
             }
             submitted += 1
