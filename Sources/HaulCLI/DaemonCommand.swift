@@ -22,11 +22,14 @@ struct DaemonCommand {
     let terminal: any Terminal
 
     func run() async -> Int32 {
-        let log = DaemonLog(terminal: terminal, json: options.json)
+        let output = QueuedOutput(terminal)
+        defer { output.flush() }
+        let log = DaemonLog(terminal: output, json: options.json)
         let configuration: Daemon.Configuration
         do throws(UsageError) {
             configuration = try makeConfiguration(log)
         } catch {
+            output.flush()
             HaulCommand.printUsageError(error, to: terminal)
             return ExitStatus.usage
         }
@@ -34,6 +37,7 @@ struct DaemonCommand {
         do throws(DaemonError) {
             daemon = try Daemon(configuration: configuration)
         } catch {
+            output.flush()
             terminal.write("haul: daemon: \(error.message)\n", to: .error)
             return ExitStatus.failure
         }

@@ -55,7 +55,8 @@ enum HumanFormat {
     /// The text with control characters (which could move the cursor or change colours)
     /// replaced by `?`.
     static func printable(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
             scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? "?" : scalar
         }))
     }

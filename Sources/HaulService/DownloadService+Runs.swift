@@ -109,7 +109,7 @@ extension DownloadService {
         for download in work.cancel { download.cancel() }
         for (id, generation, download) in work.observe { observe(download, id: id, generation: generation) }
         hub.deliver()
-        for id in work.changed where hub.isFollowed(id) { publishSnapshot(id) }
+        for id in hub.followed(among: work.changed) { publishSnapshot(id) }
         for (id, generation, failure) in work.failedStarts {
             _ = try? perform { queue in ((), queue.runEnded(id, generation: generation, outcome: .failed(failure), ranges: nil)) }
         }

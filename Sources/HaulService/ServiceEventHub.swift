@@ -85,6 +85,11 @@ final class ServiceEventHub: Sendable {
         state.withLock { $0.followers[id] != nil }
     }
 
+    /// Which of `ids` a stream follows (one look under the lock for all of them).
+    func followed(among ids: [DownloadID]) -> [DownloadID] {
+        state.withLock { state in state.followers.isEmpty ? [] : ids.filter { state.followers[$0] != nil } }
+    }
+
     /// Gives the streams that follow `id` its new snapshot; ends them once the download is over.
     func publish(_ id: DownloadID, _ snapshot: DownloadModel.Snapshot) {
         let continuations = state.withLock { state -> [SnapshotStream.Continuation] in

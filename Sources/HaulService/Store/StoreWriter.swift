@@ -32,16 +32,18 @@ final class StoreWriter: @unchecked Sendable {   // all mutable state is under `
     /// Queues changes; returns the ticket to wait for.
     func submit(_ changes: [ServiceStore.Change]) -> Ticket {
         monitor.withLock {
+            pending.reserveCapacity(pending.count + changes.count)
             for change in changes {
                 switch change {
                 case .save(let row): pending[row.id] = change
                 case .delete(let id): pending[id] = change
                 case .status(let id, let status):
-                    if case .save(var row)? = pending[id] {
+                    switch pending[id] {
+                    case .save(var row)?:
                         row.status = status
                         pending[id] = .save(row)
-                    } else if pending[id] != .delete(id) {
-                        pending[id] = change
+                    case .delete?: break
+                    default: pending[id] = change
                     }
                 }
             }
