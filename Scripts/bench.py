@@ -836,6 +836,8 @@ class Bench:
     failures: int = 0
     aside: int = 0
     daemon: dict = dataclasses.field(default_factory=dict)  # the daemon part's figures, per daemon
+    daemon_scale: dict = dataclasses.field(default_factory=dict)  # ... with --paused paused, per daemon
+    daemon_failures: dict = dataclasses.field(default_factory=dict)  # ... through --failures failures
 
 
 def expand(template: tuple[str, ...], values: dict) -> list[str]:
@@ -1065,10 +1067,12 @@ def process_rss_mib(pid: int) -> float:
     return 0.0
 
 
-def measure_daemon(bench: Bench, daemon: DaemonServer, origin: str) -> dict:
-    """Starts DAEMON, fills its queue, times the calls, measures it idle, stops it."""
+def measure_daemon(bench: Bench, daemon: DaemonServer, origin: str, figures=None, phase: str = "") -> dict:
+    """Starts DAEMON on an empty state, measures it with FIGURES (daemon_figures: fills its
+    queue, times the calls, measures it idle), stops it."""
     cfg = bench.cfg
-    folder = bench.out / f"daemon-{daemon.name}"
+    figures = figures or daemon_figures
+    folder = bench.out / f"daemon-{daemon.name}{phase}"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     port = free_ports(1)[0]
@@ -1084,7 +1088,7 @@ def measure_daemon(bench: Bench, daemon: DaemonServer, origin: str) -> dict:
             if process.poll() is not None or time.monotonic() > deadline:
                 die(f"{daemon.name} did not start listening; see {folder}/daemon.log")
             time.sleep(0.05)
-        return daemon_figures(RPC(port, "bench-secret"), process.pid, origin, cfg)
+        return figures(RPC(port, "bench-secret"), process.pid, origin, cfg)
     finally:
         process.terminate()
         try:
@@ -1121,6 +1125,72 @@ def daemon_figures(rpc: RPC, pid: int, origin: str, cfg: argparse.Namespace) -> 
             "idle_cpu_pct": idle / cfg.idle_seconds * 100, "rss_mib": process_rss_mib(pid)}
 
 
+def timed_adds(rpc: RPC, urls: list[str], paused: bool) -> float:
+    """Seconds one system.multicall of an addUri for each of URLS takes (each paused or not)."""
+    options = {"pause": "true"} if paused else {}
+    calls = [{"methodName": "aria2.addUri", "params": [rpc.token, [url], options]} for url in urls]
+    result, elapsed = rpc.call("system.multicall", calls)
+    if len(result) != len(urls) or not all(isinstance(entry, list) for entry in result):
+        die("system.multicall: not every addUri succeeded")
+    return elapsed
+
+
+def daemon_scale_figures(rpc: RPC, pid: int, origin: str, cfg: argparse.Namespace) -> dict:
+    """1,000 adds (paused and not) on an empty daemon, then with --paused paused downloads:
+    the adds again, tellWaiting(0, 1000), changePosition, unpauseAll and pauseAll, each timed;
+    one slow download holds the slot throughout."""
+    rpc.call("aria2.addUri", [f"{origin}/slow/slow.bin"])
+    batch = lambda tag: [f"{origin}/slow/{tag}-{index}.bin" for index in range(1000)]
+    empty_paused = timed_adds(rpc, batch("e-paused"), paused=True)
+    empty_plain = timed_adds(rpc, batch("e-plain"), paused=False)
+    for number in range(max(0, cfg.paused // 1000 - 1)):
+        timed_adds(rpc, batch(f"p{number}"), paused=True)
+    paused = timed_adds(rpc, batch("l-paused"), paused=True)
+    plain = timed_adds(rpc, batch("l-plain"), paused=False)
+    stat, _ = rpc.call("aria2.getGlobalStat")
+    waiting = int(stat["numWaiting"])
+    if waiting < cfg.paused + 1000:
+        die(f"the queue is not as expected: {stat}")
+    tell = statistics.median(rpc.call("aria2.tellWaiting", 0, 1000)[1] for _ in range(5))
+    last, _ = rpc.call("aria2.tellWaiting", waiting - 1, 1)
+    move = rpc.call("aria2.changePosition", last[0]["gid"], 0, "POS_SET")[1]
+    unpause_all = rpc.call("aria2.unpauseAll")[1]
+    pause_all = rpc.call("aria2.pauseAll")[1]
+    return {"queued": waiting, "add_empty_paused_s": empty_paused, "add_empty_s": empty_plain,
+            "add_paused_s": paused, "add_s": plain, "tell_waiting_ms": tell * 1000, "move_ms": move * 1000,
+            "unpause_all_s": unpause_all, "pause_all_s": pause_all, "rss_mib": process_rss_mib(pid)}
+
+
+def daemon_failure_figures(rpc: RPC, pid: int, origin: str, cfg: argparse.Namespace) -> dict:
+    """--failures downloads from a port nothing listens on, added in multicalls of 1,000 to a
+    daemon with one slot: each fails at once and the next starts. Then every result is paged
+    with tellStopped, and the daemon's RSS and descriptors are read."""
+    dead = f"http://127.0.0.1:{free_ports(1)[0]}"
+    start = time.perf_counter()
+    for number in range(cfg.failures // 1000):
+        timed_adds(rpc, [f"{dead}/f{number}-{index}.bin" for index in range(1000)], paused=False)
+    deadline = time.monotonic() + 600
+    while True:
+        stat, _ = rpc.call("aria2.getGlobalStat")
+        if int(stat["numStopped"]) >= cfg.failures and int(stat["numActive"]) == 0 and int(stat["numWaiting"]) == 0:
+            break
+        if time.monotonic() > deadline:
+            die(f"the failures did not all end: {stat}")
+        time.sleep(0.05)
+    ended = time.perf_counter() - start
+    listed, failed, paging = 0, 0, []
+    while True:
+        page, elapsed = rpc.call("aria2.tellStopped", listed, 1000, ["gid", "status", "errorCode"])
+        paging.append(elapsed)
+        if not page:
+            break
+        listed += len(page)
+        failed += sum(1 for entry in page if entry["status"] == "error" and entry.get("errorCode", "0") != "0")
+    return {"failures": cfg.failures, "failures_s": ended, "listed": listed, "failed": failed,
+            "tell_stopped_ms": statistics.median(paging) * 1000, "rss_mib": process_rss_mib(pid),
+            "fds": len(list(Path(f"/proc/{pid}/fd").iterdir()))}
+
+
 def run_daemon_part(bench: Bench) -> None:
     """Measures every daemon of DAEMONS in turn against the slow origin."""
     (bench.server.root / "slow").mkdir(parents=True, exist_ok=True)
@@ -1135,6 +1205,76 @@ def run_daemon_part(bench: Bench) -> None:
         bench.daemon[daemon.name] = measure_daemon(bench, daemon, origin)
         log(f"daemon: {daemon.name}: " + ", ".join(f"{k} {v:.3g}" for k, v in bench.daemon[daemon.name].items()
                                                     if not isinstance(v, list)))
+        log(f"daemon: {daemon.name}: {bench.cfg.paused} paused, then adds, lists, unpauseAll and pauseAll")
+        bench.daemon_scale[daemon.name] = measure_daemon(bench, daemon, origin, daemon_scale_figures, "-scale")
+        log(f"daemon: {daemon.name}: {bench.cfg.failures} downloads that fail at once")
+        bench.daemon_failures[daemon.name] = measure_daemon(bench, daemon, origin, daemon_failure_figures, "-failures")
+        for figures in (bench.daemon_scale[daemon.name], bench.daemon_failures[daemon.name]):
+            log(f"daemon: {daemon.name}: " + ", ".join(f"{k} {v:.3g}" for k, v in figures.items()))
+
+
+# The scale measures (key, label, unit) and the issue's targets on haul's: (label, value, comparison, limit).
+DAEMON_SCALE_MEASURES = (
+    ("add_empty_paused_s", "1,000 paused addUri, empty daemon", "s"),
+    ("add_empty_s", "1,000 addUri, empty daemon", "s"),
+    ("add_paused_s", "1,000 paused addUri, with the paused ones", "s"),
+    ("add_s", "1,000 addUri, with the paused ones", "s"),
+    ("tell_waiting_ms", "tellWaiting(0, 1000) median", "ms"),
+    ("move_ms", "changePosition of the last to the front", "ms"),
+    ("unpause_all_s", "unpauseAll", "s"),
+    ("pause_all_s", "pauseAll", "s"),
+    ("rss_mib", "RSS after", "MiB"),
+)
+DAEMON_FAILURE_MEASURES = (
+    ("failures_s", "added and ended, all of them", "s"),
+    ("listed", "results listed by tellStopped paging", ""),
+    ("failed", "of them error with an error code", ""),
+    ("tell_stopped_ms", "tellStopped(offset, 1000) median", "ms"),
+    ("rss_mib", "RSS after", "MiB"),
+    ("fds", "open descriptors after", ""),
+)
+
+
+def scale_targets(scale: dict, failures: dict) -> list[tuple[str, float, str, float]]:
+    """The issue's targets on haul's scale and failure figures."""
+    targets = []
+    if scale:
+        for key, empty in (("add_paused_s", "add_empty_paused_s"), ("add_s", "add_empty_s")):
+            targets.append((f"{key} vs the empty daemon's, x", scale[key] / scale[empty], "<=", 2.0))
+            targets.append((f"{key}, s", scale[key], "<=", 0.1))
+        targets += [("unpauseAll, s", scale["unpause_all_s"], "<=", 1.0), ("pauseAll, s", scale["pause_all_s"], "<=", 1.0)]
+    if failures:
+        targets += [("failures listed", failures["listed"], ">=", failures["failures"]),
+                    ("failures ended as error", failures["failed"], ">=", failures["failures"]),
+                    ("RSS after the failures, MiB", failures["rss_mib"], "<", 128)]
+    return targets
+
+
+def measure_table(title: str, measures: tuple, figures: dict) -> list[str]:
+    """One markdown table of MEASURES, a column per daemon of FIGURES."""
+    names = list(figures)
+    lines = ["", title, "", "| measure | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for key, label, unit in measures:
+        cells = [f"{figures[name][key]:.3f}" if unit == "s" else f"{figures[name][key]:.4g}" for name in names]
+        lines.append(f"| {label}" + (f" ({unit})" if unit else "") + " | " + " | ".join(cells) + " |")
+    return lines
+
+
+def daemon_scale_report(bench: Bench) -> list[str]:
+    """The tables of the daemon part at scale: the paused queue and the failures."""
+    cfg, lines = bench.cfg, []
+    if bench.daemon_scale:
+        lines += measure_table(f"### daemon: {cfg.paused:,} paused behind one slow download (-j 1)", DAEMON_SCALE_MEASURES,
+                               bench.daemon_scale)
+    if bench.daemon_failures:
+        lines += measure_table(f"### daemon: {cfg.failures:,} downloads that fail at once (-j 1)", DAEMON_FAILURE_MEASURES,
+                               bench.daemon_failures)
+    if lines:
+        lines.append("")
+        for label, value, comparison, limit in scale_targets(bench.daemon_scale.get("haul"), bench.daemon_failures.get("haul")):
+            met = {"<=": value <= limit, "<": value < limit, ">=": value >= limit}[comparison]
+            lines.append(f"- target: {label}: {value:.3g} ({comparison} {limit:g}): {'met' if met else 'MISSED'}")
+    return lines
 
 
 def daemon_report(bench: Bench) -> list[str]:
@@ -1349,7 +1489,7 @@ PART_OPTIONS = {
     "single": ("size_mib", "protocols", "disk_writers"), "capped": ("capped_mib", "connections", "cap_rate"),
     "small": ("small_count", "small_kib", "jobs"), "ratelimit": ("rate_mib_s", "rate_seconds"),
     "checksum": ("size_mib", "link_rate"), "proxy": ("size_mib",),
-    "daemon": ("queued", "rpc_calls", "idle_seconds", "slow_rate"),
+    "daemon": ("queued", "rpc_calls", "idle_seconds", "slow_rate", "paused", "failures"),
 }
 
 
@@ -1414,7 +1554,7 @@ def environment(bench: Bench, before: dict, after: dict) -> list[str]:
         f"- writes of {cfg.probe_mib} MiB into the output folder: {before['probe']} before the runs, {after['probe']} after",
         f"- clients: {'; '.join(versions)}",
         f"- each part: {cfg.warmup} warm-up round(s), then {cfg.runs} measured"
-        + "".join(f" ({cfg.runs * PARTS[n].rounds} for {n})" for n in cfg.parts if PARTS[n].rounds > 1)
+        + "".join(f" ({cfg.runs * PARTS[n].rounds} for {n})" for n in cfg.parts if n in PARTS and PARTS[n].rounds > 1)
         + "; clients interleaved round robin; "
         "medians over the verified measured runs; haul speed ×: the other's wall time over haul's, "
         "haul CPU ×: haul's CPU time over the other's, each round by round, then the median (range)",
@@ -1514,9 +1654,11 @@ def disk_writer(path: str, size: int, writers: int) -> int:
 
 # Defaults that --quick changes (unless given): small sizes, one round, no warm-up.
 FULL = {"runs": 5, "warmup": 1, "size_mib": 2048, "capped_mib": 500, "small_count": 1000,
-        "rate_seconds": 10, "probe_mib": 256, "queued": 10000, "rpc_calls": 21, "idle_seconds": 10}
+        "rate_seconds": 10, "probe_mib": 256, "queued": 10000, "rpc_calls": 21, "idle_seconds": 10,
+        "paused": 100000, "failures": 10000}
 QUICK = {"runs": 1, "warmup": 0, "size_mib": 64, "capped_mib": 50, "small_count": 100,
-         "rate_seconds": 2, "probe_mib": 16, "queued": 2000, "rpc_calls": 5, "idle_seconds": 3}
+         "rate_seconds": 2, "probe_mib": 16, "queued": 2000, "rpc_calls": 5, "idle_seconds": 3,
+         "paused": 10000, "failures": 2000}
 
 
 def names(known: tuple[str, ...]):
@@ -1566,6 +1708,8 @@ def option_parser() -> argparse.ArgumentParser:
     add("--rpc-calls", type=ranged(2, 1000), help="daemon: timed tellWaiting calls, the first not counted (default 21)")
     add("--idle-seconds", type=ranged(1, 600), help="daemon: seconds the idle CPU time is measured over (default 10)")
     add("--slow-rate", default="2k", help="daemon: the slow origin's rate per connection, nginx units")
+    add("--paused", type=ranged(1000, 1000000), help="daemon: paused downloads behind the timed adds (default 100000)")
+    add("--failures", type=ranged(1000, 1000000), help="daemon: downloads that fail at once (default 10000)")
     add("--haul-bin", default=os.environ.get("HAUL_BIN", ""), help="haul binary (default: $HAUL_BIN, else built)")
     add("--build", choices=("release", "installed", "none"), default="release",
         help="without --haul-bin: swift build -c release --product haul, or Scripts/build-release.sh "
@@ -1678,6 +1822,7 @@ def main(argv: list[str] | None = None) -> int:
                 for line in part_report(bench, name, variant)]
     if "daemon" in cfg.parts:
         sections += daemon_report(bench)
+        sections += daemon_scale_report(bench)
     report = "\n".join(header + sections + ["", f"- all parts: `{reproduce(cfg, cfg.parts)}`"]) + "\n"
     print(report)
     results = Path(cfg.results_dir or tempfile.mkdtemp(prefix="haul-bench."))

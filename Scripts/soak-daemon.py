@@ -14,12 +14,16 @@ is complete with the origin's bytes (checked against the origin's /sha256 of eve
 file may have had) or failed with errorCode and errorMessage; the download root holds only the
 completed files (and the partial files of failed ones), nothing appears outside it; after an idle
 period the daemon's open descriptors and RSS are compared with a fresh daemon started on the
-same state file and measured after the same idle. Prints a summary; exits 1 on any problem.
+same state file and measured after the same idle. Then, on that fresh daemon, the failure phase:
+SOAK_DAEMON_FAILURES downloads that fail at once, one after another; every one must be listed as
+an error, with RSS under 128 MiB and no descriptor more than the fresh daemon's after the idle.
+Prints a summary; exits 1 on any problem.
 
 Environment: SOAK_DAEMON_COUNT (1000), SOAK_DAEMON_SEED (2026), SOAK_DAEMON_KILLS (10),
 SOAK_DAEMON_TIMEOUT (seconds, 1200), SOAK_DAEMON_JOBS (daemon's -j, 8), SOAK_DAEMON_IDLE
-(seconds, 8), SOAK_DAEMON_MAX_SIZE (bytes of the largest file, 64 MiB), SOAK_DAEMON_KEEP (1 keeps
-the scratch folder), HAUL_BIN and ORIGIN_BIN (the binaries).
+(seconds, 8), SOAK_DAEMON_MAX_SIZE (bytes of the largest file, 64 MiB), SOAK_DAEMON_FAILURES
+(20000: the failure phase, downloads from a refusing port in a row with -j1, after the check),
+SOAK_DAEMON_KEEP (1 keeps the scratch folder), HAUL_BIN and ORIGIN_BIN (the binaries).
 """
 
 import hashlib
@@ -29,6 +33,7 @@ import random
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -43,6 +48,7 @@ KIB, MIB = 1024, 1024 * 1024
 ODDS = {"drop": 0.05, "stall": 0.005, "unavailable": 0.05, "reset": 0.05, "change": 0.02}
 MAXIMUM_VERSION = 3     # HaulServer.Chaos.maximumVersion
 DESCRIPTOR_SLACK = 2    # beyond a fresh daemon's; idle pooled connections to the origin may linger
+FAILURE_PHASE_SECONDS = 300   # the most the failure phase waits for its downloads to end
 
 
 def say(message):
@@ -427,6 +433,56 @@ def check(soak, listing, scratch):
     return figures
 
 
+def failure_phase(daemon, count, idle, fresh):
+    """COUNT downloads from a port nothing listens on, added in multicalls of 1,000 to the daemon
+    with one slot: each fails at once and starts the next. The daemon must stay up, list every one
+    as an error with its code (paging tellStopped), stay under 128 MiB of RSS, and after the idle
+    keep no more descriptors than FRESH. Returns (figures, problems)."""
+    problems = []
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"   # closed again: connections are refused
+    result, error = daemon.call("aria2.changeGlobalOption", {"max-concurrent-downloads": "1"})
+    if error is not None:
+        return {}, [f"changeGlobalOption refused: {error}"]
+    before, _ = daemon.call("aria2.getGlobalStat")
+    started = time.time()
+    for batch in range(0, count, 1000):
+        calls = [{"methodName": "aria2.addUri", "params": [[f"{dead}/fail-{index}.bin"]]}
+                 for index in range(batch, min(count, batch + 1000))]
+        results, error = daemon.call("system.multicall", calls)
+        if error is not None or any(not isinstance(item, list) for item in results):
+            return {}, [f"failure phase: add refused: {error or results[:3]}"]
+    target = int(before["numStopped"]) + count
+    deadline = time.time() + FAILURE_PHASE_SECONDS
+    while True:
+        stat, _ = daemon.call("aria2.getGlobalStat")
+        if int(stat["numStopped"]) >= target and int(stat["numActive"]) == 0 and int(stat["numWaiting"]) == 0:
+            break
+        if daemon.process.poll() is not None:
+            return {}, [f"failure phase: the daemon died ({daemon.process.returncode}) with {stat['numStopped']} ended"]
+        if time.time() > deadline:
+            return {}, [f"failure phase: not every download ended in {FAILURE_PHASE_SECONDS} s: {stat}"]
+        time.sleep(0.1)
+    ended = time.time() - started
+    failed, offset = 0, 0
+    while True:
+        page, error = daemon.call("aria2.tellStopped", offset, 1000, ["status", "errorCode", "files"])
+        if error is not None or not page:
+            break
+        offset += len(page)
+        failed += sum(1 for status in page if status["status"] == "error" and status.get("errorCode", "0") != "0"
+                      and "/fail-" in status["files"][0]["uris"][0]["uri"])
+    if failed != count:
+        problems.append(f"failure phase: {failed} of {count} listed as errors with a code")
+    after = idle_measure(daemon, idle)
+    if after["rss"] > 128 * 1024:
+        problems.append(f"failure phase: RSS {after['rss'] / 1024:.1f} MiB after {count} failures (limit 128)")
+    if after["fds"] > fresh["fds"] + DESCRIPTOR_SLACK:
+        problems.append(f"failure phase: {after['fds']} descriptors open after the idle, {fresh['fds']} in a fresh daemon")
+    return {"count": count, "seconds": ended, "listed": offset, "failed": failed, **after}, problems
+
+
 def idle_measure(daemon, idle):
     time.sleep(idle)
     return daemon.measure()
@@ -436,7 +492,8 @@ def main():
     settings = {"count": setting("SOAK_DAEMON_COUNT", 1000), "seed": setting("SOAK_DAEMON_SEED", 2026),
                 "kills": setting("SOAK_DAEMON_KILLS", 10), "timeout": setting("SOAK_DAEMON_TIMEOUT", 1200.0, float),
                 "jobs": setting("SOAK_DAEMON_JOBS", 8), "idle": setting("SOAK_DAEMON_IDLE", 8.0, float),
-                "largest": setting("SOAK_DAEMON_MAX_SIZE", 64 * MIB)}
+                "largest": setting("SOAK_DAEMON_MAX_SIZE", 64 * MIB),
+                "failures": setting("SOAK_DAEMON_FAILURES", 20000)}
     haul, origin_binary = os.environ["HAUL_BIN"], os.environ["ORIGIN_BIN"]
     started = time.time()
     scratch = tempfile.mkdtemp(prefix="haul-soak-daemon-")
@@ -465,6 +522,8 @@ def main():
             soak.problems.append(f"descriptors: {after['fds']} open after the idle, {fresh['fds']} in a fresh daemon")
         if after["rss"] > 1.5 * fresh["rss"]:
             soak.problems.append(f"RSS: {after['rss']} KiB after the idle, over 1.5 times a fresh daemon's {fresh['rss']} KiB")
+        failures, problems = failure_phase(daemon, settings["failures"], settings["idle"], fresh)
+        soak.problems += problems
         daemon.stop()
         if any(daemon.secret in daemon.log(start) for start in range(1, daemon.starts + 1)):
             soak.problems.append("the secret appears in a daemon log")
@@ -484,6 +543,10 @@ def main():
         extra = sorted(set(after["targets"]) - set(fresh["targets"])) if after["fds"] != fresh["fds"] else []
         if extra:
             say(f"descriptors open after the soak but not in the fresh daemon: {', '.join(extra)}")
+        if failures:
+            say(f"failures in a row: {failures['count']} added to a refusing port with -j1, all ended in "
+                f"{failures['seconds']:.1f} s, {failures['failed']} of {failures['listed']} listed as errors; "
+                f"after the idle: fds {failures['fds']}, RSS {failures['rss'] / 1024:.1f} MiB, threads {failures['threads']}")
         say(f"took {ran:.1f} s to finish, {time.time() - started:.1f} s in all")
         for problem in soak.problems[:30]:
             say(f"problem: {problem}")

@@ -35,5 +35,5 @@ swift build -c "$config" --product haul-test-origin </dev/null >&2
 export HAUL_BIN ORIGIN_BIN
 
 # The driver bounds itself (SOAK_DAEMON_TIMEOUT); the outer bound catches a hang it cannot see.
-limit=$(( ${SOAK_DAEMON_TIMEOUT:-1200} + 120 ))
+limit=$(( ${SOAK_DAEMON_TIMEOUT:-1200} + 120 + 300 ))   # 300: the failure phase's own bound
 exec timeout --signal=KILL "$limit" python3 "$SCRIPTS_DIR/soak-daemon.py"
