@@ -42,7 +42,7 @@ struct DaemonCommand {
             return ExitStatus.failure
         }
         let service = daemon.service
-        service.addObserver { event in log.event(event, service.download(event.id)) }
+        service.addObserver { event in output.write(later: { log.line(event, service.download(event.id)) }) }
         daemon.start()
         let address = daemon.server.address
         log.note("listening on \(address) (JSON-RPC at http://\(address)/jsonrpc), downloads in \(service.rootPath), "

@@ -22,8 +22,8 @@ struct DaemonLog: Sendable {
         }
     }
 
-    /// A line about one download's event.
-    func event(_ event: ServiceEvent, _ download: ServiceDownload?) {
+    /// The line about one download's event, and the stream it goes to.
+    func line(_ event: ServiceEvent, _ download: ServiceDownload?) -> (String, StandardStream) {
         let url = download?.urls.first.map { redactedURLString($0) } ?? ""
         var detail = ""
         switch event.kind {
@@ -36,12 +36,11 @@ struct DaemonLog: Sendable {
             if !url.isEmpty { fields.append(("url", url)) }
             if event.kind == .completed, !detail.isEmpty { fields.append(("file", detail)) }
             if event.kind == .failed, !detail.isEmpty { fields.append(("error", detail)) }
-            terminal.write(object(fields), to: .output)
-        } else {
-            let suffix = detail.isEmpty ? "" : ": \(detail)"
-            let line = "\(event.id.hex) \(event.kind.rawValue) \(url)\(suffix)"
-            terminal.write("haul daemon: \(HumanFormat.printable(line))\n", to: .error)
+            return (object(fields), .output)
         }
+        let suffix = detail.isEmpty ? "" : ": \(detail)"
+        let line = "\(event.id.hex) \(event.kind.rawValue) \(url)\(suffix)"
+        return ("haul daemon: \(HumanFormat.printable(line))\n", .error)
     }
 
     /// One JSON object per line, members in the given order.

@@ -7,9 +7,14 @@ import HaulCore
 /// Text keeps its order within each stream. ``flush()`` waits until everything written so far
 /// is out.
 final class QueuedOutput: OutputSink {
+    /// Text to write, or a closure that makes it on the output's thread.
+    private enum Item {
+        case text(String, StandardStream)
+        case later(@Sendable () -> (String, StandardStream))
+    }
+
     private struct State {
-        var output = ""
-        var error = ""
+        var items: [Item] = []
         var draining = false
     }
 
@@ -23,13 +28,13 @@ final class QueuedOutput: OutputSink {
     }
 
     func write(_ text: String, to stream: StandardStream) {
-        let start = state.withLock { state -> Bool in
-            if stream == .output { state.output += text } else { state.error += text }
-            guard !state.draining else { return false }
-            state.draining = true
-            return true
-        }
-        if start { thread.run(name: "haul-log") { [self] in drain() } }
+        queue(.text(text, stream))
+    }
+
+    /// Queues the text `make` returns, made on the output's thread when its turn comes: the
+    /// caller pays for no lookup or formatting.
+    func write(later make: @escaping @Sendable () -> (String, StandardStream)) {
+        queue(.later(make))
     }
 
     /// Waits until every write so far has reached the sink.
@@ -37,14 +42,34 @@ final class QueuedOutput: OutputSink {
         state.wait(until: nil) { $0.draining }
     }
 
+    private func queue(_ item: Item) {
+        let start = state.withLock { state -> Bool in
+            state.items.append(item)
+            guard !state.draining else { return false }
+            state.draining = true
+            return true
+        }
+        if start { thread.run(name: "haul-log") { [self] in drain() } }
+    }
+
     private func drain() {
+        var batch: [Item] = []
         while true {
-            let (output, error) = state.withLockBroadcasting { state -> (String, String) in
-                defer { (state.output, state.error) = ("", "") }
-                if state.output.isEmpty && state.error.isEmpty { state.draining = false }
-                return (state.output, state.error)
+            batch.removeAll(keepingCapacity: true)
+            state.withLockBroadcasting { state in
+                swap(&batch, &state.items)
+                if batch.isEmpty { state.draining = false }
             }
-            if output.isEmpty && error.isEmpty { return }
+            if batch.isEmpty { return }
+            var output = "", error = ""
+            for item in batch {
+                let (text, stream): (String, StandardStream)
+                switch item {
+                case .text(let value, let to): (text, stream) = (value, to)
+                case .later(let make): (text, stream) = make()
+                }
+                if stream == .output { output += text } else { error += text }
+            }
             if !output.isEmpty { sink.write(output, to: .output) }
             if !error.isEmpty { sink.write(error, to: .error) }
         }
