@@ -14,12 +14,19 @@ import HaulCore
 // MARK: - Applying the queue's effects
 
 extension DownloadService {
-    /// What is left to do once the lock is released.
+    /// What is left to do once the lock is released: the engine's runs to start and stop, in
+    /// the order the queue decided them, and the downloads whose snapshots may have changed.
     struct Work {
-        var observe: [(DownloadID, Int, Download)] = []
-        var cancel: [Download] = []
-        var failedStarts: [(DownloadID, Int, ServiceFailure)] = []
+        var runs: [RunAction] = []
         var changed: [DownloadID] = []
+    }
+
+    /// One thing the engine is told.
+    enum RunAction {
+        /// Start a run of the download as its entry was when the queue decided it.
+        case start(DownloadID, generation: Int, ServiceQueue.Entry)
+        /// Stop that run.
+        case stop(DownloadID, generation: Int)
     }
 
     /// Runs `body` on the queue under the lock, submits the rows it changed to the state file
@@ -53,13 +60,17 @@ extension DownloadService {
                 swap(&batch, &state.work)
                 if batch.isEmpty { state.carrying = false }
             }
-            if batch.isEmpty { return }
+            if batch.isEmpty {
+                runEnded.withLock { runEnded.broadcast() }   // a shutdown waits for the work as for the runs
+                return
+            }
             for work in batch { carryOut(work) }
         }
     }
 
-    /// Turns effects into store changes and events (now) and engine work (for later). A run
-    /// is created here, under the lock, so that a stop decided right after it finds it.
+    /// Turns effects into store changes and events (now) and engine work (for later, outside the
+    /// lock: making a run's plan looks at the file system). The work is carried out in the order
+    /// it was queued, so a stop decided after a start finds the run that start made.
     private func prepare(_ effects: [ServiceQueue.Effect], state: inout State) -> (Work, UInt64?) {
         var work = Work()
         var changes: [ServiceStore.Change] = []
@@ -78,17 +89,9 @@ extension DownloadService {
                 events.append(event)
                 work.changed.append(event.id)
             case .start(let id, let generation):
-                guard let entry = state.queue.entries[id] else { continue }
-                do throws(ServiceError) {
-                    let (request, destination) = try runPlan(entry)
-                    let download = downloader.download(request, to: destination)
-                    state.runs[id] = ActiveRun(generation: generation, download: download)
-                    work.observe.append((id, generation, download))
-                } catch {
-                    work.failedStarts.append((id, generation, Self.failure(startingWith: error)))
-                }
+                if let entry = state.queue.entries[id] { work.runs.append(.start(id, generation: generation, entry)) }
             case .stop(let id, let generation):
-                if let run = state.runs[id], run.generation == generation { work.cancel.append(run.download) }
+                work.runs.append(.stop(id, generation: generation))
             }
         }
         hub.enqueue(events)
@@ -106,11 +109,29 @@ extension DownloadService {
     }
 
     private func carryOut(_ work: Work) {
-        for download in work.cancel { download.cancel() }
-        for (id, generation, download) in work.observe { observe(download, id: id, generation: generation) }
+        for action in work.runs {
+            switch action {
+            case .start(let id, let generation, let entry): startRun(id, generation: generation, entry)
+            case .stop(let id, let generation):
+                let run = state.withLock { $0.runs[id] }
+                if let run, run.generation == generation { run.download.cancel() }
+            }
+        }
         hub.deliver()
         for id in hub.followed(among: work.changed) { publishSnapshot(id) }
-        for (id, generation, failure) in work.failedStarts {
+    }
+
+    /// Plans a run (its folder checked again: a link may have appeared since it was added),
+    /// hands it to the engine and follows it; a run that cannot start ends as a failure.
+    private func startRun(_ id: DownloadID, generation: Int, _ entry: ServiceQueue.Entry) {
+        configuration.beforeRunPlan?()
+        do throws(ServiceError) {
+            let (request, destination) = try runPlan(entry)
+            let download = downloader.download(request, to: destination)
+            state.withLock { $0.runs[id] = ActiveRun(generation: generation, download: download) }
+            observe(download, id: id, generation: generation)
+        } catch {
+            let failure = Self.failure(startingWith: error)
             _ = try? perform { queue in ((), queue.runEnded(id, generation: generation, outcome: .failed(failure), ranges: nil)) }
         }
     }

@@ -38,6 +38,9 @@ public final class DownloadService: Sendable {
         /// The most results (complete, failed, removed) held in memory: the newest ones. Older
         /// results stay in the state file until removed, and are read from it when asked for.
         public var residentResults = 1_000
+        /// Called before a run's plan looks at the file system (tests hold it to show that
+        /// nothing else waits for it).
+        package var beforeRunPlan: (@Sendable () -> Void)?
 
         /// Creates a configuration.
         ///
@@ -64,7 +67,8 @@ public final class DownloadService: Sendable {
     let writer: StoreWriter
     let hub = ServiceEventHub()
     let state: SharedStateLock<State>
-    /// Signalled when a run ends (``shutDown(timeout:)`` waits for the last).
+    /// Signalled when a run ends and when the queued work is all done (``shutDown(timeout:)``
+    /// waits for both).
     let runEnded = Monitor()
 
     /// The service's mutable state, under one lock.
@@ -331,7 +335,7 @@ extension DownloadService {
         _ = try? perform { queue in ((), queue.shutDown()) }
         let deadline = ContinuousClock.now + timeout
         runEnded.withLock {
-            while state.withLock({ !$0.runs.isEmpty }), runEnded.wait(until: deadline) {}
+            while state.withLock({ !$0.runs.isEmpty || $0.carrying }), runEnded.wait(until: deadline) {}
         }
         state.withLock { $0.closed = true }
         writer.close()

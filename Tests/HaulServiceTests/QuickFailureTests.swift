@@ -94,3 +94,43 @@ struct QuickFailureTests {
         }
     }
 }
+
+/// The service decides under its lock and acts after it: a run's plan that waits for the file
+/// system (a slow mount) holds up no query and no other change.
+/// Serialized: holds a run's start on a gate for up to 20 s.
+@Suite("File system work outside the lock", .serialized, .timeLimit(.minutes(1)))
+struct ServiceLockTests {
+    @Test func queriesAndChangesAreAnsweredWhileARunsPlanIsHeld() async throws {
+        try await withTemporaryDirectory { (dir) async throws in
+            // Given a service whose next run's plan is held on a gate
+            let gate = ConditionLock((held: false, open: false))
+            var configuration = QuickFailureTests.configuration(dir)
+            configuration.beforeRunPlan = {
+                gate.withLockBroadcasting { $0.held = true }
+                gate.wait(until: .now + .seconds(20)) { !$0.open }
+            }
+            let service = try DownloadService(configuration: configuration)
+            defer { service.shutDown() }
+            let adder = Thread { _ = try? service.add(ServiceRequest(urls: ["http://127.0.0.1:9/held"])) }
+            adder.start()
+            gate.wait(until: .now + .seconds(10)) { !$0.held }
+            #expect(gate.withLock { $0.held }, "the run's plan started")
+            // When other callers query and change the list meanwhile
+            let answered = ConditionLock(false)
+            Thread {
+                _ = service.statistics
+                _ = service.activeDownloads()
+                if let id = try? service.add(ServiceRequest(urls: ["http://127.0.0.1:9/other"], paused: true)) {
+                    try? service.resume(id)
+                    _ = service.download(id)
+                }
+                answered.withLockBroadcasting { $0 = true }
+            }.start()
+            answered.wait(until: .now + .seconds(10)) { !$0 }
+            // Then they are answered before the plan is let go
+            #expect(answered.withLock { $0 }, "a query or change waited for a run's file system work")
+            gate.withLockBroadcasting { $0.open = true }
+            await eventually { service.statistics.stopped == 2 }
+        }
+    }
+}
