@@ -3,9 +3,11 @@
 
 Parts (--parts picks some; they run in this order):
   single     one big file (--size-mib, 2 GiB) over plain HTTP and HTTPS: haul (its defaults)
-             vs curl and aria2c on one connection; curl+sync (curl, then a sync of the file);
-             over HTTP also haul-urlsession (when built beside haul) and disk (dd writers alone,
-             no network: about the most this disk takes)
+             and haul -x1 vs curl and aria2c on one connection; curl+sync (curl, then a sync of
+             the file); the bounds: network (curl into /dev/null: the network alone) and disk
+             (dd writers alone, no network: about the most this disk takes), and each haul's
+             speed over the slower of the two; over HTTP also haul-urlsession (when built beside
+             haul)
   capped     a server capping each connection at 25 MiB/s, one 500 MiB file split across 8
              connections: haul -x 8 vs aria2c -x8 -s8 -k1M vs axel -n 8
   small      1,000 files of 64 KiB, 16 at once from a URL list: haul -j 16 -i vs aria2c -j16 -i
@@ -89,7 +91,7 @@ class Client:
 
     name: str
     argv: tuple[str, ...]
-    verify: str  # bytes | sha256 | files | digest | written
+    verify: str  # bytes | sha256 | files | digest | written | received
     variants: tuple[str, ...] = ()  # the variants (protocols) it runs in; empty: all
     copy_source: bool = False  # the source is copied to {out} before the run (not timed)
     beside_haul: str = ""  # a program it needs beside the haul binary (else it is left out)
@@ -132,10 +134,12 @@ PARTS = {
         Client("aria2c", ("aria2c", "-x1", "-s1") + QUIET_ARIA2C + (
             "--file-allocation=falloc", "{aria2c_tls}", "--dir={dir}", "--out={name}", "{url}"), "bytes"),
         Client("curl+sync", CURL_SYNC_FILE + ("{curl_tls}", "{url}"), "bytes", needs=("curl",)),
+        Client("haul-x1", ("{haul}", "-q", "-x", "1", "{haul_args}", "{haul_tls}") + HAUL_FILE, "bytes"),
+        Client("network", CURL + ("{curl_tls}", "-o", "/dev/null", "-w", "%{{size_download}}", "{url}"), "received"),
         Client("haul-urlsession", ("{haul}", "-q", "--engine=urlsession", "{haul_args}") + HAUL_FILE,
                "bytes", variants=("http",), beside_haul="haul-urlsession"),
         Client("disk", ("{python}", "{self}", "--disk-writer", "{out}", "{bytes}", "{writers}"),
-               "written", variants=("http",), needs=("dd", "filefrag")),
+               "written", needs=("dd", "filefrag")),
     )),
     "capped": Part("capped", "{capped_mib} MiB from a server capping each connection at {cap}, "
                    "{connections} connections", (
@@ -184,7 +188,9 @@ PARTS = {
 TARGETS = (
     ("single/http", "haul speed / curl's", "speed:curl", ">=", 1.5),
     ("single/http", "haul CPU / curl's", "cpu:curl", "<=", 0.7),
-    ("single/https", "haul speed / curl's", "speed:curl", ">=", 1.1),
+    ("single/https", "haul speed / curl's", "speed:curl", ">=", 1.3),
+    ("single", "haul -x1 speed / curl's", "x1-speed:curl", ">=", 1.0),
+    ("single", "haul -x1 speed / the bound's", "bound:haul-x1", ">=", 0.95),
     ("single", "haul peak RSS MiB", "rss", "<=", 32),
     ("capped", "haul wall / aria2c's", "wall:aria2c", "<=", 0.95),
     ("capped", "haul CPU / aria2c's", "cpu:aria2c", "<=", 0.6),
@@ -697,6 +703,11 @@ def verify(client: Client, setup: Setup, folder: Path, log_path: Path) -> str:
     if client.verify == "digest":
         printed = log_path.read_text(errors="replace")
         return "" if setup.values["sha256"] in printed else f"printed no or another digest: {printed[-200:]}"
+    if client.verify == "received":
+        printed = log_path.read_text(errors="replace").split()
+        if problem := listing_problem(folder, set()):
+            return problem
+        return "" if printed and printed[-1] == str(setup.bytes) else f"received {printed[-1:]} bytes, not {setup.bytes}"
     expected = sorted(n for n in os.listdir(setup.source) if n.startswith("file-")) \
         if client.verify == "files" else [setup.name]
     if problem := listing_problem(folder, set(expected)):
@@ -1350,6 +1361,14 @@ def paired(rows: list[dict], a: str, b: str, ratio) -> list[float]:
     return [ratio(mine[k], theirs[k]) for k in sorted(set(mine) & set(theirs))]
 
 
+def paired3(rows: list[dict], a: str, b: str, c: str, ratio) -> list[float]:
+    """RATIO(a's run, b's run, c's run) for each round in which all three were verified."""
+    def by_round(name):
+        return {r["round"]: r for r in rows if r["client"] == name and r["verified"]}
+    first, second, third = by_round(a), by_round(b), by_round(c)
+    return [ratio(first[k], second[k], third[k]) for k in sorted(set(first) & set(second) & set(third))]
+
+
 def speed(h: dict, o: dict) -> float:
     """The other's wall time over haul's: haul's speed relative to it."""
     return o["wall_s"] / h["wall_s"]
@@ -1437,6 +1456,13 @@ def part_notes(part: Part, rows: list[dict]) -> list[str]:
                      f"{spread(paired(rows, 'curl', 'disk', lambda c, d: c['wall_s'] / d['wall_s']))}x "
                      f"curl's speed paired by round" + (f"; haul {spread(paired(rows, 'haul', 'disk', speed))}x "
                                                          "the disk's" if "haul" in ok else ""))
+    if {"network", "disk"} <= ok:
+        bound = lambda h, n, d: max(n["wall_s"], d["wall_s"]) / h["wall_s"]
+        for name in ("haul", "haul-x1"):
+            if name in ok:
+                ratios = paired3(rows, name, "network", "disk", bound)
+                notes.append(f"- {name}: {spread(ratios)}x the bound's speed (the slower of the network alone, "
+                             f"a receive loop that discards the bytes, and the disk alone), paired by round")
     for plain, label in (("haul", "4 connections"), ("haul-x1", "one connection"),
                          ("haul-x1-link", "one connection, --limit-rate")):
         if {plain, plain + "+sum"} <= ok:
@@ -1458,6 +1484,10 @@ def metric(name: str, rows: list[dict], best: float) -> float | None:
     values: list[float] = []
     if kind == "speed":
         values = paired(rows, "haul", other, speed)
+    elif kind == "x1-speed":
+        values = paired(rows, "haul-x1", other, speed)
+    elif kind == "bound":
+        values = paired3(rows, other, "network", "disk", lambda h, n, d: max(n["wall_s"], d["wall_s"]) / h["wall_s"])
     elif kind == "wall":
         values = paired(rows, "haul", other, lambda h, o: h["wall_s"] / o["wall_s"])
     elif kind == "cpu":
