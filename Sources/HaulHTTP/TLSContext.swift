@@ -37,8 +37,15 @@ package final class TLSContext: @unchecked Sendable {
         guard let context = SSL_CTX_new(TLS_client_method()) else {
             throw HTTPClientError(.tlsHandshakeFailed, "cannot create a TLS context: \(takeOpenSSLError())")
         }
+        // Configured before `self` owns it: once every property is set, a throw runs `deinit`,
+        // which would free the context a second time.
+        try Self.configure(context, options)
         self.context = context
         self.verifies = !options.insecure
+    }
+
+    /// Sets up a new context; frees it and throws when the CA file cannot be loaded.
+    private static func configure(_ context: OpaquePointer, _ options: TLSSettings) throws(HTTPClientError) {
         _ = haul_ssl_ctx_require_tls12(context)
         haul_ssl_ctx_set_default_options(context)
         haul_ssl_ctx_set_default_modes(context)

@@ -143,6 +143,20 @@ struct EndToEndSecurityTests {
         }
     }
 
+    @Test func aCAFileThatCannotBeReadIsOneErrorLine() async throws {
+        // The context is freed once: a CA file that fails to load used to abort the process
+        // with a double free (exit 134).
+        let server = try HaulServer(configuration: .init(tls: TestCertificates.shared.serverIdentity))
+        try await withTemporaryDirectory { dir in
+            let missing = dir.appendingPathComponent("missing-ca.pem").path
+            let outcome = try await haul(["--cacert", missing, "-d", dir.path, server.url("/bytes/10/ca.bin")], in: dir)
+            #expect(outcome.status == 2, "\(outcome.standardError)")
+            #expect(outcome.errorLines.count == 1)
+            #expect(outcome.standardError.contains("cannot load CA certificates from '\(missing)'"))
+            #expect(listFiles(dir).isEmpty)
+        }
+    }
+
     @Test func insecureAcceptsAnyCertificateAndWarnsOnce() async throws {
         let server = try HaulServer(configuration: .init(tls: TestCertificates.shared.selfSignedIdentity))
         try await withTemporaryDirectory { dir in
