@@ -57,12 +57,16 @@ package struct HTTPClient: Sendable {
     /// The TLS context for `https://` proxies (made on first use).
     private let proxyTLS: TLSContextCache
 
-    package init(settings: Settings, tls: TLSContextCache, pool: ConnectionPool?, threads: ThreadPool) {
+    /// - Parameters:
+    ///   - tls: the servers' TLS context; `proxyTLS`, the `https://` proxies' (made here when
+    ///     `nil`; a downloader hands both from its ``TLSContexts``).
+    package init(settings: Settings, tls: TLSContextCache, proxyTLS: TLSContextCache? = nil, pool: ConnectionPool?,
+                 threads: ThreadPool) {
         self.settings = settings
         self.tls = tls
         self.pool = pool
         self.threads = threads
-        self.proxyTLS = TLSContextCache(options: settings.proxyTLS)
+        self.proxyTLS = proxyTLS ?? TLSContextCache(options: settings.proxyTLS)
     }
 
     /// Sends a GET for `url` (with `range` and `ifRange` when given) and follows redirects under

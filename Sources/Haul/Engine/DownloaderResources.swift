@@ -8,7 +8,8 @@ import Darwin
 
 /// What the downloads of one ``Downloader`` share, and nothing outside it does: threads, receive
 /// buffers, the progress ticker, the committer of small files, the folders and names in use,
-/// the rate limit, the per-host connection cap and the idle keep-alive connections.
+/// the rate limit, the per-host connection cap, the idle keep-alive connections and the TLS
+/// contexts.
 ///
 /// Two downloaders in one program share none of it.
 final class DownloaderResources: Sendable {
@@ -23,6 +24,8 @@ final class DownloaderResources: Sendable {
     let limiter: RateLimiter
     let hostSlots: HostSlots
     let pool: ConnectionPool
+    /// The TLS contexts (trust stores loaded once), one per set of settings.
+    let tlsContexts = TLSContexts()
     /// The permissions of finished files (0666 less the umask when the downloader was made).
     let finishedFileMode: mode_t
     /// The proxy selector of every download, or why the proxy settings cannot be used; `nil`

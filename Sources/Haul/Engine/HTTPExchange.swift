@@ -45,9 +45,10 @@ struct HTTPExchange {
             settings.proxyTLS = TLSSettings(extraCAFile: configuration.proxy.tls.extraCAFile, insecure: configuration.proxy.tls.insecure)
             settings.netrc = configuration.netrc?.netrc
             settings.cookies = configuration.cookies?.jar
-            let tls = TLSContextCache(options: TLSSettings(extraCAFile: configuration.tls.extraCAFile,
-                                                           insecure: configuration.tls.insecure))
-            client = HTTPClient(settings: settings, tls: tls, pool: resources.pool, threads: resources.threads)
+            let tls = resources.tlsContexts.cache(for: TLSSettings(extraCAFile: configuration.tls.extraCAFile,
+                                                                   insecure: configuration.tls.insecure))
+            client = HTTPClient(settings: settings, tls: tls, proxyTLS: resources.tlsContexts.cache(for: settings.proxyTLS),
+                                pool: resources.pool, threads: resources.threads)
         }
 
         /// Fails when the proxy settings are unusable (a bad proxy URL): before any connection.
