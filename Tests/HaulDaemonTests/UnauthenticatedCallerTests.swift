@@ -110,3 +110,45 @@ import Testing
     }
 }
 
+/// The throttle's schedule with a fake clock: how many wrong tokens a second it answers.
+@Suite struct AuthThrottleScheduleTests {
+    @Test func everyLoopbackAddressIsOneBudget() {
+        let loopback = ["127.0.0.1", "127.0.0.2", "127.255.1.9", "::1", "::ffff:127.0.0.3"].map(AuthThrottle.budgetKey(for:))
+        #expect(Set(loopback).count == 1)
+        #expect(AuthThrottle.budgetKey(for: "192.0.2.1") != loopback[0])
+        #expect(AuthThrottle.budgetKey(for: "192.0.2.1") != AuthThrottle.budgetKey(for: "192.0.2.2"))
+    }
+
+    @Test func twoHundredGuessesFromManyLoopbackAddressesTakeTwentySeconds() {
+        var schedule = AuthThrottle.Schedule(minimumDelay: .seconds(1), interval: .milliseconds(100))
+        let start = ContinuousClock.now
+        var last = start
+        var now = start
+        // 50 guesses from each of four addresses: a batch of 25 and five of 5, all at once.
+        for (index, peer) in ["127.0.0.1", "127.0.0.2", "::1", "127.0.0.9"].enumerated() {
+            let key = AuthThrottle.budgetKey(for: peer)
+            let answer = schedule.answerTime(guesses: 25, key: key, now: now)
+            #expect(answer >= now + .seconds(1))
+            last = max(last, answer)
+            for _ in 0..<5 {
+                last = max(last, schedule.answerTime(guesses: 5, key: key, now: now))
+            }
+            now += .milliseconds(10 * (index + 1))
+        }
+        #expect(last - start >= .seconds(20), "200 guesses answered within \(last - start)")
+        #expect(last - start <= .seconds(21))
+    }
+
+    @Test func theDelayGrowsWithTheGuessesAndRecovers() {
+        var schedule = AuthThrottle.Schedule(minimumDelay: .seconds(1), interval: .milliseconds(100))
+        let start = ContinuousClock.now
+        let one = schedule.answerTime(guesses: 1, key: "loopback", now: start)
+        let many = schedule.answerTime(guesses: 100, key: "loopback", now: start)
+        #expect(one == start + .seconds(1))
+        #expect(many >= start + .milliseconds(10_100))
+        let other = schedule.answerTime(guesses: 1, key: "192.0.2.1", now: start)
+        #expect(other == start + .seconds(1), "another address has its own budget")
+        let later = start + .seconds(60)
+        #expect(schedule.answerTime(guesses: 1, key: "loopback", now: later) == later + .seconds(1))
+    }
+}

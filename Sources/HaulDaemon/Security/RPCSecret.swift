@@ -35,28 +35,59 @@ public struct RPCSecret: Sendable {
     }
 }
 
-/// Delays the answers to failed authentications, per peer: each waits at least ``delay`` after
-/// it arrived and after the peer's previous failed answer, so a peer guessing the secret gets
-/// one answer per ``delay`` however many connections it opens.
+/// Delays the answers to wrong tokens: every wrong token is one guess, wherever it is (a call,
+/// each call of a batch, each call inside `system.multicall`), and a budget of guesses is
+/// spent at one per ``interval`` (10 a second), so an answer about `n` guesses comes no sooner
+/// than the guesses before it plus `n` intervals, and never sooner than ``minimumDelay`` after
+/// the request.
+///
+/// The budget belongs to the peer's address class, not its address: every loopback address
+/// (127.0.0.0/8, `::1`) is one budget, so the processes of one machine share it however many
+/// addresses and connections they use. Each other address has its own.
 public final class AuthThrottle: Sendable {
-    /// The least time between two failed answers to one peer.
-    public let delay: Duration
-    private let answers = SharedStateLock([String: ContinuousClock.Instant]())
+    /// The throttle's decisions as a pure value: when the answer about some guesses may go.
+    public struct Schedule: Sendable {
+        /// The least delay of an answer to a wrong token.
+        public let minimumDelay: Duration
+        /// The time each guess spends of its budget.
+        public let interval: Duration
+        private var spentUntil: [String: ContinuousClock.Instant] = [:]
+
+        /// Creates a schedule with every budget unspent.
+        public init(minimumDelay: Duration, interval: Duration) {
+            self.minimumDelay = minimumDelay
+            self.interval = interval
+        }
+
+        /// Spends `guesses` of `key`'s budget at `now`; returns when their answer may be sent.
+        public mutating func answerTime(guesses: Int, key: String, now: ContinuousClock.Instant) -> ContinuousClock.Instant {
+            if spentUntil.count > 4096 { spentUntil = spentUntil.filter { $0.value > now } }
+            let end = max(now, spentUntil[key] ?? now) + interval * max(guesses, 1)
+            spentUntil[key] = end
+            return max(now + minimumDelay, end)
+        }
+    }
+
+    private let schedule: SharedStateLock<Schedule>
 
     /// Creates a throttle.
     ///
-    /// - Parameter delay: the least delay (default 1 s).
-    public init(delay: Duration = .seconds(1)) {
-        self.delay = delay
+    /// - Parameters:
+    ///   - delay: the least delay of an answer to a wrong token (default 1 s).
+    ///   - interval: the time each guess spends (default 0.1 s: 10 guesses a second).
+    public init(delay: Duration = .seconds(1), interval: Duration = .milliseconds(100)) {
+        schedule = SharedStateLock(Schedule(minimumDelay: delay, interval: interval))
     }
 
-    /// The instant a failed answer to `peer` (its address) may be sent; reserves it.
-    public func answerTime(for peer: String, now: ContinuousClock.Instant = .now) -> ContinuousClock.Instant {
-        answers.withLock { answers in
-            if answers.count > 4096 { answers = answers.filter { $0.value > now } }
-            let at = max(now + delay, (answers[peer] ?? now) + delay)
-            answers[peer] = at
-            return at
-        }
+    /// The budget `peer` (an address as text) spends: `loopback` for every loopback address.
+    public static func budgetKey(for peer: String) -> String {
+        var host = peer.lowercased()
+        if host.hasPrefix("::ffff:") { host.removeFirst(7) }
+        return ListenAddress.isLoopback(host) ? "loopback" : host
+    }
+
+    /// The instant the answer about `guesses` wrong tokens from `peer` may be sent; spends them.
+    public func answerTime(guesses: Int, from peer: String, now: ContinuousClock.Instant = .now) -> ContinuousClock.Instant {
+        schedule.withLock { $0.answerTime(guesses: guesses, key: Self.budgetKey(for: peer), now: now) }
     }
 }

@@ -89,7 +89,7 @@ struct DaemonConnection {
         case .rpc:
             guard let body = readBody(of: head) else { return false }
             let reply = server.rpc.handle(body)
-            if reply.unauthorized { sleep(until: server.throttle.answerTime(for: peer)) }
+            if reply.unauthorized { sleep(until: server.throttle.answerTime(guesses: reply.guesses, from: peer)) }
             let response = HTTPResponse(status: reply.status, contentType: "application/json-rpc", fields: cors, body: reply.body)
             return send(response, keepAlive: head.keepsAlive) && head.keepsAlive
         case .webSocket:

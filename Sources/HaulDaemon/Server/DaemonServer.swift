@@ -36,8 +36,10 @@ public final class DaemonServer: Sendable {
         public var idleTimeout: Duration = .seconds(60)
         /// How long a request's head and body may take to arrive once begun.
         public var requestTimeout: Duration = .seconds(30)
-        /// The least delay of an answer to a call without the valid token, per peer.
+        /// The least delay of an answer to a call with a wrong token.
         public var failedAuthenticationDelay: Duration = .seconds(1)
+        /// The time each wrong token spends of its peer's budget (10 guesses a second).
+        public var guessInterval: Duration = .milliseconds(100)
         /// Whether the web dashboard is served at `/` (its files at their own paths): asked
         /// before ``staticFiles``.
         public var servesDashboard = true
@@ -76,7 +78,7 @@ public final class DaemonServer: Sendable {
         self.rpc = rpc
         policy = RequestPolicy(listen: bound.listen, allowedOrigins: bound.allowedOrigins,
                                maximumBodyBytes: bound.maximumBodyBytes)
-        throttle = AuthThrottle(delay: bound.failedAuthenticationDelay)
+        throttle = AuthThrottle(delay: bound.failedAuthenticationDelay, interval: bound.guessInterval)
         threads = ThreadPool(maximumThreads: bound.maximumConnections + 1, idleLifetime: .seconds(5))
         let notifier = self.notifier
         observerToken = rpc.service.addObserver { notifier.publish($0) }

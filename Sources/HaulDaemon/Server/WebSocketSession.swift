@@ -63,7 +63,7 @@ struct WebSocketSession {
             switch message {
             case .text(let text):
                 let reply = server.rpc.handle(Array(text.utf8))
-                if reply.unauthorized { sleep(until: server.throttle.answerTime(for: peer)) }
+                if reply.unauthorized { sleep(until: server.throttle.answerTime(guesses: reply.guesses, from: peer)) }
                 if reply.authorized { subscriber.authenticate() }
                 guard DaemonSocket.write(fd, WebSocketFrame.encode(.text, reply.body)) else { return false }
             case .binary:
