@@ -119,7 +119,6 @@ struct DaemonConnection {
         let subscriber = Notifier.Subscriber()
         connection.webSocket = .init(parser: WebSocketFrameParser(maximumMessageBytes: configuration.maximumBodyBytes),
                                      subscriber: subscriber, authenticated: authenticated, lastHeard: .now)
-        if authenticated { subscriber.authenticate() }
         server.notifier.add(subscriber)
         connection.phase = .webSocket
         return send(response, keepAlive: true) ? .hold : .close

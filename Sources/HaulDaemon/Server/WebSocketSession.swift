@@ -63,7 +63,6 @@ struct WebSocketSession {
             let reply = server.rpc.handle(Array(text.utf8))
             if reply.authorized, connection.webSocket?.authenticated == false {
                 connection.webSocket?.authenticated = true
-                connection.webSocket?.subscriber.authenticate()
                 server.webSocketAuthenticated()
             }
             let frame = WebSocketFrame.encode(.text, reply.body)
