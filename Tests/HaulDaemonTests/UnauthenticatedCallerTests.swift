@@ -68,6 +68,17 @@ import Testing
         }
     }
 
+    @Test func tokensPastTheGuessLimitAreRefusedUnchecked() async throws {
+        try await Aria2RPCTests.withRPC { rpc, _, _ in
+            let call = { (token: String) in #"{"jsonrpc":"2.0","id":1,"method":"aria2.getVersion","params":["token:\#(token)"]}"# }
+            let batch = "[" + (Array(repeating: call("wrong"), count: 10) + [call("sekret")]).joined(separator: ",") + "]"
+            let limited = rpc.handle(Array(batch.utf8), guessLimit: 10)
+            #expect(limited.guesses == 10)
+            #expect(!limited.authorized, "the secret after ten wrong tokens is not checked")
+            #expect(rpc.handle(Array(batch.utf8), guessLimit: 11).authorized)
+        }
+    }
+
     @Test func aBatchOverTheLimitRunsNothing() async throws {
         try await Aria2RPCTests.withRPC { rpc, service, _ in
             let add = #"{"jsonrpc":"2.0","id":1,"method":"aria2.addUri","params":["token:sekret",["http://127.0.0.1:1/a"],{"pause":"true"}]}"#
@@ -137,6 +148,22 @@ import Testing
         }
         #expect(last - start >= .seconds(20), "200 guesses answered within \(last - start)")
         #expect(last - start <= .seconds(21))
+    }
+
+    @Test func checksWaitWhileTheBudgetIsSpentAWindowAhead() {
+        var schedule = AuthThrottle.Schedule(minimumDelay: .seconds(1), interval: .milliseconds(100), window: .seconds(1))
+        let start = ContinuousClock.now
+        let admitted = (0..<30).filter { _ in schedule.admit(key: "loopback", now: start) }.count
+        #expect(admitted == 10, "a window's worth of checks at once, then none")
+        #expect(schedule.admissionTime(key: "loopback") == start + .milliseconds(100))
+        let later = schedule.admit(key: "loopback", now: start + .milliseconds(100))
+        let tooSoon = schedule.admit(key: "loopback", now: start + .milliseconds(150))
+        let other = schedule.admit(key: "192.0.2.1", now: start)
+        #expect(later && !tooSoon, "then one a tenth of a second")
+        #expect(other, "another address has its own budget")
+        _ = schedule.answerTime(guesses: 10, key: "loopback", now: start + .milliseconds(200))
+        #expect(schedule.admissionTime(key: "loopback") == start + .milliseconds(1_200), "wrong tokens push the next check back")
+        #expect(schedule.guessesPerRequest == 10)
     }
 
     @Test func theDelayGrowsWithTheGuessesAndRecovers() {

@@ -106,6 +106,8 @@ public final class Aria2RPC: Sendable {
         var ticket: UInt64?
         /// Calls without the valid token.
         var guesses = 0
+        /// The most tokens checked that are wrong; calls after them are refused unchecked.
+        var guessLimit = Int.max
         /// Whether a call carried the valid token (or the check is off): from then on the
         /// answers may quote the caller's text, and are not counted against the budget.
         var authorized: Bool
@@ -122,8 +124,14 @@ public final class Aria2RPC: Sendable {
     }
 
     /// Handles one request body: a call, or a batch (an array of calls).
-    public func handle(_ body: some Collection<UInt8>) -> Reply {
+    ///
+    /// - Parameters:
+    ///   - body: the request's body.
+    ///   - guessLimit: the most wrong tokens checked; a call with a token after them is
+    ///     answered `Unauthorized` without a check (and is no guess).
+    public func handle(_ body: some Collection<UInt8>, guessLimit: Int = .max) -> Reply {
         var exchange = Exchange(authorized: secret == nil)
+        exchange.guessLimit = guessLimit
         let parsed: JSONValue
         do throws(JSONParseError) {
             parsed = try JSONParser().parse(body)
@@ -208,6 +216,7 @@ public final class Aria2RPC: Sendable {
                 params.removeFirst()
             }
             if let secret {
+                guard exchange.guesses < exchange.guessLimit else { return .failure(.unauthorized) }
                 guard let token, secret.matches(token) else {
                     exchange.guesses += 1
                     return .failure(.unauthorized)

@@ -35,48 +35,78 @@ public struct RPCSecret: Sendable {
     }
 }
 
-/// Delays the answers to wrong tokens: every wrong token is one guess, wherever it is (a call,
-/// each call of a batch, each call inside `system.multicall`), and a budget of guesses is
-/// spent at one per ``interval`` (10 a second), so an answer about `n` guesses comes no sooner
-/// than the guesses before it plus `n` intervals, and never sooner than ``minimumDelay`` after
-/// the request.
+/// Paces the checks of the token and delays the answers to wrong ones: every wrong token is one
+/// guess, wherever it is (a call, each call of a batch, each call inside `system.multicall`),
+/// and a budget of guesses is spent at one per ``interval`` (10 a second).
+///
+/// An answer about `n` guesses comes no sooner than the guesses before it plus `n` intervals,
+/// and never sooner than ``minimumDelay`` after the request. A request from a connection that
+/// has not shown the valid token is checked only while its budget is spent less than
+/// ``window`` ahead, and its check spends the first interval, so a right guess is not answered
+/// before the guesses sent ahead of it: checks, not only answers, come at 10 a second. A
+/// connection that has shown the token is checked at once.
 ///
 /// The budget belongs to the peer's address class, not its address: every loopback address
 /// (127.0.0.0/8, `::1`) is one budget, so the processes of one machine share it however many
 /// addresses and connections they use. Each other address has its own.
 public final class AuthThrottle: Sendable {
-    /// The throttle's decisions as a pure value: when the answer about some guesses may go.
+    /// The throttle's decisions as a pure value: when a check may run and an answer may go.
     public struct Schedule: Sendable {
         /// The least delay of an answer to a wrong token.
         public let minimumDelay: Duration
         /// The time each guess spends of its budget.
         public let interval: Duration
+        /// How far ahead a budget may be spent before checks wait.
+        public let window: Duration
         private var spentUntil: [String: ContinuousClock.Instant] = [:]
 
         /// Creates a schedule with every budget unspent.
-        public init(minimumDelay: Duration, interval: Duration) {
+        public init(minimumDelay: Duration, interval: Duration, window: Duration = .seconds(1)) {
             self.minimumDelay = minimumDelay
             self.interval = interval
+            self.window = window
+        }
+
+        /// How many wrong tokens one request may have checked: the window's worth (the rest
+        /// are refused unchecked).
+        public var guessesPerRequest: Int { max(1, Int(window / interval)) }
+
+        /// Whether a check for `key` may run at `now`; if so, it spends one interval.
+        public mutating func admit(key: String, now: ContinuousClock.Instant) -> Bool {
+            guard admissionTime(key: key) <= now else { return false }
+            spentUntil[key] = max(now, spentUntil[key] ?? now) + interval
+            return true
+        }
+
+        /// When a check for `key` may run: once its interval fits in the window.
+        public func admissionTime(key: String) -> ContinuousClock.Instant {
+            guard let spent = spentUntil[key] else { return .now - .seconds(1) }
+            return spent - window + interval
         }
 
         /// Spends `guesses` of `key`'s budget at `now`; returns when their answer may be sent.
         public mutating func answerTime(guesses: Int, key: String, now: ContinuousClock.Instant) -> ContinuousClock.Instant {
             if spentUntil.count > 4096 { spentUntil = spentUntil.filter { $0.value > now } }
-            let end = max(now, spentUntil[key] ?? now) + interval * max(guesses, 1)
+            let end = max(now, spentUntil[key] ?? now) + interval * max(guesses, 0)
             spentUntil[key] = end
             return max(now + minimumDelay, end)
         }
     }
 
     private let schedule: SharedStateLock<Schedule>
+    /// How many wrong tokens one request may have checked.
+    public let guessesPerRequest: Int
 
     /// Creates a throttle.
     ///
     /// - Parameters:
     ///   - delay: the least delay of an answer to a wrong token (default 1 s).
     ///   - interval: the time each guess spends (default 0.1 s: 10 guesses a second).
-    public init(delay: Duration = .seconds(1), interval: Duration = .milliseconds(100)) {
-        schedule = SharedStateLock(Schedule(minimumDelay: delay, interval: interval))
+    ///   - window: how far ahead a budget may be spent before checks wait (default 1 s).
+    public init(delay: Duration = .seconds(1), interval: Duration = .milliseconds(100), window: Duration = .seconds(1)) {
+        let schedule = Schedule(minimumDelay: delay, interval: interval, window: window)
+        guessesPerRequest = schedule.guessesPerRequest
+        self.schedule = SharedStateLock(schedule)
     }
 
     /// The budget `peer` (an address as text) spends: `loopback` for every loopback address.
@@ -86,7 +116,17 @@ public final class AuthThrottle: Sendable {
         return ListenAddress.isLoopback(host) ? "loopback" : host
     }
 
-    /// The instant the answer about `guesses` wrong tokens from `peer` may be sent; spends them.
+    /// Whether a request from `peer` may have its tokens checked now (spending one interval).
+    public func admit(_ peer: String, now: ContinuousClock.Instant = .now) -> Bool {
+        schedule.withLock { $0.admit(key: Self.budgetKey(for: peer), now: now) }
+    }
+
+    /// When a request from `peer` may have its tokens checked.
+    public func admissionTime(for peer: String) -> ContinuousClock.Instant {
+        schedule.withLock { $0.admissionTime(key: Self.budgetKey(for: peer)) }
+    }
+
+    /// The instant the answer about `guesses` more wrong tokens from `peer` may be sent; spends them.
     public func answerTime(guesses: Int, from peer: String, now: ContinuousClock.Instant = .now) -> ContinuousClock.Instant {
         schedule.withLock { $0.answerTime(guesses: guesses, key: Self.budgetKey(for: peer), now: now) }
     }

@@ -31,6 +31,17 @@ struct DaemonConnection {
             guard write(bytes), keepAlive else { return nil }
             connection.phase = connection.webSocket == nil ? .awaitingRequest(since: .now, idle: connection.received.isEmpty) : .webSocket
         }
+        if case .awaitingTurn = connection.phase {
+            connection.phase = connection.webSocket == nil ? .awaitingRequest(since: .now, idle: connection.received.isEmpty) : .webSocket
+            if let call = connection.heldCall {
+                connection.heldCall = nil
+                switch answer(call) {
+                case .next: break
+                case .close: return nil
+                case .hold: return connection
+                }
+            }
+        }
         if connection.webSocket != nil {
             var session = WebSocketSession(server: server, connection: connection)
             return session.serve()
@@ -85,22 +96,27 @@ struct DaemonConnection {
         case .staticFile(let path):
             return after(sendFile(head, path), keepAlive)
         case .rpc:
-            let reply = server.rpc.handle(body)
-            let response = HTTPResponse(status: reply.status, contentType: "application/json-rpc",
-                                        fields: server.policy.corsFields(for: head), body: reply.body)
-            let bytes = response.serialized(keepAlive: keepAlive)
-            guard reply.guesses == 0 else { return hold(bytes, guesses: reply.guesses, keepAlive: keepAlive) }
-            return after(write(bytes), keepAlive)
+            return answer(.init(body: body, keepAlive: keepAlive, fields: server.policy.corsFields(for: head)))
         case .webSocket:
             return upgrade(head)
         }
     }
 
-    /// Holds an answer about wrong tokens until the throttle lets it go.
-    private mutating func hold(_ bytes: [UInt8], guesses: Int, keepAlive: Bool) -> Next {
-        let at = server.throttle.answerTime(guesses: guesses, from: connection.peer)
-        connection.phase = .answerDue(bytes: bytes, at: at, keepAlive: keepAlive)
-        return .hold
+    /// Answers a call, or holds it until its turn comes or its answer about wrong tokens until
+    /// the throttle lets it go.
+    private mutating func answer(_ call: ServerConnection.HeldCall) -> Next {
+        guard let (reply, due) = server.answer(call.body, for: &connection) else {
+            connection.heldCall = call
+            connection.phase = .awaitingTurn(since: .now)
+            return .hold
+        }
+        let response = HTTPResponse(status: reply.status, contentType: "application/json-rpc", fields: call.fields, body: reply.body)
+        let bytes = response.serialized(keepAlive: call.keepAlive)
+        if let due {
+            connection.phase = .answerDue(bytes: bytes, at: due, keepAlive: call.keepAlive)
+            return .hold
+        }
+        return after(write(bytes), call.keepAlive)
     }
 
     /// Answers the handshake and turns the connection into a WebSocket, within the budget of

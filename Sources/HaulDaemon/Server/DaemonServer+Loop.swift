@@ -9,6 +9,8 @@ extension DaemonServer {
     /// The connections the loop holds, by socket; only the loop's thread touches it.
     struct Held {
         var connections: [Int32: ServerConnection] = [:]
+        /// The connections whose calls wait for their turn, first come first, by budget.
+        var turns: [String: [Int32]] = [:]
         /// When a failed `accept` (no descriptor left) lets the listener be polled again.
         var listenerRestsUntil: ContinuousClock.Instant?
     }
@@ -22,10 +24,15 @@ extension DaemonServer {
                 defer { state.handedBack = [] }
                 return (state.handedBack, state.stopped)
             }
-            for connection in back { held.connections[connection.fd] = connection }
+            for connection in back {
+                held.connections[connection.fd] = connection
+                if case .awaitingTurn = connection.phase {
+                    held.turns[AuthThrottle.budgetKey(for: connection.peer), default: []].append(connection.fd)
+                }
+            }
             if stopped { return closeAll(held) }
             let limits = self.limits(held)
-            let next = passDeadlines(&held, limits)
+            let next = [passDeadlines(&held, limits), admitTurns(&held)].compactMap { $0 }.min()
             let (fds, owners) = pollSet(held)
             var polled = fds
             let ready = poll(&polled, nfds_t(polled.count), Self.milliseconds(until: next))
@@ -78,6 +85,30 @@ extension DaemonServer {
             held.connections[fd] = connection
             perform(action, on: fd, &held)
             if let left = held.connections[fd] { next = min(next ?? .now + .seconds(3600), left.deadline(limits)) }
+        }
+        return next
+    }
+
+    /// Hands the calls whose turn has come to the workers; returns when the next turn comes.
+    private func admitTurns(_ held: inout Held) -> ContinuousClock.Instant? {
+        var next: ContinuousClock.Instant?
+        for (key, queue) in held.turns {
+            var waiting = queue[...]
+            while let fd = waiting.first {
+                guard var connection = held.connections[fd], case .awaitingTurn = connection.phase else {
+                    waiting.removeFirst()   // gone, or closed
+                    continue
+                }
+                guard throttle.admit(connection.peer) else {
+                    next = min(next ?? .now + .seconds(3600), throttle.admissionTime(for: connection.peer))
+                    break
+                }
+                waiting.removeFirst()
+                connection.admitted = true
+                held.connections[fd] = nil
+                serve(connection)
+            }
+            held.turns[key] = waiting.isEmpty ? nil : Array(waiting)
         }
         return next
     }

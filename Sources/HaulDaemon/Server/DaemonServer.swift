@@ -144,6 +144,22 @@ public final class DaemonServer: Sendable {
         finished.withLock { finished.broadcast() }
     }
 
+    /// Runs a call for `connection`, or returns `nil` when it is to wait for its turn: a
+    /// connection that has not shown the valid token has its tokens checked only once the
+    /// loop admitted it (first come, first served, as ``AuthThrottle`` allows), and at most
+    /// the throttle's guesses per request. Returns the reply and, when it carries wrong
+    /// tokens, when it may be sent.
+    func answer(_ body: [UInt8], for connection: inout ServerConnection) -> (Aria2RPC.Reply, ContinuousClock.Instant?)? {
+        let paced = rpc.requiresToken && !connection.authenticated
+        if paced, !connection.admitted { return nil }
+        connection.admitted = false
+        let reply = rpc.handle(body, guessLimit: throttle.guessesPerRequest)
+        if reply.authorized { connection.authenticated = true }
+        guard reply.guesses > 0 else { return (reply, nil) }
+        // A paced check spent its first interval when admitted.
+        return (reply, throttle.answerTime(guesses: reply.guesses - (paced ? 1 : 0), from: connection.peer))
+    }
+
     /// Admits a WebSocket: an unauthenticated one only while fewer than
     /// ``Configuration/maximumUnauthenticatedWebSockets`` are open.
     func admitWebSocket(authenticated: Bool) -> Bool {

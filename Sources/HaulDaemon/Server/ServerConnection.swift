@@ -11,8 +11,18 @@ struct ServerConnection: Sendable {
         case awaitingRequest(since: ContinuousClock.Instant, idle: Bool)
         /// The answer to a call with wrong tokens, held until `at` (``AuthThrottle``).
         case answerDue(bytes: [UInt8], at: ContinuousClock.Instant, keepAlive: Bool)
+        /// A call (``heldCall``, or a WebSocket's first pending message) whose tokens wait
+        /// for their turn to be checked (``AuthThrottle``), in its peer's queue.
+        case awaitingTurn(since: ContinuousClock.Instant)
         /// A WebSocket's next message or notification.
         case webSocket
+    }
+
+    /// An HTTP call taken off the buffer that waits for its turn.
+    struct HeldCall: Sendable {
+        var body: [UInt8]
+        var keepAlive: Bool
+        var fields: [HTTPResponse.HTTPField]
     }
 
     /// A WebSocket after its handshake.
@@ -57,6 +67,12 @@ struct ServerConnection: Sendable {
     var received: [UInt8] = []
     var phase: Phase
     var webSocket: WebSocket?
+    /// Whether a call on it carried the valid token (its calls are then checked at once).
+    var authenticated = false
+    /// Whether its waiting call had its turn (the loop admitted it).
+    var admitted = false
+    /// The HTTP call that waits for its turn.
+    var heldCall: HeldCall?
     /// When the pending request's head arrived whole (its body then has ``Limits/requestTimeout``).
     private var headArrived: ContinuousClock.Instant?
 
@@ -78,7 +94,7 @@ struct ServerConnection: Sendable {
     /// Since when it has waited (the oldest is closed first to make room).
     func waitingSince(_ now: ContinuousClock.Instant) -> ContinuousClock.Instant {
         switch phase {
-        case .awaitingRequest(let since, _): since
+        case .awaitingRequest(let since, _), .awaitingTurn(let since): since
         case .answerDue, .webSocket: webSocket?.lastHeard ?? now
         }
     }
@@ -96,7 +112,7 @@ struct ServerConnection: Sendable {
             case .partial: break
             }
             return .wait
-        case .answerDue:
+        case .answerDue, .awaitingTurn:
             return received.count > limits.maximumBufferedBytes ? .close(farewell: []) : .wait
         case .webSocket:
             webSocket?.lastHeard = now
@@ -113,6 +129,8 @@ struct ServerConnection: Sendable {
             return since + (idle ? limits.idleTimeout : limits.headTimeout)
         case .answerDue(_, let at, _):
             return at
+        case .awaitingTurn(let since):
+            return since + limits.idleTimeout
         case .webSocket:
             guard let webSocket else { return .now }
             return webSocket.lastHeard + limits.pingInterval * (webSocket.pinged ? 2 : 1)
@@ -128,6 +146,9 @@ struct ServerConnection: Sendable {
             return .close(farewell: HTTPResponse.text(408, "the request did not arrive in time").serialized(keepAlive: false))
         case .answerDue:
             return .serve
+        case .awaitingTurn:
+            return .close(farewell: webSocket == nil ? HTTPResponse.text(503, "no turn to check the token in time").serialized(keepAlive: false)
+                : WebSocketFrame.close(code: 1013, reason: "no turn to check the token in time"))
         case .webSocket:
             guard webSocket?.pinged == false else {
                 return .close(farewell: WebSocketFrame.close(code: 1001, reason: "no answer to a ping"))

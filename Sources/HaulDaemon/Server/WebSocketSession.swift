@@ -2,8 +2,8 @@ import HaulCore
 
 /// A worker's turn on a WebSocket: sends the notifications queued for it, then answers the
 /// JSON-RPC calls in its text messages in order; pings answered; a close answered and the
-/// connection ended. The answer to a call with wrong tokens is held by the loop until the
-/// throttle lets it go, and the messages after it wait for it.
+/// connection ended. A call that waits for its turn to be checked, or whose answer about wrong
+/// tokens the throttle holds, is held by the loop, and the messages after it wait for it.
 struct WebSocketSession {
     let server: DaemonServer
     var connection: ServerConnection
@@ -33,9 +33,12 @@ struct WebSocketSession {
             }
             let message = messages.removeFirst()
             guard handle(message) else { return nil }
-            if case .answerDue = connection.phase {
+            switch connection.phase {
+            case .answerDue, .awaitingTurn:
                 connection.webSocket?.pending = messages
                 return connection
+            case .awaitingRequest, .webSocket:
+                continue
             }
         }
         return connection
@@ -60,15 +63,18 @@ struct WebSocketSession {
     private mutating func handle(_ message: WebSocketMessage) -> Bool {
         switch message {
         case .text(let text):
-            let reply = server.rpc.handle(Array(text.utf8))
+            guard let (reply, due) = server.answer(Array(text.utf8), for: &connection) else {
+                messages.insert(message, at: 0)
+                connection.phase = .awaitingTurn(since: .now)
+                return true
+            }
             if reply.authorized, connection.webSocket?.authenticated == false {
                 connection.webSocket?.authenticated = true
                 server.webSocketAuthenticated()
             }
             let frame = WebSocketFrame.encode(.text, reply.body)
-            guard reply.guesses == 0 else {
-                let at = server.throttle.answerTime(guesses: reply.guesses, from: connection.peer)
-                connection.phase = .answerDue(bytes: frame, at: at, keepAlive: true)
+            if let due {
+                connection.phase = .answerDue(bytes: frame, at: due, keepAlive: true)
                 return true
             }
             return write(frame)
