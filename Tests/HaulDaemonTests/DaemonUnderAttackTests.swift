@@ -91,6 +91,21 @@ struct DaemonUnderAttackTests {
         }
     }
 
+    @Test func clientsWithTheTokenOnFreshConnectionsAreNotPaced() async throws {
+        try await DaemonServerTests.withDaemon { daemon in
+            let port = daemon.server.address.port
+            let clock = ContinuousClock()
+            let start = clock.now
+            for _ in 0..<50 {
+                let answer = try Self.post(port, Self.version)
+                #expect(answer.status == 200)
+            }
+            let took = clock.now - start
+            print("50 calls with the token, each on a connection of its own, took \(took)")
+            #expect(took < .seconds(4), "a right token spends no budget: 50 checks at 10 a second would take 5 s")
+        }
+    }
+
     @Test func aLargeUnauthenticatedBatchGetsASmallAnswer() async throws {
         try await DaemonServerTests.withDaemon { daemon in
             let port = daemon.server.address.port

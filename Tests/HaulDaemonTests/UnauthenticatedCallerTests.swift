@@ -164,6 +164,14 @@ import Testing
         _ = schedule.answerTime(guesses: 10, key: "loopback", now: start + .milliseconds(200))
         #expect(schedule.admissionTime(key: "loopback") == start + .milliseconds(1_200), "wrong tokens push the next check back")
         #expect(schedule.guessesPerRequest == 10)
+        var clean = AuthThrottle.Schedule(minimumDelay: .seconds(1), interval: .milliseconds(100), window: .seconds(1))
+        var admissions = 0
+        for _ in 0..<100 where clean.admit(key: "loopback", now: start) {
+            admissions += 1
+            clean.refund(key: "loopback", now: start)
+        }
+        #expect(admissions == 100)
+        #expect(clean.admissionTime(key: "loopback") <= start, "checks that found the right token cost nothing")
     }
 
     @Test func theDelayGrowsWithTheGuessesAndRecovers() {

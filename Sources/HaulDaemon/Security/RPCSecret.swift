@@ -42,9 +42,9 @@ public struct RPCSecret: Sendable {
 /// An answer about `n` guesses comes no sooner than the guesses before it plus `n` intervals,
 /// and never sooner than ``minimumDelay`` after the request. A request from a connection that
 /// has not shown the valid token is checked only while its budget is spent less than
-/// ``window`` ahead, and its check spends the first interval, so a right guess is not answered
-/// before the guesses sent ahead of it: checks, not only answers, come at 10 a second. A
-/// connection that has shown the token is checked at once.
+/// ``window`` ahead, and its check spends the first interval (given back when it finds no wrong
+/// token), so a right guess is not answered before the guesses sent ahead of it: checks, not
+/// only answers, come at 10 a second. A connection that has shown the token is checked at once.
 ///
 /// The budget belongs to the peer's address class, not its address: every loopback address
 /// (127.0.0.0/8, `::1`) is one budget, so the processes of one machine share it however many
@@ -76,6 +76,12 @@ public final class AuthThrottle: Sendable {
             guard admissionTime(key: key) <= now else { return false }
             spentUntil[key] = max(now, spentUntil[key] ?? now) + interval
             return true
+        }
+
+        /// Gives back the interval an admitted check spent when it found no wrong token.
+        public mutating func refund(key: String, now: ContinuousClock.Instant) {
+            guard let spent = spentUntil[key], spent > now else { return }
+            spentUntil[key] = max(now, spent - interval)
         }
 
         /// When a check for `key` may run: once its interval fits in the window.
@@ -119,6 +125,12 @@ public final class AuthThrottle: Sendable {
     /// Whether a request from `peer` may have its tokens checked now (spending one interval).
     public func admit(_ peer: String, now: ContinuousClock.Instant = .now) -> Bool {
         schedule.withLock { $0.admit(key: Self.budgetKey(for: peer), now: now) }
+    }
+
+    /// Gives back the interval a check of `peer`'s spent when it found no wrong token (a right
+    /// token costs nobody's budget).
+    public func refund(_ peer: String, now: ContinuousClock.Instant = .now) {
+        schedule.withLock { $0.refund(key: Self.budgetKey(for: peer), now: now) }
     }
 
     /// When a request from `peer` may have its tokens checked.

@@ -155,7 +155,10 @@ public final class DaemonServer: Sendable {
         connection.admitted = false
         let reply = rpc.handle(body, guessLimit: throttle.guessesPerRequest)
         if reply.authorized { connection.authenticated = true }
-        guard reply.guesses > 0 else { return (reply, nil) }
+        guard reply.guesses > 0 else {
+            if paced { throttle.refund(connection.peer) }
+            return (reply, nil)
+        }
         // A paced check spent its first interval when admitted.
         return (reply, throttle.answerTime(guesses: reply.guesses - (paced ? 1 : 0), from: connection.peer))
     }
