@@ -61,4 +61,10 @@ import Testing
             return
         }
     }
+
+    @Test func theConnectionsHeldFitTheDescriptorLimit() throws {
+        let limit = try #require(DescriptorLimit.current)
+        #expect(DescriptorLimit.connections(upTo: 1 << 20) == max(64, (limit - 256) / 2))
+        #expect(DescriptorLimit.connections(upTo: 100) <= 100)
+    }
 }

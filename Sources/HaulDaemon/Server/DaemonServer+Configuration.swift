@@ -6,7 +6,9 @@ extension DaemonServer {
         /// Origins accepted besides the daemon's own (`--allow-origin`).
         public var allowedOrigins: [String] = []
         /// Connections open at once; beyond, the one that has waited longest (not an
-        /// authenticated WebSocket) is closed to make room.
+        /// authenticated WebSocket) is closed to make room. The server holds fewer when the
+        /// descriptor limit is lower (``DescriptorLimit``: half the soft limit less 256, at
+        /// least 64).
         public var maximumConnections = 4096
         /// Threads that answer requests (waiting connections need none).
         public var workerThreads = 16

@@ -57,6 +57,7 @@ public final class DaemonServer: Sendable {
         let (listener, port) = try DaemonSocket.listening(on: configuration.listen)
         var bound = configuration
         bound.listen.port = port
+        bound.maximumConnections = DescriptorLimit.connections(upTo: configuration.maximumConnections)
         self.configuration = bound
         self.listener = listener
         self.rpc = rpc
