@@ -139,14 +139,16 @@ def listen(socket, into):
         pass
 threading.Thread(target=listen, args=(listener, heard), daemon=True).start()
 threading.Thread(target=listen, args=(stranger, strangers), daemon=True).start()
-listening_api = aria2p.API(aria2p.Client(host="http://localhost", port=PORT, secret=SECRET))
-secret_events = []
-secret_listener = threading.Thread(target=listening_api.listen_to_notifications, kwargs=dict(
-    on_download_start=lambda api, gid: secret_events.append(("start", gid)),
-    on_download_complete=lambda api, gid: secret_events.append(("complete", gid)),
-    timeout=1, handle_signals=False), daemon=True)
-secret_listener.start()
-time.sleep(0.5)
+def aria2p_listener(port, secret):
+    """aria2p's listen_to_notifications on its own thread: its API and the events it heard."""
+    listening, events = aria2p.API(aria2p.Client(host="http://localhost", port=port, secret=secret)), []
+    threading.Thread(target=listening.listen_to_notifications, kwargs=dict(
+        on_download_start=lambda api, gid: events.append(("start", gid)),
+        on_download_complete=lambda api, gid: events.append(("complete", gid)),
+        timeout=1, handle_signals=False), daemon=True).start()
+    time.sleep(0.5)
+    return listening, events
+listening_api, secret_events = aria2p_listener(PORT, SECRET)
 
 # The API: add, list, pause, resume, global stats, remove.
 slow = api.add_uris([ORIGIN + "/bytes/4000000/slow.bin?rate=1000000"], options={"split": "2", "max-connection-per-server": "2"})
@@ -184,14 +186,7 @@ check(("start", small.gid) in secret_events and ("complete", small.gid) in secre
 listening_api.stop_listening()
 
 # aria2p's own listener against a daemon without a secret.
-open_api = aria2p.API(aria2p.Client(host="http://localhost", port=OPEN_PORT, secret=""))
-events = []
-thread = threading.Thread(target=open_api.listen_to_notifications, kwargs=dict(
-    on_download_start=lambda api, gid: events.append(("start", gid)),
-    on_download_complete=lambda api, gid: events.append(("complete", gid)),
-    timeout=1, handle_signals=False), daemon=True)
-thread.start()
-time.sleep(0.5)
+open_api, events = aria2p_listener(OPEN_PORT, "")
 added = open_api.add_uris([ORIGIN + "/bytes/1000/open.bin"])
 wait(lambda: ("complete", added.gid) in events, "aria2p's listener hears onDownloadStart and onDownloadComplete")
 open_api.stop_listening()
