@@ -183,6 +183,25 @@ struct DaemonUnderAttackTests {
         }
     }
 
+    @Test func webSocketsWithoutTheTokenHaveABudgetOfTheirOwn() async throws {
+        try await DaemonServerTests.withDaemon(configure: { $0.maximumUnauthenticatedWebSockets = 4 }) { daemon in
+            let port = daemon.server.address.port
+            var sockets = try (0..<4).map { _ in try RawWebSocket(port: port) }
+            #expect(throws: RawError.self, "a fifth without the token is refused") { try RawWebSocket(port: port) }
+            // A call with the token and a close, in one write: the socket leaves the budget and ends in one turn.
+            try sockets[0].sendRaw(RawWebSocket.frame(opcode: 0x1, Array(Self.version.utf8)) + RawWebSocket.frame(opcode: 0x8, [0x03, 0xE8]))
+            #expect(try sockets[0].receive().opcode == 0x1)
+            #expect(try sockets[0].receive().opcode == 0x8)
+            try await Task.sleep(for: .milliseconds(200))
+            sockets.append(try RawWebSocket(port: port))   // the place the authenticated one left
+            #expect(throws: RawError.self, "its close frees no place in the budget") { try RawWebSocket(port: port) }
+            try sockets[1].send(opcode: 0x8, [0x03, 0xE8])
+            #expect(try sockets[1].receive().opcode == 0x8)
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(throws: Never.self, "a socket without the token that left frees its place") { try RawWebSocket(port: port) }
+        }
+    }
+
     @Test func noCrowdOfLocalSocketsKeepsAnAuthenticatedClientOut() async throws {
         try await DaemonServerTests.withDaemon { daemon in
             let port = daemon.server.address.port

@@ -132,6 +132,11 @@ final class RawWebSocket {
     func sendRaw(_ bytes: [UInt8]) throws { try connection.write(bytes) }
 
     func send(opcode: UInt8, _ payload: [UInt8]) throws {
+        try connection.write(Self.frame(opcode: opcode, payload))
+    }
+
+    /// A masked frame.
+    static func frame(opcode: UInt8, _ payload: [UInt8]) -> [UInt8] {
         var frame: [UInt8] = [0x80 | opcode]
         if payload.count < 126 {
             frame.append(0x80 | UInt8(payload.count))
@@ -141,7 +146,7 @@ final class RawWebSocket {
         let key: [UInt8] = [1, 2, 3, 4]
         frame += key
         frame += payload.enumerated().map { $0.element ^ key[$0.offset & 3] }
-        try connection.write(frame)
+        return frame
     }
 
     func send(text: String) throws { try send(opcode: 0x1, Array(text.utf8)) }

@@ -44,7 +44,9 @@ struct DaemonConnection {
         }
         if connection.webSocket != nil {
             var session = WebSocketSession(server: server, connection: connection)
-            return session.serve()
+            let next = session.serve()
+            connection = session.connection   // what the socket became, closed or not
+            return next
         }
         while !server.isStopped,
               ServerConnection.completeness(of: connection.received, maximumBodyBytes: configuration.maximumBodyBytes) == .complete {
@@ -140,7 +142,7 @@ struct DaemonConnection {
         return send(response, keepAlive: true) ? .hold : .close
     }
 
-    private mutating func sendFile(_ head: HTTPRequestHead, _ path: String) -> Bool {
+    private func sendFile(_ head: HTTPRequestHead, _ path: String) -> Bool {
         let tags = head.values("If-None-Match")
         if configuration.servesDashboard, let page = Dashboard.response(
             method: head.method, path: head.target, ifNoneMatch: tags.isEmpty ? nil : tags.joined(separator: ", ")) {
