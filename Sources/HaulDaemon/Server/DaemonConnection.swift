@@ -29,10 +29,10 @@ struct DaemonConnection {
     mutating func serve() -> ServerConnection? {
         if case .answerDue(let bytes, _, let keepAlive) = connection.phase {
             guard write(bytes), keepAlive else { return nil }
-            connection.phase = connection.webSocket == nil ? .awaitingRequest(since: .now, idle: connection.received.isEmpty) : .webSocket
+            connection.awaitNext(now: .now)
         }
         if case .awaitingTurn = connection.phase {
-            connection.phase = connection.webSocket == nil ? .awaitingRequest(since: .now, idle: connection.received.isEmpty) : .webSocket
+            connection.awaitNext(now: .now)
             if let call = connection.heldCall {
                 connection.heldCall = nil
                 switch answer(call) {
@@ -58,7 +58,7 @@ struct DaemonConnection {
             }
         }
         guard !server.isStopped else { return nil }
-        connection.phase = .awaitingRequest(since: .now, idle: connection.received.isEmpty)
+        connection.awaitNext(now: .now)
         return connection
     }
 

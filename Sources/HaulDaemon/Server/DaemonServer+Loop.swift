@@ -140,7 +140,7 @@ extension DaemonServer {
             switch DaemonSocket.accepting(listener) {
             case .wouldBlock:
                 return
-            case .failed:
+            case .outOfDescriptors:
                 guard evictLongestWaiting(&held) else {
                     held.listenerRestsUntil = .now + .milliseconds(50)
                     return

@@ -84,10 +84,10 @@ enum DaemonSocket {
     enum Accepted {
         /// A connection: its socket and the peer's address as text.
         case accepted(Int32, String)
-        /// Nothing waiting.
+        /// Nothing waiting (or a connection that failed before it was accepted).
         case wouldBlock
-        /// No descriptor left (or another failure): try again later.
-        case failed
+        /// No descriptor left for it.
+        case outOfDescriptors
     }
 
     /// Accepts a connection without waiting.
@@ -97,9 +97,7 @@ enum DaemonSocket {
         let fd = withUnsafeMutablePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener, $0, &length) }
         }
-        guard fd >= 0 else {
-            return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED ? .wouldBlock : .failed
-        }
+        guard fd >= 0 else { return errno == EMFILE || errno == ENFILE ? .outOfDescriptors : .wouldBlock }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         var yes: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))

@@ -158,6 +158,12 @@ struct ServerConnection: Sendable {
         }
     }
 
+    /// Waits again for the next request (idle when nothing of it is here yet), or for a
+    /// WebSocket's next message.
+    mutating func awaitNext(now: ContinuousClock.Instant) {
+        phase = webSocket == nil ? .awaitingRequest(since: now, idle: received.isEmpty) : .webSocket
+    }
+
     /// The next request is being served: its head's timer is spent.
     mutating func requestTaken() {
         headArrived = nil
