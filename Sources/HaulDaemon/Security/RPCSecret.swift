@@ -73,7 +73,7 @@ public final class AuthThrottle: Sendable {
 
         /// Whether a check for `key` may run at `now`; if so, it spends one interval.
         public mutating func admit(key: String, now: ContinuousClock.Instant) -> Bool {
-            guard admissionTime(key: key) <= now else { return false }
+            if let at = admissionTime(key: key), at > now { return false }
             spentUntil[key] = max(now, spentUntil[key] ?? now) + interval
             return true
         }
@@ -84,10 +84,10 @@ public final class AuthThrottle: Sendable {
             spentUntil[key] = max(now, spent - interval)
         }
 
-        /// When a check for `key` may run: once its interval fits in the window.
-        public func admissionTime(key: String) -> ContinuousClock.Instant {
-            guard let spent = spentUntil[key] else { return .now - .seconds(1) }
-            return spent - window + interval
+        /// When a check for `key` may run: once its interval fits in the window (`nil`: its
+        /// budget was never spent).
+        public func admissionTime(key: String) -> ContinuousClock.Instant? {
+            spentUntil[key].map { $0 - window + interval }
         }
 
         /// Spends `guesses` of `key`'s budget at `now`; returns when their answer may be sent.
@@ -133,8 +133,8 @@ public final class AuthThrottle: Sendable {
         schedule.withLock { $0.refund(key: Self.budgetKey(for: peer), now: now) }
     }
 
-    /// When a request from `peer` may have its tokens checked.
-    public func admissionTime(for peer: String) -> ContinuousClock.Instant {
+    /// When a request from `peer` may have its tokens checked (`nil`: at once).
+    public func admissionTime(for peer: String) -> ContinuousClock.Instant? {
         schedule.withLock { $0.admissionTime(key: Self.budgetKey(for: peer)) }
     }
 

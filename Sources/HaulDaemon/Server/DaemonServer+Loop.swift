@@ -100,7 +100,7 @@ extension DaemonServer {
                     continue
                 }
                 guard throttle.admit(connection.peer) else {
-                    next = min(next ?? .now + .seconds(3600), throttle.admissionTime(for: connection.peer))
+                    next = min(next ?? .now + .seconds(3600), throttle.admissionTime(for: connection.peer) ?? .now)
                     break
                 }
                 waiting.removeFirst()
