@@ -159,6 +159,23 @@ struct DaemonUnderAttackTests {
         }
     }
 
+    @Test func halfSentBodiesHoldNoMoreThanTheBufferBudget() async throws {
+        try await DaemonServerTests.withDaemon(configure: { $0.maximumBufferedBytes = (3 << 20) + (64 << 10) }) { daemon in
+            let port = daemon.server.address.port
+            var senders: [RawConnection] = []
+            for _ in 0..<4 {
+                let connection = try RawConnection(port: port)
+                try connection.write(Array(Self.head(port, length: 2 << 20).utf8) + [UInt8](repeating: 0x20, count: 1 << 20))
+                senders.append(connection)
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            print("4 bodies half sent (1 MiB each) with a budget of 3 MiB and 64 KiB: \(daemon.server.connectionCount) connections held")
+            #expect(daemon.server.connectionCount == 3, "the connection holding the most was closed to stay within the budget")
+            #expect(try Self.post(port, Self.version).status == 200)
+        }
+    }
+
     @Test func aRequestHeadThatStallsIsDropped() async throws {
         try await DaemonServerTests.withDaemon(configure: { $0.headTimeout = .seconds(1) }) { daemon in
             let port = daemon.server.address.port

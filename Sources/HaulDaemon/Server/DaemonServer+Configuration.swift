@@ -14,6 +14,9 @@ extension DaemonServer {
         public var workerThreads = 16
         /// The largest request body (and WebSocket message).
         public var maximumBodyBytes = 2 << 20
+        /// The most bytes of unanswered requests the waiting connections hold in all; beyond,
+        /// the one holding the most (not an authenticated one) is closed.
+        public var maximumBufferedBytes = 256 << 20
         /// How long a kept-alive connection may stay silent before it is closed.
         public var idleTimeout: Duration = .seconds(60)
         /// How long a request's head may take to arrive, from the connection or its first byte.

@@ -44,12 +44,15 @@ extension DaemonServer {
                 let fd = owners[index]
                 guard var connection = held.connections[fd] else { continue }
                 var action = ServerConnection.Action.serve   // a WebSocket's outbox has notifications
+                var grown = false
                 if polled[index].fd == fd {
                     guard let bytes = DaemonSocket.readAvailable(fd) else { continue }
                     action = connection.received(bytes, now: .now, limits: limits)
+                    grown = connection.received.count > 64 << 10
                 }
                 held.connections[fd] = connection
                 perform(action, on: fd, &held)
+                if grown { keepWithinBufferBudget(&held) }
             }
         }
     }
@@ -157,6 +160,18 @@ extension DaemonServer {
                 }
                 held.connections[fd] = ServerConnection(fd: fd, peer: peer, accepted: .now)
             }
+        }
+    }
+
+    /// Closes the connections holding the most unanswered bytes (not authenticated ones) while
+    /// all they hold is over ``Configuration/maximumBufferedBytes``.
+    private func keepWithinBufferBudget(_ held: inout Held) {
+        var total = held.connections.values.reduce(0) { $0 + $1.received.count }
+        while total > configuration.maximumBufferedBytes {
+            let candidates = held.connections.values.filter { $0.isEvictable && !$0.authenticated }
+            guard let largest = candidates.max(by: { $0.received.count < $1.received.count }), !largest.received.isEmpty else { return }
+            total -= largest.received.count
+            close(largest.fd, &held, farewell: HTTPResponse.text(503, "too much unanswered in all").serialized(keepAlive: false))
         }
     }
 
