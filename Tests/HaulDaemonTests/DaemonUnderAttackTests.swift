@@ -102,7 +102,9 @@ struct DaemonUnderAttackTests {
             }
             let took = clock.now - start
             print("50 calls with the token, each on a connection of its own, took \(took)")
-            #expect(took < .seconds(4), "a right token spends no budget: 50 checks at 10 a second would take 5 s")
+            #expect((daemon.server.throttle.admissionTime(for: "127.0.0.1") ?? .now) <= .now,
+                    "a right token spends no budget (50 checks at 10 a second would have spent 5 s)")
+            #expect(took < .seconds(20))
         }
     }
 
@@ -154,7 +156,7 @@ struct DaemonUnderAttackTests {
             print("4 clients that do not read 12 MB answers dropped after \(clock.now - start); "
                   + "resident memory \(before) KiB before, \(during) KiB while held, \(Self.residentKiB()) KiB after")
             #expect(daemon.server.connectionCount == 0, "the daemon let go of clients that did not read")
-            #expect(clock.now - start < .seconds(9))
+            #expect(clock.now - start < .seconds(30))
             #expect(try Self.post(port, Self.version).status == 200)
         }
     }
