@@ -74,7 +74,7 @@ public final class AuthThrottle: Sendable {
         /// Whether a check for `key` may run at `now`; if so, it spends one interval.
         public mutating func admit(key: String, now: ContinuousClock.Instant) -> Bool {
             if let at = admissionTime(key: key), at > now { return false }
-            spentUntil[key] = max(now, spentUntil[key] ?? now) + interval
+            spend(interval, of: key, now: now)
             return true
         }
 
@@ -92,10 +92,17 @@ public final class AuthThrottle: Sendable {
 
         /// Spends `guesses` of `key`'s budget at `now`; returns when their answer may be sent.
         public mutating func answerTime(guesses: Int, key: String, now: ContinuousClock.Instant) -> ContinuousClock.Instant {
+            max(now + minimumDelay, spend(interval * max(guesses, 0), of: key, now: now))
+        }
+
+        /// Spends `amount` of `key`'s budget from `now` on; returns how far it is spent. Budgets
+        /// spent only in the past are forgotten once there are many.
+        @discardableResult
+        private mutating func spend(_ amount: Duration, of key: String, now: ContinuousClock.Instant) -> ContinuousClock.Instant {
             if spentUntil.count > 4096 { spentUntil = spentUntil.filter { $0.value > now } }
-            let end = max(now, spentUntil[key] ?? now) + interval * max(guesses, 0)
+            let end = max(now, spentUntil[key] ?? now) + amount
             spentUntil[key] = end
-            return max(now + minimumDelay, end)
+            return end
         }
     }
 
