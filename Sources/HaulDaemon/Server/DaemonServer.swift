@@ -21,9 +21,10 @@ import Darwin
 /// authenticated WebSocket) is closed to make room. The loop's `poll` wakes only for sockets,
 /// a worker's hand-back or the nearest deadline.
 ///
-/// Every request passes ``RequestPolicy`` first (Host, Origin, size, method); the answer to a
-/// call with wrong tokens waits in the loop until ``AuthThrottle`` lets it go, and is dropped
-/// if the peer leaves first.
+/// Every request passes ``RequestPolicy`` first (Host, Origin, size, method). A call from a
+/// connection that has not shown the valid token waits in the loop for its turn to be checked,
+/// and the answer to a call with wrong tokens until ``AuthThrottle`` lets it go; both are
+/// dropped if the peer leaves first.
 public final class DaemonServer: Sendable {
     /// The configuration, with the port actually bound.
     public let configuration: Configuration
