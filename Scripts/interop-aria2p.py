@@ -5,9 +5,9 @@ websocket-client, both from PyPI, against files served on loopback by haul-test-
     python3 Scripts/interop-aria2p.py        # HAUL_BIN=path/to/haul to pick the binary
 
 Installs aria2p and websocket-client into a private virtual environment, starts the origin and
-two daemons on free loopback ports (one with a generated secret, one with --secret= for aria2p's
-notification listener, which opens its socket without a call), and checks: add, list, pause,
-resume, remove, global stats and notifications through the API; add, show, pause, resume,
+two daemons on free loopback ports (one with a generated secret, one with --secret=), and checks:
+add, list, pause, resume, remove, global stats and notifications through the API (aria2p's
+notification listener, which opens its socket without a call, against both); add, show, pause, resume,
 remove (with --all and --force), purge and call through the CLI; the downloaded bytes against
 the origin's. Exits non-zero on the first
 failure, printing the daemon's log.
@@ -123,7 +123,8 @@ def origin_bytes(path):
 
 api = aria2p.API(aria2p.Client(host="http://localhost", port=PORT, secret=SECRET))
 
-# Notifications: a WebSocket that made a call with the token hears them; one that did not, nothing.
+# Notifications go to every WebSocket, as aria2 sends them: one that made a call with the token,
+# one that made none, and aria2p's own listener with the secret in force.
 heard, strangers = [], []
 listener = websocket.create_connection(f"ws://localhost:{PORT}/jsonrpc", timeout=30)
 listener.send(json.dumps({"jsonrpc": "2.0", "id": "auth", "method": "aria2.getVersion", "params": ["token:" + SECRET]}))
@@ -138,6 +139,16 @@ def listen(socket, into):
         pass
 threading.Thread(target=listen, args=(listener, heard), daemon=True).start()
 threading.Thread(target=listen, args=(stranger, strangers), daemon=True).start()
+def aria2p_listener(port, secret):
+    """aria2p's listen_to_notifications on its own thread: its API and the events it heard."""
+    listening, events = aria2p.API(aria2p.Client(host="http://localhost", port=port, secret=secret)), []
+    threading.Thread(target=listening.listen_to_notifications, kwargs=dict(
+        on_download_start=lambda api, gid: events.append(("start", gid)),
+        on_download_complete=lambda api, gid: events.append(("complete", gid)),
+        timeout=1, handle_signals=False), daemon=True).start()
+    time.sleep(0.5)
+    return listening, events
+listening_api, secret_events = aria2p_listener(PORT, SECRET)
 
 # The API: add, list, pause, resume, global stats, remove.
 slow = api.add_uris([ORIGIN + "/bytes/4000000/slow.bin?rate=1000000"], options={"split": "2", "max-connection-per-server": "2"})
@@ -168,17 +179,14 @@ time.sleep(0.5)
 methods = [note["method"] for note in heard if "method" in note]
 for name in ["aria2.onDownloadStart", "aria2.onDownloadPause", "aria2.onDownloadComplete", "aria2.onDownloadError"]:
     check(name in methods, f"the authenticated WebSocket heard {name}")
-check(not strangers, "the WebSocket that never authenticated heard nothing")
+stranger_methods = [note["method"] for note in strangers if "method" in note]
+check("aria2.onDownloadComplete" in stranger_methods, "the WebSocket that made no call heard them too")
+check(("start", small.gid) in secret_events and ("complete", small.gid) in secret_events,
+      "aria2p's listener hears onDownloadStart and onDownloadComplete with the secret in force")
+listening_api.stop_listening()
 
-# aria2p's own listener (it never calls, so it needs a daemon without a secret).
-open_api = aria2p.API(aria2p.Client(host="http://localhost", port=OPEN_PORT, secret=""))
-events = []
-thread = threading.Thread(target=open_api.listen_to_notifications, kwargs=dict(
-    on_download_start=lambda api, gid: events.append(("start", gid)),
-    on_download_complete=lambda api, gid: events.append(("complete", gid)),
-    timeout=1, handle_signals=False), daemon=True)
-thread.start()
-time.sleep(0.5)
+# aria2p's own listener against a daemon without a secret.
+open_api, events = aria2p_listener(OPEN_PORT, "")
 added = open_api.add_uris([ORIGIN + "/bytes/1000/open.bin"])
 wait(lambda: ("complete", added.gid) in events, "aria2p's listener hears onDownloadStart and onDownloadComplete")
 open_api.stop_listening()

@@ -27,8 +27,21 @@ struct RawResponse {
 final class RawConnection {
     let fd: Int32
 
-    init(port: Int) throws {
+    /// Connects to `port` on 127.0.0.1, from `source` (another loopback address) when given.
+    init(port: Int, source: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                close(fd)
+                throw RawError(description: "cannot bind to \(source)")
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -119,6 +132,11 @@ final class RawWebSocket {
     func sendRaw(_ bytes: [UInt8]) throws { try connection.write(bytes) }
 
     func send(opcode: UInt8, _ payload: [UInt8]) throws {
+        try connection.write(Self.frame(opcode: opcode, payload))
+    }
+
+    /// A masked frame.
+    static func frame(opcode: UInt8, _ payload: [UInt8]) -> [UInt8] {
         var frame: [UInt8] = [0x80 | opcode]
         if payload.count < 126 {
             frame.append(0x80 | UInt8(payload.count))
@@ -128,7 +146,7 @@ final class RawWebSocket {
         let key: [UInt8] = [1, 2, 3, 4]
         frame += key
         frame += payload.enumerated().map { $0.element ^ key[$0.offset & 3] }
-        try connection.write(frame)
+        return frame
     }
 
     func send(text: String) throws { try send(opcode: 0x1, Array(text.utf8)) }

@@ -100,15 +100,14 @@ import Testing
         #expect(!RPCSecret.constantTimeEqual([1, 2], [1, 2, 3]))
     }
 
-    @Test func failedAnswersToOnePeerAreSpacedBySeconds() {
-        let throttle = AuthThrottle(delay: .seconds(1))
+    @Test func wrongTokensFromAnyLoopbackAddressSpendOneBudget() {
+        let throttle = AuthThrottle(delay: .seconds(1), interval: .milliseconds(100))
         let now = ContinuousClock.now
-        let first = throttle.answerTime(for: "127.0.0.1", now: now)
-        let second = throttle.answerTime(for: "127.0.0.1", now: now)
-        let other = throttle.answerTime(for: "127.0.0.2", now: now)
-        #expect(first - now == .seconds(1))
-        #expect(second - now == .seconds(2), "a second failure at once waits for the first's answer, then one more second")
-        #expect(other - now == .seconds(1), "per peer")
-        #expect(throttle.answerTime(for: "127.0.0.1", now: now + .seconds(10)) - (now + .seconds(10)) == .seconds(1))
+        #expect(throttle.answerTime(guesses: 1, from: "127.0.0.1", now: now) - now == .seconds(1))
+        #expect(throttle.answerTime(guesses: 20, from: "127.0.0.2", now: now) - now == .milliseconds(2_100),
+                "another loopback address spends the same budget: 21 guesses at 10 a second")
+        #expect(throttle.answerTime(guesses: 1, from: "192.0.2.7", now: now) - now == .seconds(1), "another machine has its own")
+        let later = now + .seconds(10)
+        #expect(throttle.answerTime(guesses: 1, from: "::1", now: later) - later == .seconds(1), "the budget recovers")
     }
 }

@@ -7,19 +7,15 @@ struct Aria2Call {
     let rpc: Aria2RPC
     /// The parameters after the token.
     var params: [JSONValue]
-    /// The latest commit a change of this call submitted.
-    var ticket: UInt64?
-    /// Whether a call inside this one (`system.multicall`) carried no valid token.
-    var unauthorized = false
-    /// Whether a call inside this one carried the valid token.
-    var authorized = false
+    /// What the body's calls met so far, this one's changes (and a multicall's calls) included.
+    var exchange: Aria2RPC.Exchange
 
     /// The service.
     var service: DownloadService { rpc.service }
 
     /// Notes a change's commit and returns its value.
     mutating func note<Value>(_ change: DownloadService.Acknowledged<Value>) -> Value {
-        if let new = change.ticket { ticket = max(ticket ?? 0, new) }
+        if let new = change.ticket { exchange.ticket = max(exchange.ticket ?? 0, new) }
         return change.value
     }
 

@@ -37,11 +37,21 @@ public final class Aria2RPC: Sendable {
         public var body: [UInt8]
         /// The HTTP status (aria2's: 200, or 400/404/500 for a single call's fault).
         public var status: Int
-        /// Whether a call carried no valid token (its answer is to be delayed).
-        public var unauthorized: Bool
+        /// How many calls carried no valid token, each a guess (its answer is to be delayed).
+        public var guesses: Int
         /// Whether a call carried the valid token (or authentication is off).
         public var authorized: Bool
+
+        /// Whether a call carried no valid token.
+        public var unauthorized: Bool { guesses > 0 }
     }
+
+    /// The most calls in a batch, and in a `system.multicall`; a larger one is refused whole
+    /// (-32600 or a failure) before any of its calls runs.
+    public static let maximumBatchCalls = 1_000
+    /// The largest answer to a body without the valid token: its calls stop once their answers
+    /// pass it, and it is answered with one fixed error instead.
+    public static let unauthenticatedAnswerBytes = 64 << 10
 
     let service: DownloadService
     let listen: ListenAddress
@@ -94,13 +104,34 @@ public final class Aria2RPC: Sendable {
     /// What one body's calls met.
     struct Exchange {
         var ticket: UInt64?
-        var unauthorized = false
-        var authorized = false
+        /// Calls without the valid token.
+        var guesses = 0
+        /// The most tokens checked that are wrong; calls after them are refused unchecked.
+        var guessLimit = Int.max
+        /// Whether a call carried the valid token (or the check is off): from then on the
+        /// answers may quote the caller's text, and are not counted against the budget.
+        var authorized: Bool
+        /// The bytes answered before the valid token, while it is missing.
+        var unauthenticatedBytes = 0
+
+        /// Whether the answers before the valid token passed their budget.
+        var overBudget: Bool { !authorized && unauthenticatedBytes > Aria2RPC.unauthenticatedAnswerBytes }
+
+        /// Counts an answer against the budget while the token is missing.
+        mutating func answered(_ value: JSONValue) {
+            if !authorized { unauthenticatedBytes += JSONWriter.encode(value).count }
+        }
     }
 
     /// Handles one request body: a call, or a batch (an array of calls).
-    public func handle(_ body: some Collection<UInt8>) -> Reply {
-        var exchange = Exchange()
+    ///
+    /// - Parameters:
+    ///   - body: the request's body.
+    ///   - guessLimit: the most wrong tokens checked; a call with a token after them is
+    ///     answered `Unauthorized` without a check (and is no guess).
+    public func handle(_ body: some Collection<UInt8>, guessLimit: Int = .max) -> Reply {
+        var exchange = Exchange(authorized: secret == nil)
+        exchange.guessLimit = guessLimit
         let parsed: JSONValue
         do throws(JSONParseError) {
             parsed = try JSONParser().parse(body)
@@ -113,10 +144,15 @@ public final class Aria2RPC: Sendable {
             if let failed = durability(exchange, id: response.id) { return failed }
             return reply(response, exchange)
         case .array(let calls) where !calls.isEmpty:
-            let responses = calls.compactMap { $0.object }.map { process($0, &exchange) }
+            guard calls.count <= Self.maximumBatchCalls else { return reply(RPCResponse(id: .null, outcome: .failure(.batchTooLarge)), exchange) }
+            var responses: [JSONValue] = []
+            for call in calls where !exchange.overBudget {
+                guard let object = call.object else { continue }
+                responses.append(process(object, &exchange).json)
+            }
             if let failed = durability(exchange, id: .null) { return failed }
-            return Reply(body: JSONWriter.encode(.array(responses.map(\.json))), status: 200,
-                         unauthorized: exchange.unauthorized, authorized: exchange.authorized)
+            return bounded(Reply(body: JSONWriter.encode(.array(responses)), status: 200, guesses: exchange.guesses,
+                                 authorized: exchange.authorized), exchange)
         default:
             return reply(RPCResponse(id: .null, outcome: .failure(.invalidRequest)), exchange)
         }
@@ -124,8 +160,16 @@ public final class Aria2RPC: Sendable {
 
     private func reply(_ response: RPCResponse, _ exchange: Exchange) -> Reply {
         let status = if case .failure(let fault) = response.outcome { fault.httpStatus } else { 200 }
-        return Reply(body: JSONWriter.encode(response.json), status: status, unauthorized: exchange.unauthorized,
-                     authorized: exchange.authorized)
+        return bounded(Reply(body: JSONWriter.encode(response.json), status: status, guesses: exchange.guesses,
+                             authorized: exchange.authorized), exchange)
+    }
+
+    /// `reply`, or the fixed error when it has no valid token and is over the budget.
+    private func bounded(_ reply: Reply, _ exchange: Exchange) -> Reply {
+        guard !exchange.authorized, exchange.overBudget || reply.body.count > Self.unauthenticatedAnswerBytes else { return reply }
+        let fault = RPCFault.answerOverBudget
+        return Reply(body: JSONWriter.encode(RPCResponse(id: .null, outcome: .failure(fault)).json), status: fault.httpStatus,
+                     guesses: exchange.guesses, authorized: false)
     }
 
     /// The reply when the changes could not be made durable, else `nil`.
@@ -136,12 +180,19 @@ public final class Aria2RPC: Sendable {
         } catch {
             let fault = RPCFault.failure("the change was made but could not be saved: \(error.message)")
             return Reply(body: JSONWriter.encode(RPCResponse(id: id, outcome: .failure(fault)).json), status: 500,
-                         unauthorized: exchange.unauthorized, authorized: exchange.authorized)
+                         guesses: exchange.guesses, authorized: exchange.authorized)
         }
     }
 
-    /// One request object: `id` and `method` required, `params` an array if present.
+    /// One request object: `id` and `method` required, `params` an array if present. Its
+    /// answer counts against the budget of a body without the valid token.
     private func process(_ request: JSONObject, _ exchange: inout Exchange) -> RPCResponse {
+        let response = run(request, &exchange)
+        exchange.answered(response.json)
+        return response
+    }
+
+    private func run(_ request: JSONObject, _ exchange: inout Exchange) -> RPCResponse {
         guard let id = request["id"] else { return RPCResponse(id: .null, outcome: .failure(.invalidRequest)) }
         guard let name = request["method"]?.string else { return RPCResponse(id: id, outcome: .failure(.invalidRequest)) }
         let params: [JSONValue]
@@ -154,7 +205,8 @@ public final class Aria2RPC: Sendable {
         return RPCResponse(id: id, outcome: invoke(method, params, &exchange))
     }
 
-    /// Checks the token (for methods that take one), then runs the method.
+    /// Checks the token (for methods that take one), then runs the method. A missing or wrong
+    /// token is one guess.
     func invoke(_ method: Aria2Method, _ params: [JSONValue], _ exchange: inout Exchange) -> Result<JSONValue, RPCFault> {
         var params = params
         if method.takesToken {
@@ -164,19 +216,16 @@ public final class Aria2RPC: Sendable {
                 params.removeFirst()
             }
             if let secret {
+                guard exchange.guesses < exchange.guessLimit else { return .failure(.unauthorized) }
                 guard let token, secret.matches(token) else {
-                    exchange.unauthorized = true
+                    exchange.guesses += 1
                     return .failure(.unauthorized)
                 }
             }
             exchange.authorized = true
         }
-        var call = Aria2Call(rpc: self, params: params)
-        defer {
-            if let ticket = call.ticket { exchange.ticket = max(exchange.ticket ?? 0, ticket) }
-            exchange.unauthorized = exchange.unauthorized || call.unauthorized
-            exchange.authorized = exchange.authorized || call.authorized
-        }
+        var call = Aria2Call(rpc: self, params: params, exchange: exchange)
+        defer { exchange = call.exchange }
         do throws(RPCFault) {
             return .success(try method.run(&call))
         } catch {
@@ -185,18 +234,18 @@ public final class Aria2RPC: Sendable {
     }
 
     /// `system.multicall`: each `{"methodName":…,"params":[…]}` with its own token; a success is
-    /// `[result]`, a failure the error object.
+    /// `[result]`, a failure the error object. Before the valid token, no text of the call
+    /// comes back (an unknown method is not named) and the answers count against the budget.
     func multicall(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
         let specs = try call.parameter(0, required: true, \.array)!
-        var exchange = Exchange()
+        guard specs.count <= Self.maximumBatchCalls else { throw RPCFault.multicallTooLarge }
         var results: [JSONValue] = []
         results.reserveCapacity(specs.count)
-        for spec in specs {
-            results.append(multicallEntry(spec, &exchange))
+        for spec in specs where !call.exchange.overBudget {
+            let result = multicallEntry(spec, &call.exchange)
+            call.exchange.answered(result)
+            results.append(result)
         }
-        if let ticket = exchange.ticket { call.ticket = max(call.ticket ?? 0, ticket) }
-        call.unauthorized = call.unauthorized || exchange.unauthorized
-        call.authorized = call.authorized || exchange.authorized
         return .array(results)
     }
 
@@ -205,7 +254,7 @@ public final class Aria2RPC: Sendable {
         guard let name = object["methodName"]?.string else { return RPCFault.failure("Missing methodName.").json }
         guard name != "system.multicall" else { return RPCFault.failure("Recursive system.multicall forbidden.").json }
         guard let method = Aria2Methods.byName[name] else {
-            return RPCFault.failure("No such method: \(redacting(name))").json
+            return RPCFault.failure(exchange.authorized ? "No such method: \(redacting(name))" : "No such method.").json
         }
         switch invoke(method, object["params"]?.array ?? [], &exchange) {
         case .success(let result): return [result]

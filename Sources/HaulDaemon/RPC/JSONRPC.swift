@@ -21,6 +21,14 @@ public struct RPCFault: Error, Sendable, Equatable {
     public static let methodNotFound = RPCFault(code: -32601, message: "Method not found.")
     /// -32602: parameters that are not an array (named parameters).
     public static let invalidParams = RPCFault(code: -32602, message: "Invalid params.")
+    /// -32600: a batch of more than ``Aria2RPC/maximumBatchCalls`` calls.
+    public static let batchTooLarge = RPCFault(code: -32600, message: "Invalid Request: more than \(Aria2RPC.maximumBatchCalls) calls.")
+    /// A `system.multicall` of more than ``Aria2RPC/maximumBatchCalls`` calls.
+    public static let multicallTooLarge = RPCFault.failure("system.multicall takes at most \(Aria2RPC.maximumBatchCalls) calls.")
+    /// -32600: the answer to a body without the valid token would pass
+    /// ``Aria2RPC/unauthenticatedAnswerBytes``.
+    public static let answerOverBudget = RPCFault(
+        code: -32600, message: "Invalid Request: the answer is over \(Aria2RPC.unauthenticatedAnswerBytes) bytes without a valid token.")
     /// The token is missing or wrong.
     public static let unauthorized = RPCFault(code: 1, message: "Unauthorized")
 

@@ -6,128 +6,175 @@ import Glibc
 import Darwin
 #endif
 
-/// One client connection: requests one after another (kept alive), or a WebSocket after an
-/// upgrade. Runs on the connection's own thread.
+/// A worker's turn on one connection: writes an answer that was due, then answers every whole
+/// request the connection holds (kept alive), or hands it to ``WebSocketSession`` after an
+/// upgrade. Never waits for a peer to send: the event loop holds the connection until it has.
 struct DaemonConnection {
     let server: DaemonServer
-    let fd: Int32
-    let peer: String
-    private var received: [UInt8] = []
+    var connection: ServerConnection
 
-    init(server: DaemonServer, fd: Int32, peer: String) {
-        self.server = server
-        self.fd = fd
-        self.peer = peer
+    /// What a request's answer leaves the connection to.
+    private enum Next {
+        /// Answer the next request.
+        case next
+        /// Close the connection.
+        case close
+        /// Give it back to the loop as it is (an answer due later, a WebSocket).
+        case hold
     }
 
     var configuration: DaemonServer.Configuration { server.configuration }
 
-    /// Serves requests until the peer closes, a request asks to close, or one is refused.
-    mutating func serve() {
-        while !server.isStopped, let head = readHead() {
-            guard let keepAlive = respond(to: head), keepAlive else { return }
+    /// Serves what the connection holds; returns it to wait again, or `nil` to close it.
+    mutating func serve() -> ServerConnection? {
+        if case .answerDue(let bytes, _, let keepAlive) = connection.phase {
+            guard write(bytes), keepAlive else { return nil }
+            connection.awaitNext(now: .now)
         }
-    }
-
-    /// Reads the next request head, answering a malformed or late one; `nil` ends the connection.
-    private mutating func readHead() -> HTTPRequestHead? {
-        let parser = HTTPRequestParser()
-        var deadline = ContinuousClock.now + configuration.idleTimeout
-        while true {
-            do throws(HTTPRequestError) {
-                if case .head(let head, let consumed) = try parser.parse(received) {
-                    received.removeFirst(consumed)
-                    return head
+        if case .awaitingTurn = connection.phase {
+            connection.awaitNext(now: .now)
+            if let call = connection.heldCall {
+                connection.heldCall = nil
+                switch answer(call) {
+                case .next: break
+                case .close: return nil
+                case .hold: return connection
                 }
-            } catch {
-                send(.text(error.status, error.reason), keepAlive: false)
-                return nil
-            }
-            if !received.isEmpty { deadline = min(deadline, ContinuousClock.now + configuration.requestTimeout) }
-            guard receiveMore(until: deadline) else {
-                if !received.isEmpty { send(.text(408, "the request did not arrive in time"), keepAlive: false) }
-                return nil
             }
         }
+        if connection.webSocket != nil {
+            var session = WebSocketSession(server: server, connection: connection)
+            let next = session.serve()
+            connection = session.connection   // what the socket became, closed or not
+            return next
+        }
+        while !server.isStopped,
+              ServerConnection.completeness(of: connection.received, maximumBodyBytes: configuration.maximumBodyBytes) == .complete {
+            connection.requestTaken()
+            switch respondToNext() {
+            case .next: continue
+            case .close: return nil
+            case .hold: return connection.webSocket != nil && !connection.received.isEmpty ? serve() : connection
+            }
+        }
+        guard !server.isStopped else { return nil }
+        connection.awaitNext(now: .now)
+        return connection
     }
 
-    /// Reads more bytes into `received`; `false` at the end of the stream or the deadline.
-    private mutating func receiveMore(until deadline: ContinuousClock.Instant) -> Bool {
-        guard DaemonSocket.wait(fd, until: deadline) == .readable else { return false }
-        let bytes = DaemonSocket.read(fd)
-        received += bytes
-        return !bytes.isEmpty
+    /// Takes the next request off the buffer and answers it.
+    private mutating func respondToNext() -> Next {
+        let step: HTTPRequestParser.Step
+        do throws(HTTPRequestError) {
+            step = try HTTPRequestParser().parse(connection.received)
+        } catch {
+            send(.text(error.status, error.reason), keepAlive: false)
+            return .close
+        }
+        guard case .head(let head, let consumed) = step else { return .close }
+        connection.received.removeFirst(consumed)
+        return respond(to: head)
     }
 
-    /// Answers one request; returns whether the connection stays open (`nil`: it was handed
-    /// to a WebSocket that has ended).
-    private mutating func respond(to head: HTTPRequestHead) -> Bool? {
+    /// Answers one request whose body is in the buffer.
+    private mutating func respond(to head: HTTPRequestHead) -> Next {
         let route = server.policy.route(head)
-        let cors = server.policy.corsFields(for: head)
+        if case .refused(let status, let reason) = route {
+            let allow = head.path == "/jsonrpc" ? "POST, OPTIONS" : "GET, HEAD"
+            send(.text(status, reason, fields: status == 405 ? [.init("Allow", allow)] : []), keepAlive: false)
+            return .close
+        }
+        let body = takeBody(of: head)
+        let keepAlive = head.keepsAlive
         switch route {
-        case .refused(let status, let reason):
-            send(.text(status, reason, fields: status == 405 ? [.init("Allow", head.path == "/jsonrpc" ? "POST, OPTIONS" : "GET, HEAD")] : []),
-                 keepAlive: false)
-            return false
+        case .refused:
+            return .close
         case .preflight:
-            let fields = cors + [.init("Access-Control-Allow-Methods", "POST, GET, OPTIONS"),
-                                 .init("Access-Control-Allow-Headers", "Content-Type"), .init("Access-Control-Max-Age", "600")]
-            return send(HTTPResponse(status: 204, fields: fields), keepAlive: head.keepsAlive) && head.keepsAlive
+            let fields = server.policy.corsFields(for: head) + [
+                .init("Access-Control-Allow-Methods", "POST, GET, OPTIONS"),
+                .init("Access-Control-Allow-Headers", "Content-Type"), .init("Access-Control-Max-Age", "600"),
+            ]
+            return after(send(HTTPResponse(status: 204, fields: fields), keepAlive: keepAlive), keepAlive)
         case .staticFile(let path):
-            guard discardBody(of: head) else { return false }
-            let tags = head.values("If-None-Match")
-            if configuration.servesDashboard, let page = Dashboard.response(
-                method: head.method, path: head.target, ifNoneMatch: tags.isEmpty ? nil : tags.joined(separator: ", ")) {
-                return send(page, keepAlive: head.keepsAlive) && head.keepsAlive
-            }
-            guard let file = configuration.staticFiles?.file(at: path) else {
-                return send(.text(404, "not found"), keepAlive: head.keepsAlive) && head.keepsAlive
-            }
-            var response = HTTPResponse(status: 200, contentType: file.contentType, fields: file.fields, body: file.body)
-            if head.method == "HEAD" { response.body = [] }
-            return send(response, keepAlive: head.keepsAlive) && head.keepsAlive
+            return after(sendFile(head, path), keepAlive)
         case .rpc:
-            guard let body = readBody(of: head) else { return false }
-            let reply = server.rpc.handle(body)
-            if reply.unauthorized { sleep(until: server.throttle.answerTime(for: peer)) }
-            let response = HTTPResponse(status: reply.status, contentType: "application/json-rpc", fields: cors, body: reply.body)
-            return send(response, keepAlive: head.keepsAlive) && head.keepsAlive
+            return answer(.init(body: body, keepAlive: keepAlive, fields: server.policy.corsFields(for: head)))
         case .webSocket:
-            let response = WebSocketHandshake.response(to: head)
-            guard response.status == 101, send(response, keepAlive: true) else {
-                send(response, keepAlive: false)
-                return false
-            }
-            var session = WebSocketSession(server: server, fd: fd, peer: peer, pending: received)
-            received = []
-            session.run()
-            return nil
+            return upgrade(head)
         }
     }
 
-    /// The request's body (its `Content-Length`, checked by the policy), or `nil` when it
-    /// does not arrive in time.
-    private mutating func readBody(of head: HTTPRequestHead) -> [UInt8]? {
-        guard let length = try? HTTPRequestParser.contentLength(head) else { return nil }
-        let deadline = ContinuousClock.now + configuration.requestTimeout
-        while received.count < length {
-            guard receiveMore(until: deadline) else {
-                send(.text(408, "the request body did not arrive in time"), keepAlive: false)
-                return nil
-            }
+    /// Answers a call, or holds it until its turn comes or its answer about wrong tokens until
+    /// the throttle lets it go.
+    private mutating func answer(_ call: ServerConnection.HeldCall) -> Next {
+        guard let (reply, due) = server.answer(call.body, for: &connection) else {
+            connection.heldCall = call
+            connection.phase = .awaitingTurn(since: .now)
+            return .hold
         }
-        let body = Array(received.prefix(length))
-        received.removeFirst(length)
-        return body
+        let response = HTTPResponse(status: reply.status, contentType: "application/json-rpc", fields: call.fields, body: reply.body)
+        let bytes = response.serialized(keepAlive: call.keepAlive)
+        if let due {
+            connection.phase = .answerDue(bytes: bytes, at: due, keepAlive: call.keepAlive)
+            return .hold
+        }
+        return after(write(bytes), call.keepAlive)
     }
 
-    private mutating func discardBody(of head: HTTPRequestHead) -> Bool {
-        readBody(of: head) != nil
+    /// Answers the handshake and turns the connection into a WebSocket, within the budget of
+    /// unauthenticated ones.
+    private mutating func upgrade(_ head: HTTPRequestHead) -> Next {
+        let response = WebSocketHandshake.response(to: head)
+        let authenticated = !server.rpc.requiresToken
+        guard response.status == 101 else {
+            send(response, keepAlive: false)
+            return .close
+        }
+        guard server.admitWebSocket(authenticated: authenticated) else {
+            send(.text(503, "too many WebSockets without a token"), keepAlive: false)
+            return .close
+        }
+        let subscriber = Notifier.Subscriber()
+        connection.webSocket = .init(parser: WebSocketFrameParser(maximumMessageBytes: configuration.maximumBodyBytes),
+                                     subscriber: subscriber, authenticated: authenticated, lastHeard: .now)
+        server.notifier.add(subscriber)
+        connection.phase = .webSocket
+        return send(response, keepAlive: true) ? .hold : .close
+    }
+
+    private func sendFile(_ head: HTTPRequestHead, _ path: String) -> Bool {
+        let tags = head.values("If-None-Match")
+        if configuration.servesDashboard, let page = Dashboard.response(
+            method: head.method, path: head.target, ifNoneMatch: tags.isEmpty ? nil : tags.joined(separator: ", ")) {
+            return send(page, keepAlive: head.keepsAlive)
+        }
+        guard let file = configuration.staticFiles?.file(at: path) else {
+            return send(.text(404, "not found"), keepAlive: head.keepsAlive)
+        }
+        var response = HTTPResponse(status: 200, contentType: file.contentType, fields: file.fields, body: file.body)
+        if head.method == "HEAD" { response.body = [] }
+        return send(response, keepAlive: head.keepsAlive)
+    }
+
+    private func after(_ sent: Bool, _ keepAlive: Bool) -> Next {
+        sent && keepAlive ? .next : .close
+    }
+
+    /// The request's body, which the loop made sure is in the buffer.
+    private mutating func takeBody(of head: HTTPRequestHead) -> [UInt8] {
+        let length = min((try? HTTPRequestParser.contentLength(head)) ?? 0, connection.received.count)
+        defer { connection.received.removeFirst(length) }
+        return Array(connection.received.prefix(length))
+    }
+
+    /// Writes `bytes` within the write timeout.
+    func write(_ bytes: [UInt8]) -> Bool {
+        DaemonSocket.write(connection.fd, bytes, until: .now + configuration.writeTimeout)
     }
 
     @discardableResult
     private func send(_ response: HTTPResponse, keepAlive: Bool) -> Bool {
-        DaemonSocket.write(fd, response.serialized(keepAlive: keepAlive))
+        write(response.serialized(keepAlive: keepAlive))
     }
 
     /// Writes a dashboard response as it is (its fields are complete, `Content-Length` included).
@@ -135,7 +182,7 @@ struct DaemonConnection {
         var text = "HTTP/1.1 \(page.status) \(page.reason)\r\n"
         for (name, value) in page.headers { text += "\(name): \(value)\r\n" }
         if !keepAlive { text += "Connection: close\r\n" }
-        return DaemonSocket.write(fd, Array((text + "\r\n").utf8) + page.body)
+        return write(Array((text + "\r\n").utf8) + page.body)
     }
 }
 

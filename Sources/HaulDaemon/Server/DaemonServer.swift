@@ -11,58 +11,45 @@ import Darwin
 /// `/jsonrpc`, the web dashboard (HaulDashboard) at `/`, and (through a ``StaticFileProvider``)
 /// files at other paths.
 ///
-/// Threads: one accepts (blocked in `poll` on the listening socket and a wake-up descriptor);
-/// each connection has a thread of a ``ThreadPool`` (capped at
-/// ``Configuration/maximumConnections``; beyond it a connection is answered 503 and closed),
-/// blocked in `poll` until its peer sends or, for a WebSocket, until a notification is queued
-/// for it. An idle daemon has no thread that wakes up on its own. A call's reply never waits
-/// for a transfer: the RPC changes the service's state in memory and waits only for the state
-/// file's commit.
+/// Threads: one event loop holds every connection that waits (for a request's bytes, for a
+/// WebSocket's next message or notification, for a throttled answer's time) in one `poll`, and
+/// hands a connection with work (a whole request, a message, a notification, an answer due) to
+/// a worker of a ``ThreadPool``; the worker answers and gives it back. A waiting connection
+/// costs a descriptor and its unserved bytes, never a thread, so thousands of idle, half-sent
+/// or throttled sockets leave the workers to the clients with requests. At
+/// ``Configuration/maximumConnections`` the connection that has waited longest (not an
+/// authenticated WebSocket) is closed to make room. The loop's `poll` wakes only for sockets,
+/// a worker's hand-back or the nearest deadline.
 ///
-/// Every request passes ``RequestPolicy`` first (Host, Origin, size, method); a call without
-/// the valid token is answered after ``AuthThrottle``'s delay.
+/// Every request passes ``RequestPolicy`` first (Host, Origin, size, method). A call from a
+/// connection that has not shown the valid token waits in the loop for its turn to be checked,
+/// and the answer to a call with wrong tokens until ``AuthThrottle`` lets it go; both are
+/// dropped if the peer leaves first.
 public final class DaemonServer: Sendable {
-    /// Where and how the server listens.
-    public struct Configuration: Sendable {
-        /// The address (port 0 picks a free one).
-        public var listen: ListenAddress
-        /// Origins accepted besides the daemon's own (`--allow-origin`).
-        public var allowedOrigins: [String] = []
-        /// Connections served at once.
-        public var maximumConnections = 128
-        /// The largest request body (and WebSocket message).
-        public var maximumBodyBytes = 2 << 20
-        /// How long a kept-alive connection may stay silent before it is closed.
-        public var idleTimeout: Duration = .seconds(60)
-        /// How long a request's head and body may take to arrive once begun.
-        public var requestTimeout: Duration = .seconds(30)
-        /// The least delay of an answer to a call without the valid token, per peer.
-        public var failedAuthenticationDelay: Duration = .seconds(1)
-        /// Whether the web dashboard is served at `/` (its files at their own paths): asked
-        /// before ``staticFiles``.
-        public var servesDashboard = true
-        /// The files served outside `/jsonrpc` besides the dashboard's; `nil` answers 404 there.
-        public var staticFiles: (any StaticFileProvider)?
-
-        /// Creates a configuration.
-        public init(listen: ListenAddress) {
-            self.listen = listen
-        }
-    }
-
     /// The configuration, with the port actually bound.
     public let configuration: Configuration
     let rpc: Aria2RPC
     let policy: RequestPolicy
     let throttle: AuthThrottle
     let notifier = Notifier()
-    private let listener: Int32
-    private let wakeup = WakeupDescriptor()
-    private let threads: ThreadPool
+    let listener: Int32
+    let wakeup = WakeupDescriptor()
+    let threads: ThreadPool
     private let observerToken: Int
-    /// The sockets of open connections (shut down by ``stop()``), and whether it was called.
-    private let connections = SharedStateLock((open: [Int32: Void](), stopped: false))
+    let state = SharedStateLock(SharedState())
     private let finished = Monitor()
+
+    /// What the loop and the workers share.
+    struct SharedState {
+        /// Every open connection's socket (shut down by ``stop()``).
+        var open = Set<Int32>()
+        var stopped = false
+        /// Connections the workers gave back, for the loop to hold.
+        var handedBack: [ServerConnection] = []
+        /// WebSockets without the valid token.
+        var unauthenticatedWebSockets = 0
+        var loopRunning = false
+    }
 
     /// Binds the listening socket; serving starts with ``start()``.
     ///
@@ -71,13 +58,14 @@ public final class DaemonServer: Sendable {
         let (listener, port) = try DaemonSocket.listening(on: configuration.listen)
         var bound = configuration
         bound.listen.port = port
+        bound.maximumConnections = DescriptorLimit.connections(upTo: configuration.maximumConnections)
         self.configuration = bound
         self.listener = listener
         self.rpc = rpc
         policy = RequestPolicy(listen: bound.listen, allowedOrigins: bound.allowedOrigins,
                                maximumBodyBytes: bound.maximumBodyBytes)
-        throttle = AuthThrottle(delay: bound.failedAuthenticationDelay)
-        threads = ThreadPool(maximumThreads: bound.maximumConnections + 1, idleLifetime: .seconds(5))
+        throttle = AuthThrottle(delay: bound.failedAuthenticationDelay, interval: bound.guessInterval)
+        threads = ThreadPool(maximumThreads: bound.workerThreads + 1, idleLifetime: .seconds(5))
         let notifier = self.notifier
         observerToken = rpc.service.addObserver { notifier.publish($0) }
     }
@@ -89,73 +77,107 @@ public final class DaemonServer: Sendable {
     private let listenerClosed = Atomic<Bool>(false)
 
     /// Closes the listening socket once (the port is free again).
-    private func closeListener() {
+    func closeListener() {
         if !listenerClosed.exchange(true, ordering: .acquiringAndReleasing) { closeDescriptor(listener) }
     }
 
     /// The address served, with its actual port.
     public var address: ListenAddress { configuration.listen }
 
-    /// Starts accepting connections on a thread of the server's own.
+    /// Starts the event loop on a thread of the server's own.
     public func start() {
-        threads.run(name: "haul-accept") { [self] in acceptUntilStopped() }
+        state.withLock { $0.loopRunning = true }
+        threads.run(name: "haul-loop") { [self] in
+            runLoop()
+            closeListener()
+            state.withLock { $0.loopRunning = false }
+            finished.withLock { finished.broadcast() }
+        }
     }
 
     /// Stops accepting, lets calls being answered finish for `grace`, then closes every
-    /// connection (WebSockets get a close frame when their thread notices) and returns once
-    /// their threads ended, or after `timeout`.
+    /// connection (WebSockets get a close frame) and returns once their work ended, or after
+    /// `timeout`.
     public func stop(grace: Duration = .milliseconds(200), timeout: Duration = .seconds(5)) {
-        connections.withLock { $0.stopped = true }
+        state.withLock { $0.stopped = true }
         wakeup.signal()
         rpc.service.removeObserver(observerToken)
         sleep(until: .now + grace)
-        connections.withLock { state in
-            // Under the lock: a connection's thread closes its socket only after leaving the list.
-            for fd in state.open.keys { shutdown(fd, Int32(SHUT_RDWR)) }
+        state.withLock { state in
+            // Under the lock: a socket is closed only after leaving the set.
+            for fd in state.open { shutdown(fd, Int32(SHUT_RDWR)) }
         }
         let deadline = ContinuousClock.now + timeout
         finished.withLock {
-            while !connections.withLock({ $0.open.isEmpty }) || acceptRunning.load(ordering: .relaxed) {
+            while state.withLock({ !$0.open.isEmpty || $0.loopRunning }) {
                 guard finished.wait(until: deadline) else { break }
             }
         }
     }
 
-    private let acceptRunning = Atomic<Bool>(false)
+    /// Whether ``stop()`` was called.
+    var isStopped: Bool { state.withLock { $0.stopped } }
 
-    private func acceptUntilStopped() {
-        acceptRunning.store(true, ordering: .relaxed)
-        defer {
-            closeListener()
-            acceptRunning.store(false, ordering: .relaxed)
-            finished.withLock { finished.broadcast() }
-        }
-        while true {
-            switch DaemonSocket.wait(listener, wakeup: wakeup.pollDescriptor, until: nil) {
-            case .woken, .timedOut: return
-            case .readable: break
-            }
-            guard let (fd, peer) = DaemonSocket.accepting(listener) else { continue }
-            let admitted = connections.withLock { state -> Bool in
-                guard !state.stopped, state.open.count < configuration.maximumConnections else { return false }
-                state.open[fd] = ()
+    /// Connections open now.
+    var connectionCount: Int { state.withLock { $0.open.count } }
+
+    /// Runs a worker's turn on `connection`, then gives it back to the loop or closes it.
+    func serve(_ connection: ServerConnection) {
+        threads.run(name: "haul-rpc") { [self] in
+            var worker = DaemonConnection(server: self, connection: connection)
+            guard let next = worker.serve() else { return discard(worker.connection) }
+            let held = state.withLock { state -> Bool in
+                guard !state.stopped else { return false }
+                state.handedBack.append(next)
                 return true
             }
-            guard admitted else {
-                DaemonSocket.write(fd, HTTPResponse.text(503, "too many connections").serialized(keepAlive: false))
-                closeDescriptor(fd)
-                continue
-            }
-            threads.run(name: "haul-rpc") { [self] in
-                var connection = DaemonConnection(server: self, fd: fd, peer: peer)
-                connection.serve()
-                connections.withLock { _ = $0.open.removeValue(forKey: fd) }
-                closeDescriptor(fd)
-                finished.withLock { finished.broadcast() }
-            }
+            if held { wakeup.signal() } else { discard(next) }
         }
     }
 
-    /// Whether ``stop()`` was called.
-    var isStopped: Bool { connections.withLock { $0.stopped } }
+    /// Closes a connection for good.
+    func discard(_ connection: ServerConnection) {
+        if let webSocket = connection.webSocket { notifier.remove(webSocket.subscriber) }
+        state.withLock { state in
+            if let webSocket = connection.webSocket, !webSocket.authenticated { state.unauthenticatedWebSockets -= 1 }
+            state.open.remove(connection.fd)
+        }
+        closeDescriptor(connection.fd)
+        finished.withLock { finished.broadcast() }
+    }
+
+    /// Runs a call for `connection`, or returns `nil` when it is to wait for its turn: a
+    /// connection that has not shown the valid token has its tokens checked only once the
+    /// loop admitted it (first come, first served, as ``AuthThrottle`` allows), and at most
+    /// the throttle's guesses per request. Returns the reply and, when it carries wrong
+    /// tokens, when it may be sent.
+    func answer(_ body: [UInt8], for connection: inout ServerConnection) -> (Aria2RPC.Reply, ContinuousClock.Instant?)? {
+        let paced = rpc.requiresToken && !connection.authenticated
+        if paced, !connection.admitted { return nil }
+        connection.admitted = false
+        let reply = rpc.handle(body, guessLimit: throttle.guessesPerRequest)
+        if reply.authorized { connection.authenticated = true }
+        guard reply.guesses > 0 else {
+            if paced { throttle.refund(connection.peer) }
+            return (reply, nil)
+        }
+        // A paced check spent its first interval when admitted.
+        return (reply, throttle.answerTime(guesses: reply.guesses - (paced ? 1 : 0), from: connection.peer))
+    }
+
+    /// Admits a WebSocket: an unauthenticated one only while fewer than
+    /// ``Configuration/maximumUnauthenticatedWebSockets`` are open.
+    func admitWebSocket(authenticated: Bool) -> Bool {
+        guard !authenticated else { return true }
+        return state.withLock { state in
+            guard state.unauthenticatedWebSockets < configuration.maximumUnauthenticatedWebSockets else { return false }
+            state.unauthenticatedWebSockets += 1
+            return true
+        }
+    }
+
+    /// A WebSocket made a call with the valid token: it leaves the unauthenticated budget.
+    func webSocketAuthenticated() {
+        state.withLock { $0.unauthenticatedWebSockets -= 1 }
+    }
 }

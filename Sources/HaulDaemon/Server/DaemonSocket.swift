@@ -34,7 +34,7 @@ enum DaemonSocket {
         let bound = withUnsafePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
         }
-        guard bound == 0, listen(fd, 128) == 0 else {
+        guard bound == 0, listen(fd, 1024) == 0, fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0 else {
             let text = errnoText()
             closeDescriptor(fd)
             throw DaemonError("cannot listen on \(address): \(text)")
@@ -80,20 +80,28 @@ enum DaemonSocket {
         }
     }
 
-    /// Accepts a connection: its socket and the peer's address as text.
-    static func accepting(_ listener: Int32) -> (Int32, String)? {
+    /// What an `accept` on the (non-blocking) listener found.
+    enum Accepted {
+        /// A connection: its socket and the peer's address as text.
+        case accepted(Int32, String)
+        /// Nothing waiting (or a connection that failed before it was accepted).
+        case wouldBlock
+        /// No descriptor left for it.
+        case outOfDescriptors
+    }
+
+    /// Accepts a connection without waiting.
+    static func accepting(_ listener: Int32) -> Accepted {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let fd = withUnsafeMutablePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener, $0, &length) }
         }
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else { return errno == EMFILE || errno == ENFILE ? .outOfDescriptors : .wouldBlock }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         var yes: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)   // a peer that stops reading cannot hold a writer for long
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        return (fd, host(of: storage))
+        return .accepted(fd, host(of: storage))
     }
 
     private static func host(of storage: sockaddr_storage) -> String {
@@ -152,6 +160,18 @@ enum DaemonSocket {
         }
     }
 
+    /// Reads what is there without waiting (at most `limit` bytes): empty at the end of the
+    /// stream or on an error, `nil` when nothing is there yet.
+    static func readAvailable(_ fd: Int32, limit: Int = 64 << 10) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: limit)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, limit, Int32(MSG_DONTWAIT)) }
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return nil }
+            return count > 0 ? Array(buffer.prefix(count)) : []
+        }
+    }
+
     /// Writes all of `bytes`; `false` when the peer is gone or stopped reading.
     @discardableResult
     static func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
@@ -163,5 +183,41 @@ enum DaemonSocket {
             sent += count
         }
         return true
+    }
+
+    /// Writes all of `bytes` by `deadline`; `false` when the peer is gone or has not read them
+    /// in time.
+    static func write(_ fd: Int32, _ bytes: [UInt8], until deadline: ContinuousClock.Instant) -> Bool {
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes.withUnsafeBytes {
+                send(fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+            }
+            if count > 0 {
+                sent += count
+                continue
+            }
+            if count < 0 && errno == EINTR { continue }
+            guard count < 0, errno == EAGAIN || errno == EWOULDBLOCK, waitUntilWritable(fd, until: deadline) else { return false }
+        }
+        return true
+    }
+
+    /// Writes `bytes` if the socket takes them all at once (a ping, a farewell).
+    static func sendWithoutWaiting(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        let count = bytes.withUnsafeBytes { send(fd, $0.baseAddress, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+        return count == bytes.count
+    }
+
+    private static func waitUntilWritable(_ fd: Int32, until deadline: ContinuousClock.Instant) -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        while true {
+            let left = deadline - .now
+            guard left > .zero else { return false }
+            let milliseconds = Int32(min(Int64(Int32.max), left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1))
+            let ready = poll(&entry, 1, milliseconds)
+            if ready < 0 && errno == EINTR { continue }
+            return ready > 0 && entry.revents & Int16(POLLOUT) != 0
+        }
     }
 }

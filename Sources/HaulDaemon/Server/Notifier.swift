@@ -1,27 +1,23 @@
 import HaulCore
 import HaulService
 
-/// Sends aria2's notifications to the WebSockets that authenticated: each socket has an outbox
-/// its own thread empties, so a slow client never holds up the service or another client.
+/// Sends aria2's notifications to every WebSocket (each passed the Host and Origin checks), as
+/// aria2 does: they carry GIDs only. Each socket has an outbox a worker empties when the event
+/// loop sees it signalled, so a slow client never holds up the service or another client.
 final class Notifier: Sendable {
     /// One WebSocket as the notifier sees it.
     final class Subscriber: Sendable {
         /// Signalled when the outbox has something.
         let wakeup = WakeupDescriptor()
-        private let state = SharedStateLock<(outbox: [[UInt8]], authenticated: Bool, overflowed: Bool)>(([], false, false))
+        private let state = SharedStateLock<(outbox: [[UInt8]], overflowed: Bool)>(([], false))
 
         /// At most this many notifications wait for one socket; beyond, it is closed.
         static let outboxLimit = 4096
 
-        /// Marks the socket as having made a call with the valid token (or auth being off).
-        func authenticate() { state.withLock { $0.authenticated = true } }
-
-        var isAuthenticated: Bool { state.withLock { $0.authenticated } }
-
-        /// Queues a notification if the socket authenticated.
+        /// Queues a notification.
         func offer(_ text: [UInt8]) {
             let queued = state.withLock { state -> Bool in
-                guard state.authenticated, !state.overflowed else { return false }
+                guard !state.overflowed else { return false }
                 guard state.outbox.count < Self.outboxLimit else {
                     state.overflowed = true
                     return true
@@ -57,7 +53,7 @@ final class Notifier: Sendable {
         }
     }
 
-    /// Hands an event to every authenticated socket.
+    /// Hands an event to every socket.
     func publish(_ event: ServiceEvent) {
         guard let method = Self.method(for: event.kind) else { return }
         let text = RPCNotification.text(method: method, gid: event.id.hex)

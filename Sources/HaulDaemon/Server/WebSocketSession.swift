@@ -1,83 +1,98 @@
 import HaulCore
 
-/// A WebSocket after the handshake: JSON-RPC calls in text messages, answered in order;
-/// notifications sent once the socket made a call with the valid token (or authentication is
-/// off); pings answered; a close answered and the connection ended.
+/// A worker's turn on a WebSocket: sends the notifications queued for it, then answers the
+/// JSON-RPC calls in its text messages in order; pings answered; a close answered and the
+/// connection ended. A call that waits for its turn to be checked, or whose answer about wrong
+/// tokens the throttle holds, is held by the loop, and the messages after it wait for it.
 struct WebSocketSession {
     let server: DaemonServer
-    let fd: Int32
-    let peer: String
-    var pending: [UInt8]
-    private var parser: WebSocketFrameParser
-    private let subscriber = Notifier.Subscriber()
+    var connection: ServerConnection
+    /// The messages received and not answered yet.
+    private var messages: [WebSocketMessage] = []
 
-    init(server: DaemonServer, fd: Int32, peer: String, pending: [UInt8]) {
+    init(server: DaemonServer, connection: ServerConnection) {
         self.server = server
-        self.fd = fd
-        self.peer = peer
-        self.pending = pending
-        parser = WebSocketFrameParser(maximumMessageBytes: server.configuration.maximumBodyBytes)
-        if !server.rpc.requiresToken { subscriber.authenticate() }
+        self.connection = connection
+        messages = connection.webSocket?.pending ?? []
+        self.connection.webSocket?.pending = []
     }
 
-    /// Serves the socket until either side closes it.
-    mutating func run() {
-        server.notifier.add(subscriber)
-        defer { server.notifier.remove(subscriber) }
-        var bytes = pending
-        while true {
-            if !bytes.isEmpty {
-                guard handle(bytes) else { return }
-                bytes = []
-            }
+    /// Serves the socket's turn; returns it to wait again, or `nil` once it is to close.
+    mutating func serve() -> ServerConnection? {
+        guard let subscriber = connection.webSocket?.subscriber else { return nil }
+        guard let notifications = subscriber.take() else {
+            write(WebSocketFrame.close(code: 1008, reason: "too many notifications unread"))
+            return nil
+        }
+        for text in notifications where !write(WebSocketFrame.encode(.text, text)) { return nil }
+        guard takeMessages() else { return nil }
+        while !messages.isEmpty {
             if server.isStopped {
-                DaemonSocket.write(fd, WebSocketFrame.close(code: 1001, reason: "the daemon is stopping"))
-                return
+                write(WebSocketFrame.close(code: 1001, reason: "the daemon is stopping"))
+                return nil
             }
-            switch DaemonSocket.wait(fd, wakeup: subscriber.wakeup.pollDescriptor, until: nil) {
-            case .woken:
-                guard let notifications = subscriber.take() else {
-                    DaemonSocket.write(fd, WebSocketFrame.close(code: 1008, reason: "too many notifications unread"))
-                    return
-                }
-                for text in notifications where !DaemonSocket.write(fd, WebSocketFrame.encode(.text, text)) { return }
-            case .readable:
-                bytes = DaemonSocket.read(fd)
-                if bytes.isEmpty { return }
-            case .timedOut:
-                return
+            let message = messages.removeFirst()
+            guard handle(message) else { return nil }
+            switch connection.phase {
+            case .answerDue, .awaitingTurn:
+                connection.webSocket?.pending = messages
+                return connection
+            case .awaitingRequest, .webSocket:
+                continue
             }
         }
+        return connection
     }
 
-    /// Takes bytes from the peer; returns `false` once the socket is to close.
-    private mutating func handle(_ bytes: [UInt8]) -> Bool {
-        let messages: [WebSocketMessage]
+    /// Parses the bytes received into messages; `false` (after a close frame) when they break
+    /// the protocol.
+    private mutating func takeMessages() -> Bool {
+        guard !connection.received.isEmpty, var webSocket = connection.webSocket else { return true }
+        defer { connection.webSocket = webSocket }
         do throws(WebSocketError) {
-            messages = try parser.feed(bytes)
+            messages += try webSocket.parser.feed(connection.received)
+            connection.received = []
+            return true
         } catch {
-            DaemonSocket.write(fd, WebSocketFrame.close(code: error.closeCode, reason: error.reason))
+            write(WebSocketFrame.close(code: error.closeCode, reason: error.reason))
             return false
         }
-        for message in messages {
-            switch message {
-            case .text(let text):
-                let reply = server.rpc.handle(Array(text.utf8))
-                if reply.unauthorized { sleep(until: server.throttle.answerTime(for: peer)) }
-                if reply.authorized { subscriber.authenticate() }
-                guard DaemonSocket.write(fd, WebSocketFrame.encode(.text, reply.body)) else { return false }
-            case .binary:
-                DaemonSocket.write(fd, WebSocketFrame.close(code: 1003, reason: "JSON-RPC comes in text messages"))
-                return false
-            case .ping(let data):
-                guard DaemonSocket.write(fd, WebSocketFrame.encode(.pong, data)) else { return false }
-            case .pong:
-                continue
-            case .close(let code, _):
-                DaemonSocket.write(fd, WebSocketFrame.close(code: code ?? 1000))
-                return false
+    }
+
+    /// Answers one message; returns `false` once the socket is to close.
+    private mutating func handle(_ message: WebSocketMessage) -> Bool {
+        switch message {
+        case .text(let text):
+            guard let (reply, due) = server.answer(Array(text.utf8), for: &connection) else {
+                messages.insert(message, at: 0)
+                connection.phase = .awaitingTurn(since: .now)
+                return true
             }
+            if reply.authorized, connection.webSocket?.authenticated == false {
+                connection.webSocket?.authenticated = true
+                server.webSocketAuthenticated()
+            }
+            let frame = WebSocketFrame.encode(.text, reply.body)
+            if let due {
+                connection.phase = .answerDue(bytes: frame, at: due, keepAlive: true)
+                return true
+            }
+            return write(frame)
+        case .binary:
+            write(WebSocketFrame.close(code: 1003, reason: "JSON-RPC comes in text messages"))
+            return false
+        case .ping(let data):
+            return write(WebSocketFrame.encode(.pong, data))
+        case .pong:
+            return true
+        case .close(let code, _):
+            write(WebSocketFrame.close(code: code ?? 1000))
+            return false
         }
-        return true
+    }
+
+    @discardableResult
+    private func write(_ bytes: [UInt8]) -> Bool {
+        DaemonSocket.write(connection.fd, bytes, until: .now + server.configuration.writeTimeout)
     }
 }
