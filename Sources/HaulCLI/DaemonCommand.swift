@@ -33,6 +33,9 @@ struct DaemonCommand {
             HaulCommand.printUsageError(error, to: terminal)
             return ExitStatus.usage
         }
+        // The program, not the library, may change a process-wide limit: idle sockets are cheap
+        // for the server's event loop, as long as there are descriptors for them.
+        DescriptorLimit.raiseToHardLimit()
         let daemon: Daemon
         do throws(DaemonError) {
             daemon = try Daemon(configuration: configuration)
