@@ -1,3 +1,4 @@
+import HaulCore
 import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -40,6 +41,17 @@ struct DownloadTarget {
             }
             let parent = url.deletingLastPathComponent().path
             folder = try folders.folder(at: parent.isEmpty ? "." : parent)
+            fixedName = name
+        case .contained(let root, let folderText, let name):
+            let contained: ContainedPath
+            do {
+                contained = try ContainedPath(folder: folderText)
+                if let name { try ContainedPath.check(component: name) }
+            } catch {
+                throw DownloadError(.unsafePath, "refused below '\(root.path)': \(error)")
+            }
+            // Opened afresh by descriptor for each download (never shared by path, which would follow links).
+            folder = try DestinationFolder(root: folders.path(of: root), folder: contained, registry: folders)
             fixedName = name
         }
     }
