@@ -74,7 +74,7 @@ let package = Package(
 
 // The fuzz targets (a library, so the tests replay their corpora) and, with HAUL_FUZZ=1, the
 // libFuzzer program that runs them (Scripts/fuzz.sh builds it with -sanitize=fuzzer,address).
-package.targets.append(.target(name: "HaulFuzzTargets", dependencies: ["Haul", "HaulHTTP", "HaulService", "HaulDaemon"]))
+package.targets.append(.target(name: "HaulFuzzTargets", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulService", "HaulDaemon"]))
 package.targets.append(.testTarget(name: "HaulFuzzTests", dependencies: ["HaulFuzzTargets"]))
 if Context.environment["HAUL_FUZZ"] == "1" {
     package.products.append(.executable(name: "haul-fuzz", targets: ["HaulFuzz"]))

@@ -15,12 +15,12 @@ import HaulCore
 /// no `..`, `.`, control character or `/` hidden in a component), none of its existing
 /// components a symbolic link, and its file name is one such component. The engine opens the
 /// folder relative to the root's descriptor without following links (``Destination/contained(root:folder:name:)``).
-struct DownloadRoot: Sendable {
+package struct DownloadRoot: Sendable {
     /// The root, absolute and without a trailing slash.
-    let path: String
+    package let path: String
 
     /// - Parameter url: the root folder (made absolute against the working directory).
-    init(_ url: URL) {
+    package init(_ url: URL) {
         var path = url.standardizedFileURL.path
         while path.utf8.count > 1 && path.utf8.last == UInt8(ascii: "/") { path.removeLast() }
         self.path = path
@@ -34,7 +34,7 @@ struct DownloadRoot: Sendable {
     ///
     /// - Throws: `unsafePath` for a component ``ContainedPath`` refuses, an absolute path
     ///   elsewhere, or a symbolic link or file among the components that exist.
-    func relativeFolder(_ directory: String) throws(ServiceError) -> String {
+    package func relativeFolder(_ directory: String) throws(ServiceError) -> String {
         var text = Substring(directory)
         if directory.utf8.first == UInt8(ascii: "/") {
             let rootBytes = path == "/" ? "" : path
@@ -58,7 +58,7 @@ struct DownloadRoot: Sendable {
     /// engine's suffixes).
     ///
     /// - Throws: `unsafePath` otherwise.
-    func checkFileName(_ name: String) throws(ServiceError) {
+    package func checkFileName(_ name: String) throws(ServiceError) {
         do {
             try ContainedPath.check(component: name)
         } catch {
@@ -70,7 +70,7 @@ struct DownloadRoot: Sendable {
     }
 
     /// The absolute folder of a relative one.
-    func absolute(_ relative: String) -> String {
+    package func absolute(_ relative: String) -> String {
         relative.isEmpty ? path : (path == "/" ? "/" : path + "/") + relative
     }
 
@@ -78,7 +78,7 @@ struct DownloadRoot: Sendable {
     /// descriptor, without following links.
     ///
     /// - Throws: `unsafePath` when a component is refused, is a symbolic link or not a folder.
-    func checkNoLinks(_ relative: String, shown: String) throws(ServiceError) {
+    package func checkNoLinks(_ relative: String, shown: String) throws(ServiceError) {
         do {
             let folder = try ContainedPath(folder: relative)
             let root = try ContainedPath.openRoot(path)
