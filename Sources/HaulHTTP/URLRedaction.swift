@@ -58,6 +58,50 @@ package func redactedURLString(_ string: String, aggressive: Bool = false) -> St
     return String(decoding: output, as: UTF8.self)
 }
 
+/// Replaces every occurrence of a known secret in `text` by `REDACTED`, comparing UTF-8 bytes,
+/// also where some or all of its bytes are percent-encoded (`%61` for `a`), as they may be in a
+/// URL's path or query.
+///
+/// - Parameters:
+///   - secret: the secret's text; an empty one leaves `text` as it is.
+///   - text: a URL or a log line.
+/// - Returns: the text without the secret.
+package func redactingSecret(_ secret: String, in text: String) -> String {
+    let needle = Array(secret.utf8)
+    let original = Array(text.utf8)
+    guard !needle.isEmpty, original.count >= needle.count else { return text }
+    // The text percent-decoded, and where each decoded byte starts in the original.
+    var decoded: [UInt8] = [], starts: [Int] = []
+    var index = 0
+    while index < original.count {
+        starts.append(index)
+        if original[index] == UInt8(ascii: "%"), index + 2 < original.count,
+           let high = hexValue(original[index + 1]), let low = hexValue(original[index + 2]) {
+            decoded.append(high << 4 | low)
+            index += 3
+        } else {
+            decoded.append(original[index])
+            index += 1
+        }
+    }
+    starts.append(original.count)
+    var output: [UInt8] = [], copied = 0, position = 0, found = false
+    while position + needle.count <= decoded.count {
+        guard decoded[position..<(position + needle.count)].elementsEqual(needle) else {
+            position += 1
+            continue
+        }
+        output += original[copied..<starts[position]]
+        output += "REDACTED".utf8
+        copied = starts[position + needle.count]
+        position += needle.count
+        found = true
+    }
+    guard found else { return text }
+    output += original[copied...]
+    return String(decoding: output, as: UTF8.self)
+}
+
 private func firstDoubleSlash(_ bytes: ArraySlice<UInt8>) -> Int? {
     var index = bytes.startIndex
     while index + 1 < bytes.endIndex {
