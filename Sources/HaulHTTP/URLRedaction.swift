@@ -70,21 +70,8 @@ package func redactingSecret(_ secret: String, in text: String) -> String {
     let needle = Array(secret.utf8)
     let original = Array(text.utf8)
     guard !needle.isEmpty, original.count >= needle.count else { return text }
-    // The text percent-decoded, and where each decoded byte starts in the original.
-    var decoded: [UInt8] = [], starts: [Int] = []
-    var index = 0
-    while index < original.count {
-        starts.append(index)
-        if original[index] == UInt8(ascii: "%"), index + 2 < original.count,
-           let high = hexValue(original[index + 1]), let low = hexValue(original[index + 2]) {
-            decoded.append(high << 4 | low)
-            index += 3
-        } else {
-            decoded.append(original[index])
-            index += 1
-        }
-    }
-    starts.append(original.count)
+    let (decoded, decodedStarts) = lenientlyPercentDecoded(original[...])
+    let starts = decodedStarts + [original.count]   // where each decoded byte starts in the original, and its end
     var output: [UInt8] = [], copied = 0, position = 0, found = false
     while position + needle.count <= decoded.count {
         guard decoded[position..<(position + needle.count)].elementsEqual(needle) else {
@@ -128,20 +115,26 @@ private func isSecretParameterName(_ raw: ArraySlice<UInt8>) -> Bool {
 
 /// Percent-decodes (leniently: malformed escapes stay as they are) and lowercases ASCII letters.
 private func percentDecodedLowercase(_ raw: ArraySlice<UInt8>) -> [UInt8] {
-    var result: [UInt8] = []
+    lenientlyPercentDecoded(raw).bytes.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }
+}
+
+/// Percent-decodes leniently (malformed escapes stay as they are): the bytes, and the index in
+/// `raw` where each of them starts.
+private func lenientlyPercentDecoded(_ raw: ArraySlice<UInt8>) -> (bytes: [UInt8], starts: [Int]) {
+    var bytes: [UInt8] = [], starts: [Int] = []
     var index = raw.startIndex
     while index < raw.endIndex {
-        var byte = raw[index]
-        if byte == UInt8(ascii: "%"), index + 2 < raw.endIndex,
+        starts.append(index)
+        if raw[index] == UInt8(ascii: "%"), index + 2 < raw.endIndex,
            let high = hexValue(raw[index + 1]), let low = hexValue(raw[index + 2]) {
-            byte = high << 4 | low
-            index += 2
+            bytes.append(high << 4 | low)
+            index += 3
+        } else {
+            bytes.append(raw[index])
+            index += 1
         }
-        if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { byte += 32 }
-        result.append(byte)
-        index += 1
     }
-    return result
+    return (bytes, starts)
 }
 
 /// The value of an ASCII hexadecimal digit, or `nil`.
