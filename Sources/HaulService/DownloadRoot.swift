@@ -22,7 +22,9 @@ package struct DownloadRoot: Sendable {
     /// - Parameter url: the root folder (made absolute against the working directory).
     package init(_ url: URL) {
         var path = url.standardizedFileURL.path
-        while path.utf8.count > 1 && path.utf8.last == UInt8(ascii: "/") { path.removeLast() }
+        while path.utf8.count > 1 && path.utf8.last == UInt8(ascii: "/") {
+            path = String(decoding: path.utf8.dropLast(), as: UTF8.self)   // the byte: "\u{600}/" is one Character
+        }
         self.path = path
     }
 
@@ -35,18 +37,19 @@ package struct DownloadRoot: Sendable {
     /// - Throws: `unsafePath` for a component ``ContainedPath`` refuses, an absolute path
     ///   elsewhere, or a symbolic link or file among the components that exist.
     package func relativeFolder(_ directory: String) throws(ServiceError) -> String {
-        var text = Substring(directory)
+        var text = directory
         if directory.utf8.first == UInt8(ascii: "/") {
             let rootBytes = path == "/" ? "" : path
             guard directory.utf8.starts(with: rootBytes.utf8),
                   [nil, UInt8(ascii: "/")].contains(directory.utf8.dropFirst(rootBytes.utf8.count).first) else {
                 throw ServiceError(.unsafePath, "the folder '\(directory)' is outside the download root \(path)")
             }
-            text = directory[directory.utf8.index(directory.startIndex, offsetBy: rootBytes.utf8.count)...]
+            // By bytes: an index inside a Character (the root's last scalar and a "/" may be one) would round down.
+            text = String(decoding: directory.utf8.dropFirst(rootBytes.utf8.count), as: UTF8.self)
         }
         let folder: ContainedPath
         do {
-            folder = try ContainedPath(folder: String(text))
+            folder = try ContainedPath(folder: text)
         } catch {
             throw ServiceError(.unsafePath, "the folder '\(directory)' is refused: \(error)")
         }

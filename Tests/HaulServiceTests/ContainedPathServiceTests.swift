@@ -1,7 +1,7 @@
 import Foundation
 import Haul
 import HaulServer
-import HaulService
+@testable import HaulService
 import HaulTestSupport
 import Testing
 
@@ -56,6 +56,20 @@ struct ContainedPathServiceTests {
             if case .failure(let error) = added { #expect(error.code == .unsafePath) }
             #expect(listFiles(dir) == before, "something was created beside the root")
             #expect(listFiles(outside).isEmpty, "something was written through the link")
+        }
+    }
+
+    /// The root's path is matched and cut by bytes: a root whose last scalar joins the `/` after
+    /// it into one `Character` (U+0600) still yields the folder below it.
+    @Test func anAbsoluteFolderBelowARootEndingInAPrependedMarkIsCutByBytes() throws {
+        try withTemporaryDirectory { dir in
+            let root = DownloadRoot(dir.appendingPathComponent("r\u{600}/"))
+            try FileManager.default.createDirectory(atPath: root.path, withIntermediateDirectories: false)
+            #expect(root.path == dir.path + "/r\u{600}")
+            #expect(try root.relativeFolder(root.path + "/x/\u{301}y") == "x/\u{301}y")
+            #expect(try root.relativeFolder(root.path) == "")
+            #expect(throws: ServiceError.self) { try root.relativeFolder(root.path + "x") }
+            #expect(throws: ServiceError.self) { try root.relativeFolder(root.path + "/../x") }
         }
     }
 }
