@@ -146,6 +146,6 @@ struct DaemonCommand {
     }
 
     private func absolute(_ path: String) -> String {
-        path.hasPrefix("/") ? path : terminal.currentDirectory.appendingPathComponent(path).standardizedFileURL.path
+        path.utf8.first == UInt8(ascii: "/") ? path : terminal.currentDirectory.appendingPathComponent(path).standardizedFileURL.path
     }
 }

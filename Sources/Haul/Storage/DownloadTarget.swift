@@ -36,7 +36,7 @@ struct DownloadTarget {
         case .file(let url):
             let path = url.path
             let name = url.lastPathComponent
-            guard !name.isEmpty, name != ".", name != "..", name != "/", !path.hasSuffix("/") else {
+            guard !name.isEmpty, name != ".", name != "..", name != "/", path.utf8.last != UInt8(ascii: "/") else {
                 throw DownloadError(.invalidArgument, "'\(path)' is not a file name")
             }
             let parent = url.deletingLastPathComponent().path
@@ -60,7 +60,7 @@ struct DownloadTarget {
     /// initialisers stat the path to learn whether it is a folder, two calls per download).
     /// One parse of the joined path: a folder URL with the name appended took twice as long.
     func fileURL(_ name: String) -> URL {
-        let path = folder.path.hasSuffix("/") ? folder.path + name : folder.path + "/" + name
+        let path = folder.path.utf8.last == UInt8(ascii: "/") ? folder.path + name : folder.path + "/" + name
         return URL(fileURLWithPath: path, isDirectory: false)
     }
 
