@@ -41,7 +41,8 @@ enum DaemonPaths {
     /// Reads a secret file the daemon relies on, refused when its group or others have any
     /// permission on it (the check and the read are on one open descriptor).
     ///
-    /// - Throws: `exposedSecret` for a mode other than 0600 or 0400 (names `chmod 600`);
+    /// - Throws: `exposedSecret` when a permission bit for group or others is set (mode & 077;
+    ///   the message names `chmod 600`);
     ///   `usage` when it cannot be read or is empty.
     static func readPrivateSecret(_ path: String) throws(DaemonStartError) -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
