@@ -49,7 +49,7 @@ let package = Package(
         .executableTarget(name: "HaulTestOrigin", dependencies: ["HaulServer"]),
 
         .target(name: "HaulTestSupport", dependencies: ["Haul", "HaulCore", "HaulServer"], path: "Tests/HaulTestSupport"),
-        .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
+        .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore", "HaulTestSupport"]),
         .testTarget(name: "HaulHTTPTests", dependencies: ["HaulHTTP", "HaulCore", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulServerTests", dependencies: ["HaulServer", "HaulTestSupport"]),
@@ -74,7 +74,7 @@ let package = Package(
 
 // The fuzz targets (a library, so the tests replay their corpora) and, with HAUL_FUZZ=1, the
 // libFuzzer program that runs them (Scripts/fuzz.sh builds it with -sanitize=fuzzer,address).
-package.targets.append(.target(name: "HaulFuzzTargets", dependencies: ["Haul", "HaulHTTP", "HaulService", "HaulDaemon"]))
+package.targets.append(.target(name: "HaulFuzzTargets", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulService", "HaulDaemon"]))
 package.targets.append(.testTarget(name: "HaulFuzzTests", dependencies: ["HaulFuzzTargets"]))
 if Context.environment["HAUL_FUZZ"] == "1" {
     package.products.append(.executable(name: "haul-fuzz", targets: ["HaulFuzz"]))

@@ -14,6 +14,13 @@ import Glibc
 import Darwin
 #endif
 
+/// Why `haul daemon` does not start: a usage error (exit 2), or a secret file that group or
+/// others may read (exit 1: the contract's rule for `--secret-file`, and the generated file reused).
+enum DaemonStartError: Error {
+    case usage(UsageError)
+    case exposedSecret(String)
+}
+
 /// `haul daemon`: the download service served over aria2's JSON-RPC until SIGTERM, SIGINT or
 /// `aria2.shutdown`; then it stops accepting, pauses the transfers with their records synced,
 /// closes the state file and exits 0.
@@ -24,18 +31,25 @@ struct DaemonCommand {
     func run() async -> Int32 {
         let output = QueuedOutput(terminal)
         defer { output.flush() }
-        let log = DaemonLog(terminal: output, json: options.json)
+        let startLog = DaemonLog(terminal: output, json: options.json)
         let configuration: Daemon.Configuration
-        do throws(UsageError) {
-            configuration = try makeConfiguration(log)
+        do throws(DaemonStartError) {
+            configuration = try makeConfiguration(startLog)
         } catch {
             output.flush()
-            HaulCommand.printUsageError(error, to: terminal)
-            return ExitStatus.usage
+            switch error {
+            case .usage(let usage):
+                HaulCommand.printUsageError(usage, to: terminal)
+                return ExitStatus.usage
+            case .exposedSecret(let message):
+                terminal.write("haul: daemon: \(message)\n", to: .error)
+                return ExitStatus.failure
+            }
         }
         // The program, not the library, may change a process-wide limit: idle sockets are cheap
         // for the server's event loop, as long as there are descriptors for them.
         DescriptorLimit.raiseToHardLimit()
+        let log = DaemonLog(terminal: output, json: options.json, secret: configuration.secret)
         let daemon: Daemon
         do throws(DaemonError) {
             daemon = try Daemon(configuration: configuration)
@@ -68,9 +82,9 @@ struct DaemonCommand {
     }
 
     /// The daemon's configuration from the options; the secret read or made.
-    private func makeConfiguration(_ log: DaemonLog) throws(UsageError) -> Daemon.Configuration {
+    private func makeConfiguration(_ log: DaemonLog) throws(DaemonStartError) -> Daemon.Configuration {
         guard let listen = ListenAddress(parsing: options.listen) else {
-            throw UsageError("invalid value '\(options.listen)' for --listen: expected HOST:PORT with an IP address")
+            throw .usage(UsageError("invalid value '\(options.listen)' for --listen: expected HOST:PORT with an IP address"))
         }
         let environment = terminal.environment
         let stateFile = absolute(options.stateFile ?? DaemonPaths.defaultStateFile(environment))
@@ -100,11 +114,15 @@ struct DaemonCommand {
         return "dashboard at \(page) (sign in with \(source))"
     }
 
-    /// The secret: given, read from a file, or made beside the state file.
-    private func secret(stateFile: String, listen: ListenAddress, _ log: DaemonLog) throws(UsageError) -> String? {
-        if let note = try Self.listenNote(listen, secret: options.secret) { log.note(note) }
+    /// The secret: given, read from a file only its owner can read, or made beside the state file.
+    private func secret(stateFile: String, listen: ListenAddress, _ log: DaemonLog) throws(DaemonStartError) -> String? {
+        do throws(UsageError) {
+            if let note = try Self.listenNote(listen, secret: options.secret) { log.note(note) }
+        } catch {
+            throw .usage(error)
+        }
         if let given = options.secret { return given }
-        if let file = options.secretFile { return try DaemonPaths.readSecret(absolute(file)) }
+        if let file = options.secretFile { return try DaemonPaths.readPrivateSecret(absolute(file)) }
         let path = DaemonPaths.secretFile(besides: stateFile)
         let (secret, created) = try DaemonPaths.secret(generatingAt: path)
         log.note(created ? "made a new secret in \(path) (mode 0600)" : "the secret is in \(path)")
@@ -125,16 +143,16 @@ struct DaemonCommand {
         return secret == "" ? "warning: --secret= turns authentication off: any local program can use the daemon" : nil
     }
 
-    private func makeFolder(_ path: String) throws(UsageError) {
+    private func makeFolder(_ path: String) throws(DaemonStartError) {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         } catch {
-            throw UsageError("cannot make the state folder \(path)")
+            throw .usage(UsageError("cannot make the state folder \(path)"))
         }
     }
 
     private func absolute(_ path: String) -> String {
-        path.hasPrefix("/") ? path : terminal.currentDirectory.appendingPathComponent(path).standardizedFileURL.path
+        path.utf8.first == UInt8(ascii: "/") ? path : terminal.currentDirectory.appendingPathComponent(path).standardizedFileURL.path
     }
 }

@@ -32,20 +32,60 @@ enum DaemonPaths {
 
     /// Reads a secret file: its text without the line end.
     static func readSecret(_ path: String) throws(UsageError) -> String {
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+        guard let data = FileManager.default.contents(atPath: path) else {
             throw UsageError("cannot read the secret file \(path)")
         }
-        let secret = String(text.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
-        guard !secret.isEmpty else { throw UsageError("the secret file \(path) is empty") }
-        return secret
+        return try secretText(Array(data), path: path)
+    }
+
+    /// Reads a secret file the daemon relies on, refused when its group or others have any
+    /// permission on it (the check and the read are on one open descriptor).
+    ///
+    /// - Throws: `exposedSecret` when a permission bit for group or others is set (mode & 077;
+    ///   the message names `chmod 600`);
+    ///   `usage` when it cannot be read or is empty.
+    static func readPrivateSecret(_ path: String) throws(DaemonStartError) -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .usage(UsageError("cannot read the secret file \(path)")) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .usage(UsageError("cannot read the secret file \(path)")) }
+        if info.st_mode & 0o077 != 0 {
+            let mode = String(info.st_mode & 0o777, radix: 8)
+            throw .exposedSecret("the secret file \(path) can be read or changed by group or others (mode \(mode)): chmod 600 \(path)")
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(fd, &chunk, chunk.count)
+            guard count >= 0, bytes.count + count <= 1 << 16 else { throw .usage(UsageError("cannot read the secret file \(path)")) }
+            if count == 0 { break }
+            bytes += chunk[..<count]
+        }
+        do throws(UsageError) { return try secretText(bytes, path: path) } catch { throw .usage(error) }
+    }
+
+    /// A secret file's bytes as its secret: UTF-8 without surrounding whitespace, not empty.
+    private static func secretText(_ bytes: [UInt8], path: String) throws(UsageError) -> String {
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw UsageError("cannot read the secret file \(path)") }
+        let scalars = Array(text.unicodeScalars)
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+              let last = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else {
+            throw UsageError("the secret file \(path) is empty")
+        }
+        var secret = String.UnicodeScalarView()
+        secret.append(contentsOf: scalars[first...last])
+        return String(secret)
     }
 
     /// The secret in `path`, made first when missing: 32 random bytes as 64 hex digits, in a
     /// new file of mode 0600 (its folder made 0700).
     ///
     /// - Returns: the secret and whether it was made now.
-    static func secret(generatingAt path: String) throws(UsageError) -> (String, created: Bool) {
-        if FileManager.default.fileExists(atPath: path) { return (try readSecret(path), false) }
+    /// - Throws: `exposedSecret` when the file exists and group or others may read it; `usage`
+    ///   when it cannot be read, made or written.
+    static func secret(generatingAt path: String) throws(DaemonStartError) -> (String, created: Bool) {
+        if FileManager.default.fileExists(atPath: path) { return (try readPrivateSecret(path), false) }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
                                                  attributes: [.posixPermissions: 0o700])
@@ -56,11 +96,11 @@ enum DaemonPaths {
             return [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]]
         })
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw UsageError("cannot create the secret file \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw .usage(UsageError("cannot create the secret file \(path): \(String(cString: strerror(errno)))")) }
         defer { close(fd) }
         let bytes = Array((secret + "\n").utf8)
         guard write(fd, bytes, bytes.count) == bytes.count, fsync(fd) == 0 else {
-            throw UsageError("cannot write the secret file \(path)")
+            throw .usage(UsageError("cannot write the secret file \(path)"))
         }
         return (secret, true)
     }

@@ -27,6 +27,7 @@ package enum FuzzTargets {
         Target(name: "websocket-frames", run: DaemonTargets.webSocketFrames),
         Target(name: "json", run: DaemonTargets.json),
         Target(name: "rpc-request", run: DaemonTargets.rpcRequest),
+        Target(name: "daemon-paths", run: PathTargets.daemonPaths),
     ]
 
     /// The target called `name`, if there is one.

@@ -58,6 +58,37 @@ package func redactedURLString(_ string: String, aggressive: Bool = false) -> St
     return String(decoding: output, as: UTF8.self)
 }
 
+/// Replaces every occurrence of a known secret in `text` by `REDACTED`, comparing UTF-8 bytes,
+/// also where some or all of its bytes are percent-encoded (`%61` for `a`), as they may be in a
+/// URL's path or query.
+///
+/// - Parameters:
+///   - secret: the secret's text; an empty one leaves `text` as it is.
+///   - text: a URL or a log line.
+/// - Returns: the text without the secret.
+package func redactingSecret(_ secret: String, in text: String) -> String {
+    let needle = Array(secret.utf8)
+    let original = Array(text.utf8)
+    guard !needle.isEmpty, original.count >= needle.count else { return text }
+    let (decoded, decodedStarts) = lenientlyPercentDecoded(original[...])
+    let starts = decodedStarts + [original.count]   // where each decoded byte starts in the original, and its end
+    var output: [UInt8] = [], copied = 0, position = 0, found = false
+    while position + needle.count <= decoded.count {
+        guard decoded[position..<(position + needle.count)].elementsEqual(needle) else {
+            position += 1
+            continue
+        }
+        output += original[copied..<starts[position]]
+        output += "REDACTED".utf8
+        copied = starts[position + needle.count]
+        position += needle.count
+        found = true
+    }
+    guard found else { return text }
+    output += original[copied...]
+    return String(decoding: output, as: UTF8.self)
+}
+
 private func firstDoubleSlash(_ bytes: ArraySlice<UInt8>) -> Int? {
     var index = bytes.startIndex
     while index + 1 < bytes.endIndex {
@@ -84,20 +115,26 @@ private func isSecretParameterName(_ raw: ArraySlice<UInt8>) -> Bool {
 
 /// Percent-decodes (leniently: malformed escapes stay as they are) and lowercases ASCII letters.
 private func percentDecodedLowercase(_ raw: ArraySlice<UInt8>) -> [UInt8] {
-    var result: [UInt8] = []
+    lenientlyPercentDecoded(raw).bytes.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }
+}
+
+/// Percent-decodes leniently (malformed escapes stay as they are): the bytes, and the index in
+/// `raw` where each of them starts.
+private func lenientlyPercentDecoded(_ raw: ArraySlice<UInt8>) -> (bytes: [UInt8], starts: [Int]) {
+    var bytes: [UInt8] = [], starts: [Int] = []
     var index = raw.startIndex
     while index < raw.endIndex {
-        var byte = raw[index]
-        if byte == UInt8(ascii: "%"), index + 2 < raw.endIndex,
+        starts.append(index)
+        if raw[index] == UInt8(ascii: "%"), index + 2 < raw.endIndex,
            let high = hexValue(raw[index + 1]), let low = hexValue(raw[index + 2]) {
-            byte = high << 4 | low
-            index += 2
+            bytes.append(high << 4 | low)
+            index += 3
+        } else {
+            bytes.append(raw[index])
+            index += 1
         }
-        if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { byte += 32 }
-        result.append(byte)
-        index += 1
     }
-    return result
+    return (bytes, starts)
 }
 
 /// The value of an ASCII hexadecimal digit, or `nil`.

@@ -8,18 +8,23 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HaulCore
 
 /// The folder a ``DownloadService`` writes into, and the rule that keeps every download inside
-/// it: a download's folder is a path below the root with no `..`, no empty or `.` component
-/// and no symbolic link among its existing components; its file name is one plain component.
-struct DownloadRoot: Sendable {
+/// it: a download's folder is a ``ContainedPath`` below the root (checked by Unicode scalars:
+/// no `..`, `.`, control character or `/` hidden in a component), none of its existing
+/// components a symbolic link, and its file name is one such component. The engine opens the
+/// folder relative to the root's descriptor without following links (``Destination/contained(root:folder:name:)``).
+package struct DownloadRoot: Sendable {
     /// The root, absolute and without a trailing slash.
-    let path: String
+    package let path: String
 
     /// - Parameter url: the root folder (made absolute against the working directory).
-    init(_ url: URL) {
+    package init(_ url: URL) {
         var path = url.standardizedFileURL.path
-        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        while path.utf8.count > 1 && path.utf8.last == UInt8(ascii: "/") {
+            path = String(decoding: path.utf8.dropLast(), as: UTF8.self)   // the byte: "\u{600}/" is one Character
+        }
         self.path = path
     }
 
@@ -29,58 +34,61 @@ struct DownloadRoot: Sendable {
     /// The folder a `directory` option names, relative to the root, in canonical form (`""` for
     /// the root itself). An absolute path is accepted when it is the root or below it.
     ///
-    /// - Throws: `unsafePath` for `..`, `.`, empty components, NUL, control characters, an
-    ///   absolute path elsewhere, or a symbolic link among the components that exist.
-    func relativeFolder(_ directory: String) throws(ServiceError) -> String {
+    /// - Throws: `unsafePath` for a component ``ContainedPath`` refuses, an absolute path
+    ///   elsewhere, or a symbolic link or file among the components that exist.
+    package func relativeFolder(_ directory: String) throws(ServiceError) -> String {
         var text = directory
-        if text.hasPrefix("/") {
-            guard text == path || text.hasPrefix(path == "/" ? "/" : path + "/") else {
+        if directory.utf8.first == UInt8(ascii: "/") {
+            let rootBytes = path == "/" ? "" : path
+            guard directory.utf8.starts(with: rootBytes.utf8),
+                  [nil, UInt8(ascii: "/")].contains(directory.utf8.dropFirst(rootBytes.utf8.count).first) else {
                 throw ServiceError(.unsafePath, "the folder '\(directory)' is outside the download root \(path)")
             }
-            text = String(text.dropFirst(path == "/" ? 1 : path.count))
+            // By bytes: an index inside a Character (the root's last scalar and a "/" may be one) would round down.
+            text = String(decoding: directory.utf8.dropFirst(rootBytes.utf8.count), as: UTF8.self)
         }
-        let components = text.split(separator: "/", omittingEmptySubsequences: true)
-        for component in components {
-            guard component != "..", component != ".", component.utf8.count <= 255,
-                  !component.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-                throw ServiceError(.unsafePath, "the folder '\(directory)' leaves the download root or is not a plain path")
-            }
+        let folder: ContainedPath
+        do {
+            folder = try ContainedPath(folder: text)
+        } catch {
+            throw ServiceError(.unsafePath, "the folder '\(directory)' is refused: \(error)")
         }
-        let relative = components.joined(separator: "/")
-        try checkNoLinks(relative, shown: directory)
-        return relative
+        try checkNoLinks(folder.relative, shown: directory)
+        return folder.relative
     }
 
-    /// Checks a file name: one component, not `.` or `..`, no `/`, NUL or control characters.
+    /// Checks a file name: one ``ContainedPath`` component of at most 240 bytes (room for the
+    /// engine's suffixes).
     ///
     /// - Throws: `unsafePath` otherwise.
-    func checkFileName(_ name: String) throws(ServiceError) {
-        guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), name.utf8.count <= 240,
-              !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-            throw ServiceError(.unsafePath, "the file name '\(name)' is not one plain name inside the download root")
+    package func checkFileName(_ name: String) throws(ServiceError) {
+        do {
+            try ContainedPath.check(component: name)
+        } catch {
+            throw ServiceError(.unsafePath, "the file name is refused: \(error)")
+        }
+        guard name.utf8.count <= 240 else {
+            throw ServiceError(.unsafePath, "the file name is longer than 240 bytes")
         }
     }
 
     /// The absolute folder of a relative one.
-    func absolute(_ relative: String) -> String {
+    package func absolute(_ relative: String) -> String {
         relative.isEmpty ? path : (path == "/" ? "/" : path + "/") + relative
     }
 
-    /// Walks the existing components of `relative` below the root without following links.
+    /// Walks the existing components of `relative` below the root, relative to each parent's
+    /// descriptor, without following links.
     ///
-    /// - Throws: `unsafePath` when one is a symbolic link or not a folder.
-    func checkNoLinks(_ relative: String, shown: String) throws(ServiceError) {
-        var current = path
-        for component in relative.split(separator: "/") {
-            current += (current == "/" ? "" : "/") + component
-            var info = stat()
-            guard lstat(current, &info) == 0 else { return }   // missing from here on: made later, as folders
-            if (info.st_mode & S_IFMT) == S_IFLNK {
-                throw ServiceError(.unsafePath, "the folder '\(shown)' goes through a symbolic link")
-            }
-            if (info.st_mode & S_IFMT) != S_IFDIR {
-                throw ServiceError(.unsafePath, "the folder '\(shown)' goes through a file that is not a folder")
-            }
+    /// - Throws: `unsafePath` when a component is refused, is a symbolic link or not a folder.
+    package func checkNoLinks(_ relative: String, shown: String) throws(ServiceError) {
+        do {
+            let folder = try ContainedPath(folder: relative)
+            let root = try ContainedPath.openRoot(path)
+            defer { close(root) }
+            try folder.checkExisting(below: root)
+        } catch {
+            throw ServiceError(.unsafePath, "the folder '\(shown)' is refused: \(error)")
         }
     }
 }

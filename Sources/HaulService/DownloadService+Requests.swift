@@ -51,31 +51,35 @@ extension DownloadService {
         return checked
     }
 
-    /// The engine's request and destination for a run of `entry` (the folder checked again: a
-    /// link may have appeared since it was added).
+    /// The engine's request and destination for a run of `entry`: its folder is opened below the
+    /// root by the engine, component by component without following links (checked here too, to
+    /// fail before any network I/O: a link may have appeared since it was added).
     func runPlan(_ entry: ServiceQueue.Entry) throws(ServiceError) -> (DownloadRequest, Destination) {
         guard let url = entry.urls.first.flatMap(URL.init(string:)) else {
             throw ServiceError(.invalidArgument, "the download has no usable URL")
         }
         try root.checkNoLinks(entry.options.directory, shown: entry.options.directory)
-        let folder = root.absolute(entry.options.directory)
         var request = DownloadRequest(url: url, headers: entry.options.headers.map { ($0.name, $0.value) },
                                       conflictPolicy: entry.options.overwrite ? .overwrite : .rename, key: entry.id.hex,
                                       checksum: entry.options.checksum)
         request.connections = entry.options.connections
         request.rateLimit = entry.options.rateLimit
+        let folder = entry.options.directory
         if let file = entry.file {
-            return (request, .file(URL(fileURLWithPath: file)))
+            // The name an earlier run chose, in the same folder (the folder of a file that has its place stays).
+            let name = String(decoding: file.utf8.split(separator: UInt8(ascii: "/")).last ?? [], as: UTF8.self)
+            try root.checkFileName(name)
+            return (request, .contained(root: root.url, folder: folder, name: name))
         }
         request.startOver = !entry.options.continues
         guard let name = entry.options.fileName else {
-            return (request, .directory(URL(fileURLWithPath: folder, isDirectory: true)))
+            return (request, .contained(root: root.url, folder: folder, name: nil))
         }
-        let path = folder + "/" + name
+        let path = root.absolute(folder) + "/" + name
         var info = stat()
         if !entry.options.overwrite, lstat(path, &info) == 0 {
             throw ServiceError(.invalidState, "the file \(path) exists (allow-overwrite is false)")
         }
-        return (request, .file(URL(fileURLWithPath: path)))
+        return (request, .contained(root: root.url, folder: folder, name: name))
     }
 }

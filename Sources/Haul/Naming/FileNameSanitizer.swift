@@ -1,10 +1,12 @@
+import HaulCore
 import HaulHTTP
 /// Turns an untrusted name (from a header or a URL) into a safe single file name.
 ///
-/// The result is one path component with no control characters, never `.` or `..`, never
-/// starting with a dot, never ending in one of Haul's own suffixes (`.part`, `.resume`,
-/// `.lock`), and at most ``maximumByteCount`` UTF-8 bytes, so that `NAME.resume` still
-/// fits the usual 255-byte limit on file names.
+/// The result is one path component that ``ContainedPath`` accepts (no control characters, no
+/// `/` or scalar that normalizes to one, never made of dots only), never starting with a dot
+/// or a dot leader, never ending in one of Haul's own suffixes (`.part`, `.resume`, `.lock`),
+/// and at most ``maximumByteCount`` UTF-8 bytes, so that `NAME.resume` still fits the usual
+/// 255-byte limit on file names.
 enum FileNameSanitizer: Sendable {
     /// The longest name produced, in UTF-8 bytes: 255 minus the longest suffix Haul adds (`.resume`).
     static let maximumByteCount = 255 - ".resume".utf8.count
@@ -17,11 +19,13 @@ enum FileNameSanitizer: Sendable {
     ///
     /// In order: every U+FFFD (left by invalid UTF-8) becomes `_`; control characters
     /// (U+0000–U+001F, U+007F, U+0080–U+009F) and bidirectional formatting characters
-    /// (which can disguise an extension) are removed; the string is split on `/` and `\`
-    /// and the last non-empty component kept; surrounding whitespace and trailing dots are
-    /// trimmed; a leading dot becomes `_`; the name is shortened to ``maximumByteCount``
-    /// bytes keeping its extension (see ``FileNameParts``) and whole `Character`s; a name
-    /// ending in a reserved suffix (compared ignoring ASCII case) gets a `_` appended.
+    /// (which can disguise an extension) are removed; the string is split, by scalar, on `/`,
+    /// `\` and the scalars whose compatibility form holds one of them (U+FF0F, U+FF3C, U+FE68,
+    /// ℀ ℁ ℅ ℆), and the last non-empty component kept; surrounding whitespace and trailing
+    /// dots (and dot leaders) are trimmed; a leading dot or dot leader becomes `_`; the name is
+    /// shortened to ``maximumByteCount`` bytes keeping its extension (see ``FileNameParts``)
+    /// and whole `Character`s; a name ending in a reserved suffix (compared ignoring ASCII
+    /// case) gets a `_` appended; a name ``ContainedPath`` refuses is not returned.
     /// Sanitising a sanitised name returns it unchanged.
     ///
     /// - Parameter raw: the untrusted name.
@@ -38,19 +42,26 @@ enum FileNameSanitizer: Sendable {
         }
         // Split by scalar: a separator followed by a combining mark is one Character, which a
         // split by Character would keep inside the name.
-        guard let component = scalars.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last else {
+        guard let component = scalars.split(whereSeparator: isSeparator).last else {
             return nil
         }
-        var name = trimmed(Substring(component))
+        var name = trimmed(String(String.UnicodeScalarView(component)))
         guard !name.isEmpty else { return nil }
         // By scalar: a dot followed by a combining mark is one Character, which `hasPrefix(".")`
         // does not see, yet the name still starts with a dot byte.
-        if name.unicodeScalars.first == "." { name = "_" + String(name.unicodeScalars.dropFirst()) }
+        if let first = name.unicodeScalars.first, ContainedPath.isDotLike(first) {
+            name = "_" + String(name.unicodeScalars.dropFirst())
+        }
         name = shortened(name, toBytes: maximumByteCount)
         if reservedSuffixes.contains(where: { FileNameParts.hasASCIISuffixIgnoringCase(name, $0) }) {
             name = shortened(name, toBytes: maximumByteCount - 1) + "_"
         }
-        return name.isEmpty ? nil : name
+        return (try? ContainedPath.check(component: name)) == nil ? nil : name
+    }
+
+    /// `/`, `\` and the scalars whose compatibility form holds one of them.
+    private static func isSeparator(_ scalar: Unicode.Scalar) -> Bool {
+        ContainedPath.isSeparatorLike(scalar) || scalar == "\\" || scalar == "\u{FF3C}" || scalar == "\u{FE68}"
     }
 
     /// Whether every step of ``sanitize(_:)`` would leave `raw` as it is (the usual name, told
@@ -75,13 +86,13 @@ enum FileNameSanitizer: Sendable {
         }
     }
 
-    /// Removes surrounding whitespace, then trailing dots and whitespace.
-    private static func trimmed(_ text: Substring) -> String {
-        var text = text.drop(while: \.isWhitespace)
-        while let last = text.last, last.isWhitespace || last == "." {
-            text = text.dropLast()
+    /// Removes surrounding whitespace, then trailing dots (and dot leaders) and whitespace, by scalar.
+    private static func trimmed(_ text: String) -> String {
+        var scalars = Substring(text).unicodeScalars.drop(while: \.properties.isWhitespace)
+        while let last = scalars.last, last.properties.isWhitespace || ContainedPath.isDotLike(last) {
+            scalars = scalars.dropLast()
         }
-        return String(text)
+        return String(String.UnicodeScalarView(scalars))
     }
 
     /// Shortens a name to `maxBytes` UTF-8 bytes, cutting the stem and keeping the extension.
@@ -93,7 +104,7 @@ enum FileNameSanitizer: Sendable {
         guard name.utf8.count > maxBytes else { return name }
         let parts = FileNameParts(name)
         guard let ext = parts.fileExtension else {
-            return trimmed(Substring(name.truncatedToUTF8(maxBytes: maxBytes)))
+            return trimmed(name.truncatedToUTF8(maxBytes: maxBytes))
         }
         let stemBudget = maxBytes - ext.utf8.count - 1
         return parts.stem.truncatedToUTF8(maxBytes: stemBudget) + "." + ext

@@ -39,14 +39,37 @@ final class DestinationFolder: Sendable {
     /// Opens `path`, creating it (and its parents) when missing, and checks it is writable.
     ///
     /// - Throws: `fileSystem` when it cannot be created, opened or written.
-    init(path: String, registry: FolderRegistry = FolderRegistry()) throws(DownloadError) {
-        self.path = path
+    convenience init(path: String, registry: FolderRegistry = FolderRegistry()) throws(DownloadError) {
         try Self.createDirectories(path)
         let fd = open(path, O_RDONLY | haul_o_directory() | haul_o_cloexec())
         guard fd >= 0 else {
             throw DownloadError(.fileSystem, "cannot open the folder '\(path)': \(errnoText())")
         }
-        guard access(path, W_OK | X_OK) == 0 else {
+        try self.init(path: path, descriptor: fd, registry: registry)
+    }
+
+    /// Opens `folder` below `root`, one component at a time relative to its parent without
+    /// following links (``ContainedPath/openFolder(below:create:)``), creating what is missing,
+    /// and checks it is writable.
+    ///
+    /// - Throws: `unsafePath` when a component is a symbolic link or not a folder; `fileSystem`
+    ///   when the root or the folder cannot be opened, created or written.
+    convenience init(root: String, folder: ContainedPath, registry: FolderRegistry = FolderRegistry()) throws(DownloadError) {
+        let fd: Int32
+        do {
+            let rootDescriptor = try ContainedPath.openRoot(root)
+            defer { close(rootDescriptor) }
+            fd = try folder.openFolder(below: rootDescriptor, create: true)
+        } catch {
+            throw DownloadError(error.reason == .unsafe ? .unsafePath : .fileSystem, error.description)
+        }
+        try self.init(path: folder.absolute(in: root), descriptor: fd, registry: registry)
+    }
+
+    /// Takes the open folder `fd` (closed on failure) and checks it is writable.
+    private init(path: String, descriptor fd: Int32, registry: FolderRegistry) throws(DownloadError) {
+        self.path = path
+        guard faccessat(fd, ".", W_OK | X_OK, 0) == 0 else {
             let reason = errnoText()
             close(fd)
             throw DownloadError(.fileSystem, "cannot write into the folder '\(path)': \(reason)")
@@ -76,9 +99,10 @@ final class DestinationFolder: Sendable {
             }
             return
         }
-        var prefix = path.hasPrefix("/") ? "/" : ""
-        for component in path.split(separator: "/") {
-            prefix += component + "/"
+        // Split on the `/` byte: a `/` followed by a combining mark is one `Character`.
+        var prefix = path.utf8.first == UInt8(ascii: "/") ? "/" : ""
+        for component in path.utf8.split(separator: UInt8(ascii: "/")) {
+            prefix += String(decoding: component, as: UTF8.self) + "/"
             if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
                 throw DownloadError(.fileSystem, "cannot create the folder '\(prefix)': \(errnoText())")
             }

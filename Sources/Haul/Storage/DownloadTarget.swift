@@ -1,3 +1,4 @@
+import HaulCore
 import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -35,11 +36,22 @@ struct DownloadTarget {
         case .file(let url):
             let path = url.path
             let name = url.lastPathComponent
-            guard !name.isEmpty, name != ".", name != "..", name != "/", !path.hasSuffix("/") else {
+            guard !name.isEmpty, name != ".", name != "..", name != "/", path.utf8.last != UInt8(ascii: "/") else {
                 throw DownloadError(.invalidArgument, "'\(path)' is not a file name")
             }
             let parent = url.deletingLastPathComponent().path
             folder = try folders.folder(at: parent.isEmpty ? "." : parent)
+            fixedName = name
+        case .contained(let root, let folderText, let name):
+            let contained: ContainedPath
+            do {
+                contained = try ContainedPath(folder: folderText)
+                if let name { try ContainedPath.check(component: name) }
+            } catch {
+                throw DownloadError(.unsafePath, "refused below '\(root.path)': \(error)")
+            }
+            // Opened afresh by descriptor for each download (never shared by path, which would follow links).
+            folder = try DestinationFolder(root: folders.path(of: root), folder: contained, registry: folders)
             fixedName = name
         }
     }
@@ -48,7 +60,7 @@ struct DownloadTarget {
     /// initialisers stat the path to learn whether it is a folder, two calls per download).
     /// One parse of the joined path: a folder URL with the name appended took twice as long.
     func fileURL(_ name: String) -> URL {
-        let path = folder.path.hasSuffix("/") ? folder.path + name : folder.path + "/" + name
+        let path = folder.path.utf8.last == UInt8(ascii: "/") ? folder.path + name : folder.path + "/" + name
         return URL(fileURLWithPath: path, isDirectory: false)
     }
 

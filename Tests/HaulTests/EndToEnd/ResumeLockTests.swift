@@ -74,6 +74,7 @@ extension Destination {
         switch self {
         case .directory(let url): url.path
         case .file(let url): url.deletingLastPathComponent().path
+        case .contained(let root, let folder, _): folder.isEmpty ? root.path : root.path + "/" + folder
         }
     }
 }
