@@ -11,7 +11,7 @@ import Darwin
 /// `haul daemon`'s secret file: one that group or others may read is refused (exit 1, one line
 /// naming `chmod 600`), given with `--secret-file` or made by an earlier run and reused; a URL
 /// that holds the secret's text is logged with the secret redacted.
-@Suite("haul daemon secret file", .serialized, .timeLimit(.minutes(2)))
+@Suite("haul daemon secret file", .throttled, .timeLimit(.minutes(2)))
 struct DaemonSecretTests {
     @Test(arguments: [0o644, 0o640, 0o604, 0o660, 0o602])
     func aSecretFileOthersMayReadIsRefused(mode: Int) async throws {

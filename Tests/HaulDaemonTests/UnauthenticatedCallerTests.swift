@@ -6,6 +6,8 @@ import Testing
 
 /// What a caller without the token can learn and cost, without a socket: nothing it sent comes
 /// back but the ids, every wrong token is a guess, and its work and answer are bounded.
+/// Serialized: each probe makes a service with a state file of its own; one at a time keeps the
+/// suite light beside the suites that pace transfers.
 @Suite(.serialized) struct UnauthenticatedCallerTests {
     /// Bodies that carry `CANDIDATE` in every place an answer may quote: method names, a
     /// multicall's method names, parameters, ids, the batch itself; never as the token.

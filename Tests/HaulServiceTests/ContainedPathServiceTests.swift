@@ -8,7 +8,7 @@ import Testing
 /// Folders and names whose separator a `Character` hides (`/` followed by a combining mark, or
 /// preceded by a prepended mark such as U+0600) never take a download out of the root: the
 /// service refuses them, and nothing appears beside the root or through a link inside it.
-@Suite("Contained paths through the service", .timeLimit(.minutes(2)))
+@Suite("Contained paths through the service", .throttled, .timeLimit(.minutes(2)))
 struct ContainedPathServiceTests {
     /// A finding: the options, and whether the test makes `root/link` (or `root/l\u{600}`) point outside.
     struct Finding: Sendable, CustomTestStringConvertible {
