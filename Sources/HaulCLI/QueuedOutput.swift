@@ -13,13 +13,9 @@ final class QueuedOutput: OutputSink {
         case later(@Sendable () -> (String, StandardStream))
     }
 
-    private struct State {
-        var items: [Item] = []
-        var draining = false
-    }
-
     private let sink: any OutputSink
-    private let state = ConditionLock(State())
+    /// The text not yet written, and whether the output's thread is writing.
+    private let items = ConditionLock(DrainQueue<Item>())
     private let thread = ThreadPool(maximumThreads: 1)
 
     /// - Parameter sink: where the text goes.
@@ -39,39 +35,30 @@ final class QueuedOutput: OutputSink {
 
     /// Waits until every write so far has reached the sink.
     func flush() {
-        state.wait(until: nil) { $0.draining }
+        items.wait(until: nil) { $0.isDraining }
     }
 
     private func queue(_ item: Item) {
-        let start = state.withLock { state -> Bool in
-            state.items.append(item)
-            guard !state.draining else { return false }
-            state.draining = true
-            return true
-        }
+        let start = items.withLock { $0.append(item) }
         if start { thread.run(name: "haul-log") { [self] in drain() } }
     }
 
     private func drain() {
-        var batch: [Item] = []
-        while true {
-            batch.removeAll(keepingCapacity: true)
-            state.withLockBroadcasting { state in
-                swap(&batch, &state.items)
-                if batch.isEmpty { state.draining = false }
+        DrainQueue.drain(take: { batch in items.withLockBroadcasting { $0.take(into: &batch) } }, run: write)
+    }
+
+    /// Writes a batch with one write per stream.
+    private func write(_ batch: [Item]) {
+        var output = "", error = ""
+        for item in batch {
+            let (text, stream): (String, StandardStream)
+            switch item {
+            case .text(let value, let to): (text, stream) = (value, to)
+            case .later(let make): (text, stream) = make()
             }
-            if batch.isEmpty { return }
-            var output = "", error = ""
-            for item in batch {
-                let (text, stream): (String, StandardStream)
-                switch item {
-                case .text(let value, let to): (text, stream) = (value, to)
-                case .later(let make): (text, stream) = make()
-                }
-                if stream == .output { output += text } else { error += text }
-            }
-            if !output.isEmpty { sink.write(output, to: .output) }
-            if !error.isEmpty { sink.write(error, to: .error) }
+            if stream == .output { output += text } else { error += text }
         }
+        if !output.isEmpty { sink.write(output, to: .output) }
+        if !error.isEmpty { sink.write(error, to: .error) }
     }
 }

@@ -39,8 +39,7 @@ extension DownloadService {
             guard !state.closed else { throw ServiceError(.closed, "the download service is shut down") }
             let (value, effects) = try body(&state.queue)
             let (work, ticket) = prepare(effects, state: &state)
-            state.work.append(work)
-            return (value, ticket, state.takeCarrying())
+            return (value, ticket, state.work.append(work))
         }
         if carry { carryOutQueuedWork() }
         return Acknowledged(value: value, ticket: ticket)
@@ -53,19 +52,8 @@ extension DownloadService {
     /// at once, and its end starts the next run) is queued behind and done by the same loop,
     /// so a chain of any length of downloads that fail at once runs in constant stack.
     private func carryOutQueuedWork() {
-        var batch: [Work] = []
-        while true {
-            batch.removeAll(keepingCapacity: true)
-            state.withLock { state in
-                swap(&batch, &state.work)
-                if batch.isEmpty { state.carrying = false }
-            }
-            if batch.isEmpty {
-                runEnded.withLock { runEnded.broadcast() }   // a shutdown waits for the work as for the runs
-                return
-            }
-            for work in batch { carryOut(work) }
-        }
+        DrainQueue.drain(take: { batch in state.withLock { $0.work.take(into: &batch) } }, run: { $0.forEach(carryOut) })
+        runEnded.withLock { runEnded.broadcast() }   // a shutdown waits for the work as for the runs
     }
 
     /// Turns effects into store changes and events (now) and engine work (for later, outside the

@@ -77,17 +77,9 @@ public final class DownloadService: Sendable {
         /// The engine's current download of each download with a run.
         var runs: [DownloadID: ActiveRun] = [:]
         var closed = false
-        /// What the engine is still to be told, in the order of the changes that made it.
-        var work: [Work] = []
-        /// Whether a thread is carrying the work out (the others leave theirs to it).
-        var carrying = false
-
-        /// True when the caller is to carry the queued work out (no other thread is).
-        mutating func takeCarrying() -> Bool {
-            guard !carrying, !work.isEmpty else { return false }
-            carrying = true
-            return true
-        }
+        /// What the engine is still to be told, in the order of the changes that made it, and
+        /// whether a thread is carrying it out (the others leave theirs to it).
+        var work = DrainQueue<Work>()
     }
 
     /// One run of the engine.
@@ -335,7 +327,7 @@ extension DownloadService {
         _ = try? perform { queue in ((), queue.shutDown()) }
         let deadline = ContinuousClock.now + timeout
         runEnded.withLock {
-            while state.withLock({ !$0.runs.isEmpty || $0.carrying }), runEnded.wait(until: deadline) {}
+            while state.withLock({ !$0.runs.isEmpty || $0.work.isDraining }), runEnded.wait(until: deadline) {}
         }
         state.withLock { $0.closed = true }
         writer.close()
