@@ -111,7 +111,7 @@ public final class DownloadService: Sendable {
         let queue = ServiceQueue(restoring: rows.map(\.entry), stored: stored, maximumActive: maximum,
                                  residentResults: configuration.residentResults)
         state = SharedStateLock(State(queue: queue))
-        _ = try? perform { queue in ((), queue.fillSlots()) }
+        _ = try? perform { queue in ((), queue.takeRestoredChanges() + queue.fillSlots()) }
     }
 
     /// A change the service made in memory, and the commit that makes it durable.

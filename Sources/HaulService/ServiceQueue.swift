@@ -90,6 +90,8 @@ struct ServiceQueue {
     var nextStoppedPosition = 1.0
     /// Past every position the queue has given: where a download added at the back goes.
     var tailPosition = 0.0
+    /// Rows the restore changed and the store has not been told of.
+    var restoredChanges: [DownloadID] = []
 
     /// An empty list that holds up to `residentResults` results in memory.
     init(maximumActive: Int, residentResults: Int = 1_000) {
@@ -105,19 +107,8 @@ struct ServiceQueue {
          residentResults: Int = 1_000) {
         self.init(maximumActive: maximumActive, residentResults: residentResults)
         let byPosition = restored.sorted { $0.position < $1.position }
-        let previouslyActive = byPosition.filter { $0.status == .active }
-        let inQueue = previouslyActive + byPosition.filter { $0.status == .waiting || $0.status == .paused }
-        for var entry in inQueue {
-            if entry.status == .active { entry.status = .waiting }
-            entries[entry.id] = entry
-        }
-        let positions = inQueue.map(\.position)
-        tailPosition = (positions.max() ?? -1024) + 1024
-        if !previouslyActive.isEmpty || zip(positions, positions.dropFirst()).contains(where: { $0 >= $1 }) {
-            renumber(inQueue.map(\.id))
-        } else {
-            for entry in inQueue { place(entry.id) }
-        }
+        restoreQueue(previouslyActive: byPosition.filter { $0.status == .active },
+                     queued: byPosition.filter { $0.status == .waiting || $0.status == .paused })
         for (id, position) in stored {
             storedResults[id] = position
             results.insert(id, at: position)
@@ -131,6 +122,36 @@ struct ServiceQueue {
         }
         stoppedTotal = results.count
         evictResults()
+    }
+
+    /// Puts the downloads that were active (now waiting) before the queue, with positions below
+    /// its first; the queue is renumbered only when its positions are not strictly increasing.
+    /// What changed is in ``restoredChanges`` for the store.
+    private mutating func restoreQueue(previouslyActive: [Entry], queued: [Entry]) {
+        let front = queued.first?.position ?? 0
+        for (index, var entry) in previouslyActive.enumerated() {
+            entry.status = .waiting
+            entry.position = front - Double(previouslyActive.count - index) * 1024
+            entries[entry.id] = entry
+            restoredChanges.append(entry.id)
+        }
+        for entry in queued { entries[entry.id] = entry }
+        let order = (previouslyActive + queued).map(\.id)
+        let positions = order.map { entries[$0]!.position }
+        tailPosition = (positions.max() ?? -1024) + 1024
+        if zip(positions, positions.dropFirst()).contains(where: { $0 >= $1 }) {
+            renumber(order)
+            restoredChanges = order
+        } else {
+            for id in order { place(id) }
+        }
+    }
+
+    /// The rows the restore changed (positions, the status of a download that was active),
+    /// to be saved; asked for once.
+    mutating func takeRestoredChanges() -> [Effect] {
+        defer { restoredChanges = [] }
+        return restoredChanges.map { .save($0) }
     }
 
     /// Whether `id` names a download in the list.

@@ -203,6 +203,10 @@ import Testing
         failed.position = 1
         var queue = ServiceQueue(restoring: [done, waiting, active, failed, paused], maximumActive: 1)
         #expect(queue.waiting == [5, 6, 7].map(Self.id))
+        #expect(queue.entries[Self.id(5)]!.position < 100, "the active download goes before the queue")
+        #expect(queue.entries[Self.id(6)]!.position == 100, "the queue keeps its positions")
+        #expect(queue.takeRestoredChanges() == [.save(Self.id(5))], "only what the restore changed is saved")
+        #expect(queue.takeRestoredChanges().isEmpty)
         #expect(queue.stopped == [9, 8].map(Self.id))
         #expect(Self.starts(queue.fillSlots()) == [Self.id(5)], "the download that was active continues first")
         #expect(queue.entries[Self.id(6)]?.status == .paused)
