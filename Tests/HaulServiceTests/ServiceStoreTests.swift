@@ -36,7 +36,7 @@ import Testing
                 try store.apply(rows.map { .save($0) })
                 try store.apply([.delete(rows[0].id)])
             }
-            let loaded = try ServiceStore(path: path).load().sorted { $0.id < $1.id }
+            let loaded = try ServiceStore(path: path).load(residentResults: .max).rows.sorted { $0.id < $1.id }
             #expect(loaded == Array(rows.dropFirst()).sorted { $0.id < $1.id })
         }
     }
@@ -65,7 +65,7 @@ import Testing
             let refusal = #expect(throws: ServiceError.self) { try ServiceStore(path: path) }
             #expect(refusal?.message.contains("in use by another process") == true)
             first.close()
-            #expect(try ServiceStore(path: path).load().map(\.id) == [Self.row(3).id])
+            #expect(try ServiceStore(path: path).load(residentResults: .max).rows.map(\.id) == [Self.row(3).id])
         }
     }
 
@@ -96,7 +96,7 @@ import Testing
             last = writer.submit([.save(paused), .delete(Self.row(6).id)])
             try writer.waitUntilCommitted(last)
             writer.close()
-            let loaded = try ServiceStore(path: path).load()
+            let loaded = try ServiceStore(path: path).load(residentResults: .max).rows
             #expect(loaded.count == 999)
             #expect(loaded.first { $0.id == paused.id }?.status == .paused)
             #expect(throws: ServiceError.self) { try writer.waitUntilCommitted(last + 1) }
@@ -142,7 +142,7 @@ import Testing
             try writer.waitUntilCommitted(writer.submit([.save(other)]))
             try writer.waitUntilCommitted(writer.submit([.status(other.id, .paused), .status(DownloadID(rawValue: 99)!, .paused)]))
             writer.close()
-            let loaded = try ServiceStore(path: path).load().sorted { $0.id < $1.id }
+            let loaded = try ServiceStore(path: path).load(residentResults: .max).rows.sorted { $0.id < $1.id }
             var expected = [row, other]
             expected[0].status = .paused
             expected[1].status = .paused

@@ -112,13 +112,6 @@ final class ServiceStore {
         return (rows, stored)
     }
 
-    /// Every row, in no particular order.
-    ///
-    /// - Throws: `store` when reading fails.
-    func load() throws(ServiceError) -> [StoreRow] {
-        try select("")
-    }
-
     /// The rows of `ids` that the file holds.
     ///
     /// - Throws: `store` when reading fails.
