@@ -525,6 +525,8 @@ class SlowDisk:
         self.THROTTLE.write_text(f"{self.rule} {self.mib_s * MIB}\n")
         self.check()
         log(f"slow disk: {self.device} on {self.mount}, writes capped at {self.mib_s} MiB/s; dd: {self.measured}")
+        log(f"slow disk: should this run be killed (-9), undo it with: echo '{self.rule} 0' > {self.THROTTLE}; "
+            f"umount {self.mount}; losetup -d {self.device}; rm {self.image}")
         return self.mount
 
     @classmethod
