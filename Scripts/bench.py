@@ -571,7 +571,15 @@ class SlowDisk:
 
     def stop(self) -> None:
         """Takes the disk down, whatever part of it was made: the rule, the mount, the loop device,
-        the image. Says what it could not undo."""
+        the image. Says what it could not undo. A second Ctrl-C (or TERM) waits until it is done."""
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            self.undo()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+    def undo(self) -> None:
+        """stop()'s steps, each tried whatever the one before did."""
         steps = []
         if self.rule:
             steps.append((f"echo '{self.rule} 0' > {self.THROTTLE}",
