@@ -510,7 +510,8 @@ class SlowDisk:
             die(f"--slow-disk: {self.mount} is still mounted from an earlier run: umount it and losetup -d its device")
         free = shutil.disk_usage(self.image.parent).free // MIB
         if free < self.size_mib + 1024:
-            die(f"--slow-disk: the disk of {self.image.parent} has {free} MiB free; its image needs {self.size_mib} MiB")
+            die(f"--slow-disk: the disk of {self.image.parent} has {free} MiB free; "
+                f"its image needs {self.size_mib} MiB")
         self.image.unlink(missing_ok=True)
         with open(self.image, "wb") as f:
             f.truncate(self.size_mib * MIB)
