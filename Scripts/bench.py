@@ -46,6 +46,11 @@ rows (TSV, JSON) and the report (markdown) go to --results-dir.
   python3 Scripts/bench.py --quick                    # smoke test: small sizes, 1 run
   python3 Scripts/bench.py --parts single,checksum --runs 3
   python3 Scripts/bench.py --parts small --haul-b-bin OTHER/haul --runs 9   # two builds
+  python3 Scripts/bench.py --parts single --slow-disk 100    # downloads onto a disk of 100 MiB/s
+
+The downloads go beside the sources in the work folder, or into --out-dir (another disk), or onto
+--slow-disk: a disk made for the run (root; ext4 on a loop device whose writes the cgroup v1 blkio
+throttle caps, so writeback and fdatasync wait for it too), taken down again on any exit.
 """
 
 from __future__ import annotations
@@ -79,6 +84,7 @@ PACKAGES = {
     "nginx": "nginx", "curl": "curl", "aria2c": "aria2", "axel": "axel", "openssl": "openssl",
     "perf": "linux-perf", "strace": "strace", "valgrind": "valgrind", GNU_TIME: "time",
     "strip": "binutils", "filefrag": "e2fsprogs", "dd": "coreutils", "sh": "dash", "tinyproxy": "tinyproxy",
+    "losetup": "mount", "mount": "mount", "umount": "mount", "mkfs.ext4": "e2fsprogs",
 }
 
 
@@ -470,6 +476,153 @@ http {{
 
 
 # ---------------------------------------------------------------------------------------------
+# Where the downloads go: beside the sources, into --out-dir, or onto a --slow-disk
+
+
+class SlowDisk:
+    """A disk that takes writes at MIB_S MiB/s at most, for the downloads of a run: an ext4 file
+    system on a loop device over a sparse file in WORK (the loop in direct I/O, so the file's own
+    page cache does not stand between), whose writes the cgroup v1 blkio throttle caps
+    (blkio.throttle.write_bps_device). The throttle delays the device's write requests
+    themselves, so O_DIRECT writes, page-cache writeback and the fdatasync that waits for it all
+    go at the disk's speed, as on a slow disk. The rule is set in the root blkio cgroup, where the
+    writeback threads are, and checked with dd before the runs. stop() takes everything down
+    again (the rule first, so the unmount does not wait for the throttle) and runs on any exit."""
+
+    THROTTLE = Path("/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device")
+
+    def __init__(self, work: Path, mib_s: int, size_mib: int):
+        self.mib_s, self.size_mib = mib_s, size_mib
+        self.image, self.mount = work / "slow-disk.img", work / "slow-disk"
+        self.device, self.rule, self.mounted, self.measured = "", "", False, ""
+
+    def describe(self) -> str:
+        """What the downloads are written to, for the report's header."""
+        return (f"on a slow disk: {self.device} (a {self.size_mib // 1024} GiB file in the work folder, in "
+                f"direct I/O), its writes capped at {self.mib_s} MiB/s by the blkio throttle (dd: {self.measured})")
+
+    def start(self) -> Path:
+        """Makes the disk; returns where it is mounted. Stops the benchmark with one line when a
+        step fails or the throttle does not hold (parse_options has checked the machine)."""
+        for tool in ("losetup", "mkfs.ext4", "mount", "umount"):
+            require(tool)
+        if self.mount.is_mount():
+            die(f"--slow-disk: {self.mount} is still mounted from an earlier run: umount it and losetup -d its device")
+        free = shutil.disk_usage(self.image.parent).free // MIB
+        if free < self.size_mib + 1024:
+            die(f"--slow-disk: the disk of {self.image.parent} has {free} MiB free; "
+                f"its image needs {self.size_mib} MiB")
+        self.image.unlink(missing_ok=True)
+        with open(self.image, "wb") as f:
+            f.truncate(self.size_mib * MIB)
+        self.device = self.run("losetup", "--find", "--show", "--direct-io=on", str(self.image))
+        # Inode tables and journal written now: lazy init would write them through the throttle.
+        self.run("mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", self.device)
+        self.mount.mkdir(exist_ok=True)
+        self.run("mount", self.device, str(self.mount))
+        self.mounted = True
+        rdev = os.stat(self.device).st_rdev
+        self.rule = f"{os.major(rdev)}:{os.minor(rdev)}"
+        self.THROTTLE.write_text(f"{self.rule} {self.mib_s * MIB}\n")
+        self.check()
+        log(f"slow disk: {self.device} on {self.mount}, writes capped at {self.mib_s} MiB/s; dd: {self.measured}")
+        log(f"slow disk: should this run be killed (-9), undo it with: echo '{self.rule} 0' > {self.THROTTLE}; "
+            f"umount {self.mount}; losetup -d {self.device}; rm {self.image}")
+        return self.mount
+
+    @classmethod
+    def missing(cls) -> str:
+        """Why this machine cannot make the disk ("" when it can)."""
+        if os.geteuid() != 0:
+            return "it needs root (a loop device, a mount, a blkio rule)"
+        if not cls.THROTTLE.exists():
+            return (f"no cgroup v1 blkio throttle ({cls.THROTTLE} is missing; "
+                    "mount -t cgroup -o blkio cgroup /sys/fs/cgroup/blkio where the kernel has it)")
+        if not os.access(cls.THROTTLE, os.W_OK):
+            return f"{cls.THROTTLE} is not writable here"
+        if not Path("/dev/loop-control").exists():
+            return "no loop devices (/dev/loop-control is missing)"
+        return ""
+
+    def check(self) -> None:
+        """Writes two seconds' worth of O_DIRECT blocks (fdatasync'd) and stops the benchmark when
+        they went much faster than the cap: then the throttle does not hold here."""
+        mib = min(512, max(16, 2 * self.mib_s))
+        target = self.mount / ".bench-throttle-check"
+        start = time.perf_counter()
+        done = subprocess.run(["dd", "if=/dev/zero", f"of={target}", "bs=1M", f"count={mib}", "oflag=direct",
+                               "conv=fdatasync", "status=none"], capture_output=True, text=True, check=False)
+        seconds = time.perf_counter() - start
+        target.unlink(missing_ok=True)
+        if done.returncode != 0:
+            die(f"--slow-disk: dd could not write {self.mount}: {done.stderr.strip()}")
+        rate = mib / seconds
+        self.measured = f"{mib} MiB direct + fdatasync at {rate:.1f} MiB/s"
+        if rate > 1.5 * self.mib_s:
+            die(f"--slow-disk: the blkio throttle does not hold on {self.device} here: dd wrote {rate:.0f} MiB/s, "
+                f"not at most {self.mib_s}")
+
+    def run(self, *argv: str) -> str:
+        """Runs a setup command; stops the benchmark with its message when it fails."""
+        done = subprocess.run([which(argv[0]) or argv[0], *argv[1:]], stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            die(f"--slow-disk: {shlex.join(argv)} failed: {(done.stderr or done.stdout).strip()}")
+        return done.stdout.strip()
+
+    def stop(self) -> None:
+        """Takes the disk down, whatever part of it was made: the rule, the mount, the loop device,
+        the image. Says what it could not undo. A second Ctrl-C (or TERM) waits until it is done."""
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            self.undo()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+    def undo(self) -> None:
+        """stop()'s steps, each tried whatever the one before did."""
+        steps = []
+        if self.rule:
+            steps.append((f"echo '{self.rule} 0' > {self.THROTTLE}",
+                          lambda: self.THROTTLE.write_text(f"{self.rule} 0\n")))
+        if self.mounted:
+            steps.append((f"umount {self.mount}", self.unmount))
+        if self.device:
+            steps.append((f"losetup -d {self.device}", lambda: subprocess.run(
+                [which("losetup") or "losetup", "-d", self.device], capture_output=True, check=True)))
+        steps.append((f"rm {self.image}", lambda: self.image.unlink(missing_ok=True)))
+        for command, step in steps:
+            try:
+                step()
+            except (OSError, subprocess.SubprocessError) as error:
+                log(f"slow disk: could not undo ({error}); run: {command}")
+        self.rule, self.mounted, self.device = "", False, ""
+        if self.mount.is_dir() and not self.mount.is_mount():
+            shutil.rmtree(self.mount, ignore_errors=True)
+
+    def unmount(self) -> None:
+        """Unmounts the disk, retrying while a killed client still holds it, lazily at last."""
+        umount = which("umount") or "umount"
+        for _ in range(10):
+            if subprocess.run([umount, str(self.mount)], capture_output=True, check=False).returncode == 0:
+                return
+            time.sleep(0.5)
+        subprocess.run([umount, "--lazy", str(self.mount)], capture_output=True, check=True)
+
+
+def out_need_mib(cfg: argparse.Namespace) -> int:
+    """MiB the output folder may hold at once: the largest part's output (the small part keeps each
+    run's folder until it ends), the disk probe's file, the daemon part's state; for the size of
+    the --slow-disk image, with room for ext4's own blocks."""
+    rounds = cfg.warmup + cfg.runs * PARTS["small"].rounds + 1
+    wanted = {"single": cfg.size_mib, "checksum": cfg.size_mib, "proxy": cfg.size_mib, "capped": cfg.capped_mib,
+              "ratelimit": cfg.rate_mib_s * cfg.rate_seconds, "daemon": 1024,
+              "small": -(-cfg.small_count * max(cfg.small_kib, 4) * rounds * (len(PARTS["small"].clients) + 1) // 1024)}
+    need = max([cfg.probe_mib] + [wanted[p] for p in cfg.parts])
+    return -(-(need * 5 // 4 + 1024) // 1024) * 1024
+
+
+# ---------------------------------------------------------------------------------------------
 # What is served
 
 
@@ -838,7 +991,7 @@ class Bench:
     cfg: argparse.Namespace
     server: Server
     work: Path
-    out: Path  # the output folders' parent, on the same disk as the sources
+    out: Path  # the output folders' parent: beside the sources, or --out-dir's, or --slow-disk's
     counters: list[Counter]
     counter_note: str
     runs: list[dict] = dataclasses.field(default_factory=list)
@@ -849,6 +1002,7 @@ class Bench:
     daemon: dict = dataclasses.field(default_factory=dict)  # the daemon part's figures, per daemon
     daemon_scale: dict = dataclasses.field(default_factory=dict)  # ... with --paused paused, per daemon
     daemon_failures: dict = dataclasses.field(default_factory=dict)  # ... through --failures failures
+    out_note: str = "beside the sources"  # where the outputs go, for the report's header
 
 
 def expand(template: tuple[str, ...], values: dict) -> list[str]:
@@ -1531,7 +1685,7 @@ def reproduce(cfg: argparse.Namespace, parts: list[str]) -> str:
     for name in names:
         value = getattr(cfg, name)
         argv += [f"--{name.replace('_', '-')}", ",".join(value) if isinstance(value, list) else str(value)]
-    for name in ("clients", "haul_args", "haul_b_bin", "work_dir", "callgrind"):
+    for name in ("clients", "haul_args", "haul_b_bin", "work_dir", "out_dir", "slow_disk", "callgrind"):
         value = getattr(cfg, name)
         if value:
             argv += [f"--{name.replace('_', '-')}", ",".join(value) if isinstance(value, list) else str(value)]
@@ -1579,7 +1733,7 @@ def environment(bench: Bench, before: dict, after: dict) -> list[str]:
     nginx = output_of(["nginx", "-v"]).split("/")[-1]
     return [
         f"haul bench: {now}, commit {commit}, {os.cpu_count()} cores, {' '.join(os.uname()[0:3:2])}",
-        f"- server: nginx {nginx} on 127.0.0.1 (sendfile on); downloads written to {before['fs']} beside the sources",
+        f"- server: nginx {nginx} on 127.0.0.1 (sendfile on); downloads written to {before['fs']} {bench.out_note}",
         f"- load average (1, 5, 15 min): {before['load']} before the runs, {after['load']} after",
         f"- writes of {cfg.probe_mib} MiB into the output folder: {before['probe']} before the runs, {after['probe']} after",
         f"- clients: {'; '.join(versions)}",
@@ -1747,6 +1901,12 @@ def option_parser() -> argparse.ArgumentParser:
     add("--haul-b-bin", default="", help="another haul build, run as client haul-b beside haul (an A/B)")
     add("--haul-args", default="", help="extra options for every haul client")
     add("--work-dir", default="", help="server folder, kept: the files made there are reused")
+    add("--out-dir", default="", help="write the downloads (and the disk bound, the probe) into a new folder "
+        "in this one, on another disk, instead of beside the sources in the work folder")
+    add("--slow-disk", type=ranged(0, 100000), default=0, metavar="MIB_S",
+        help="write the downloads (and the disk bound, the probe) to a disk made for the run that takes "
+             "at most MIB_S MiB/s: ext4 on a loop device whose writes the cgroup v1 blkio throttle caps, "
+             "fdatasync included (root; removed again on any exit)")
     add("--results-dir", default="", help="where the TSV, JSON and markdown go (default: a new temp folder)")
     add("--counters", choices=("auto", "perf", "strace", "none"), default="auto",
         help="what counts the untimed run (auto: perf where it counts syscalls, else strace)")
@@ -1770,6 +1930,12 @@ def parse_options(argv: list[str] | None) -> argparse.Namespace:
         die(f"--link-rate: a number with an optional K, M or G suffix, not '{cfg.link_rate}'")
     if cfg.probe_mib % 4:
         die("--probe-mib must be a multiple of 4")
+    if cfg.out_dir and cfg.slow_disk:
+        die("--out-dir and --slow-disk: give one of them")
+    if cfg.slow_disk and (why := SlowDisk.missing()):
+        die(f"--slow-disk: this machine cannot make a slow disk: {why}")
+    if cfg.out_dir and not Path(cfg.out_dir).is_dir():
+        die(f"--out-dir: {cfg.out_dir} is not a folder")
     cfg.haul_bin_given = bool(cfg.haul_bin)
     return cfg
 
@@ -1832,18 +1998,32 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(cfg.work_dir or tempfile.mkdtemp(prefix="haul-bench-work.")).resolve()
     work.mkdir(parents=True, exist_ok=True)
     server = Server(work, cfg.cap_rate, cfg.slow_rate)
+    slow = SlowDisk(work, cfg.slow_disk, out_need_mib(cfg)) if cfg.slow_disk else None
+    out_dir = None
     try:
         server.setup()
         counter, note = pick_counter(cfg.counters, work)
         counters = [counter] if counter else []
         if cfg.callgrind:
             counters.append(Counter("callgrind", work))
-        bench = Bench(cfg, server, work, work / "out", counters, note)
+        if slow:
+            out = slow.start() / "out"
+            out_note = slow.describe()
+        elif cfg.out_dir:
+            out = out_dir = Path(tempfile.mkdtemp(prefix="haul-bench-out.", dir=cfg.out_dir)).resolve()
+            out_note = f"in {out} (--out-dir), the sources in {work}"
+        else:
+            out, out_note = work / "out", "beside the sources"
+        bench = Bench(cfg, server, work, out, counters, note, out_note=out_note)
         bench.out.mkdir(exist_ok=True)
         server.start()
         before, after = run_all(bench)
     finally:
         server.stop()
+        if slow:
+            slow.stop()
+        if out_dir:
+            shutil.rmtree(out_dir, ignore_errors=True)
         if not cfg.work_dir:
             shutil.rmtree(work, ignore_errors=True)
     header = environment(bench, before, after)
