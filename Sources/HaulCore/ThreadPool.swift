@@ -61,6 +61,24 @@ package final class ThreadPool: @unchecked Sendable {   // all mutable state is 
         if startThread { Self.startThread { [self] in serve() } }
     }
 
+    /// Runs `body` on a thread named `name` only when one is free now (parked, or the cap allows
+    /// a new one); returns whether it does. For work its caller can do itself when no thread is free.
+    package func runIfFree(name: StaticString, _ body: @escaping @Sendable () -> Void) -> Bool {
+        let (runs, startThread) = monitor.withLock { () -> (Bool, Bool) in
+            if parked > waiting.count {
+                waiting.append(Job(name: name, body: body))
+                monitor.signal()
+                return (true, false)
+            }
+            guard alive < maximumThreads else { return (false, false) }
+            alive += 1
+            waiting.append(Job(name: name, body: body))
+            return (true, true)
+        }
+        if startThread { Self.startThread { [self] in serve() } }
+        return runs
+    }
+
     /// Runs `body` on a new thread of its own that ends with it, outside the cap and never
     /// reused: for bodies that change their thread for good (an unprivileged thread cannot leave
     /// the idle scheduling class).

@@ -8,7 +8,9 @@ import HaulCore
 /// Without a rate limit (which meters the bytes as they arrive), the bytes of a large file are
 /// gathered into whole blocks and written past the page cache (``DirectStaging``): copying a
 /// large file into fresh page-cache pages is about half of the transfer's CPU time, and the
-/// checkpoints' syncs would then write those pages back.
+/// checkpoints' syncs would then write those pages back. Full buffers are written behind the
+/// reader (``WriteBehind``), which goes on receiving meanwhile; their bytes are accounted for
+/// here, in order, once written.
 final class SegmentWriter {
     /// What the writer reports after each run of bytes: the position reached, the pieces it
     /// finished and the one it is growing. Returns where the connection must stop now.
@@ -20,6 +22,9 @@ final class SegmentWriter {
     private let limiter: RateLimiter?
     private let abort: CancellationSignal
     private let report: Report
+    /// The ring of buffers written behind the reader, when the writes are direct.
+    private let ring: WriteBehind?
+    /// The buffer being filled.
     private var staging: DirectStaging?
     private let flushInterval: Duration
     private var lastFlush = ContinuousClock.now
@@ -33,12 +38,12 @@ final class SegmentWriter {
     private var finishedPieces: [BlockHash] = []
 
     /// - Parameters:
-    ///   - staging: memory for direct writes (a whole number of blocks), or `nil` to write
-    ///     every slice through the page cache.
+    ///   - ring: the buffers for direct writes, or `nil` to write every slice through the page
+    ///     cache; ``finish(after:)`` gives them back.
     ///   - flushInterval: on a slow link, staged bytes are written at least this often, so a
     ///     checkpoint can claim them.
     init(file: PartialFile, from start: Int64, to end: Int64, progress: ProgressReporter, hasher: StreamHasher?,
-         limiter: RateLimiter?, abort: CancellationSignal, staging: UnsafeMutableRawBufferPointer?,
+         limiter: RateLimiter?, abort: CancellationSignal, ring: WriteBehind?,
          flushInterval: Duration, report: @escaping Report) {
         self.file = file
         self.position = start
@@ -47,7 +52,7 @@ final class SegmentWriter {
         self.hasher = hasher
         self.limiter = limiter
         self.abort = abort
-        self.staging = staging.map { DirectStaging(buffer: $0) }
+        self.ring = ring
         self.flushInterval = flushInterval
         self.report = report
     }
@@ -57,7 +62,7 @@ final class SegmentWriter {
         let usable = Int(min(Int64(slice.count), end - position))
         guard usable > 0 else { return position < end }
         let bytes = UnsafeRawBufferPointer(rebasing: slice[0..<usable])
-        if staging != nil {
+        if ring != nil {
             try stage(bytes)
             return position < end
         }
@@ -73,28 +78,51 @@ final class SegmentWriter {
     }
 
     /// Writes what is still staged: at the end, and after a `failure` that was not the disk's
-    /// (the bytes that arrived before it are good).
+    /// (the bytes that arrived before it are good). Gives the ring's buffers back.
     func finish(after failure: DownloadError? = nil) throws(DownloadError) {
-        guard staging != nil else { return }
+        guard let ring else { return }
+        defer {
+            ring.close(current: staging?.memory)
+            staging = nil
+        }
         if let failure, failure.code == .diskFull || failure.code == .fileSystem { return }
-        try staging!.flush(to: file, all: true, limit: { end }, wrote: account)
+        try writeStaged(all: true)
     }
 
-    /// Stages bytes that arrived at `position`; writes a full buffer, everything at the end, and
-    /// on a slow link what it can at least every flush interval (all but a last partial block).
+    /// Stages bytes that arrived at `position`, handing each full buffer to the ring; writes
+    /// everything at the end, and on a slow link what it can at least every flush interval (all
+    /// but a last partial block).
     private func stage(_ bytes: UnsafeRawBufferPointer) throws(DownloadError) {
         var taken = 0
         while taken < bytes.count {
+            if staging == nil { try startBuffer() }
             taken += staging!.append(UnsafeRawBufferPointer(rebasing: bytes[taken...]), at: position + Int64(taken))
-            if staging!.isFull { try staging!.flush(to: file, all: false, limit: { end }, wrote: account) }
+            if staging!.isFull {
+                ring!.handOver(staging!)
+                staging = nil
+            }
         }
         position += Int64(bytes.count)
         if position >= end {
-            try staging!.flush(to: file, all: true, limit: { end }, wrote: account)
-        } else if !staging!.isEmpty, ContinuousClock.now - lastFlush >= flushInterval {
-            try staging!.flush(to: file, all: false, limit: { end }, wrote: account)
+            try writeStaged(all: true)
+        } else if staging.map({ !$0.isEmpty }) ?? false, ContinuousClock.now - lastFlush >= flushInterval {
+            try writeStaged(all: false)
             lastFlush = ContinuousClock.now
         }
+    }
+
+    /// Takes the ring's next buffer, then accounts for the bytes written meanwhile.
+    private func startBuffer() throws(DownloadError) {
+        let (buffer, written) = try ring!.nextBuffer()
+        staging = DirectStaging(buffer: buffer)
+        for run in written { try account(run.bytes, at: run.offset) }
+    }
+
+    /// Waits for the ring's writes (accounting for them), then writes the buffer being filled
+    /// here: its whole blocks, and with `all` the rest too.
+    private func writeStaged(all: Bool) throws(DownloadError) {
+        try ring!.collect { (run) throws(DownloadError) in try account(run.bytes, at: run.offset) }
+        try staging?.flush(to: file, all: all, limit: { end }, wrote: account)
     }
 
     /// Bytes written at `start` (in order): the hasher, their checksum pieces, the progress, the report.

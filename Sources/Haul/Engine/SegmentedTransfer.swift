@@ -203,14 +203,9 @@ final class SegmentedTransfer: Sendable {
                       inline: Bool) throws(DownloadError) -> Bool {
         let configuration = setup.context.configuration
         if let limiter = setup.limiter { exchange.limitReads(to: limiter.readSize) }
-        let block = PartialFile.directAlignment
-        let buffers = setup.context.resources.buffers
-        let staging = setup.writesDirect
-            ? buffers.take(size: max(block, (configuration.bufferSize + block - 1) / block * block)) : nil
-        defer { if let staging { buffers.give(staging) } }
         let writer = SegmentWriter(
             file: setup.partial, from: segment.start, to: state.withLock { $0.end(of: worker) }, progress: setup.progress,
-            hasher: setup.hasher, limiter: setup.limiter, abort: abort, staging: staging,
+            hasher: setup.hasher, limiter: setup.limiter, abort: abort, ring: setup.writesDirect ? ring(worker: worker) : nil,
             flushInterval: configuration.resumeRecordInterval,
             report: { [self] (position, finished, grown) throws(DownloadError) -> Int64 in
                 try wrote(worker: worker, upTo: position, finished: finished, grown: grown, inline: inline)
@@ -231,6 +226,23 @@ final class SegmentedTransfer: Sendable {
         }
         return writer.position > segment.start
     }
+
+    /// The buffers of one connection's direct writes: each its receive buffer's size (in whole
+    /// blocks), about 8 MiB in all per transfer and 2 at least per connection. Each buffer
+    /// is written up to the connection's end as it is at that moment.
+    private func ring(worker: Int) -> WriteBehind {
+        let block = PartialFile.directAlignment
+        let size = max(block, (setup.context.configuration.bufferSize + block - 1) / block * block)
+        let depth = max(2, min(8, Self.writeBehindBytes / (size * plannedConnections)))
+        let resources = setup.context.resources
+        return WriteBehind(depth: depth, bufferSize: size, buffers: resources.buffers,
+                           threads: resources.threads) { [partial = setup.partial, state] (staging, wrote) throws(DownloadError) in
+            try staging.flush(to: partial, all: true, limit: { state.withLock { $0.end(of: worker) } }, wrote: wrote)
+        }
+    }
+
+    /// The memory a transfer's connections write behind their readers, in all.
+    static let writeBehindBytes = 8 << 20
 
     /// Reports written bytes to the state machine; returns the worker's end as it is now. An
     /// inline transfer starts the timer thread once it has run for a record interval.

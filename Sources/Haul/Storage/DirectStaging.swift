@@ -22,6 +22,9 @@ struct DirectStaging {
         self.buffer = buffer
     }
 
+    /// The memory the bytes are staged in.
+    var memory: UnsafeMutableRawBufferPointer { buffer }
+
     /// The file offset just past the staged bytes (where the next bytes must go).
     var end: Int64 { base + Int64(high) }
     var isEmpty: Bool { low == high }

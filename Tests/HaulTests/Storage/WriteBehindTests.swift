@@ -1,0 +1,160 @@
+import Foundation
+import HaulCore
+import HaulTestSupport
+import Testing
+@testable import Haul
+
+/// A connection's direct writes made behind its reader (``WriteBehind``): the reader goes on
+/// while a write is under way, stops only when the ring is full, and the file gets every byte,
+/// reported written in order, exactly once.
+@Suite("Write behind the reader", .throttled, .timeLimit(.minutes(1)))
+struct WriteBehindTests {
+    static let bufferSize = 64 << 10
+    static let depth = 3
+
+    /// A reader feeding `content` to a ``SegmentWriter`` in 16 KiB slices on a thread of its own.
+    final class Reader: @unchecked Sendable {   // `writer` is only used on the reader's thread, then after `finished`
+        let writer: SegmentWriter
+        let content: [UInt8]
+        /// Bytes taken so far, and whether the reader is done (with its error, if any).
+        let taken = ConditionLock<(count: Int, finished: Bool, error: DownloadError?)>((0, false, nil))
+        let reports = SharedStateLock<[Int64]>([])
+
+        init(file: PartialFile, content: [UInt8], ring: WriteBehind) {
+            self.content = content
+            let reports = self.reports
+            let total = Int64(content.count)
+            writer = SegmentWriter(file: file, from: 0, to: total,
+                                   progress: ProgressReporter(events: EventQueue(), interval: .seconds(1), ticker: ProgressTicker()),
+                                   hasher: nil, limiter: nil, abort: CancellationSignal(), ring: ring,
+                                   flushInterval: .seconds(3600), report: { position, _, _ in
+                reports.withLock { $0.append(position) }
+                return total
+            })
+        }
+
+        func start(on threads: ThreadPool) {
+            threads.run(name: "test-reader") { [self] in
+                var failed: DownloadError?
+                do {
+                    var sent = 0
+                    while sent < content.count {
+                        let count = min(16 << 10, content.count - sent)
+                        _ = try content[sent..<(sent + count)].withUnsafeBytes { try writer.take($0) }
+                        sent += count
+                        taken.withLockBroadcasting { $0.count = sent }
+                    }
+                    try writer.finish()
+                } catch {
+                    let failure = error as? DownloadError ?? DownloadError(.fileSystem, "\(error)")
+                    try? writer.finish(after: failure)
+                    failed = failure
+                }
+                let failure = failed
+                taken.withLockBroadcasting { $0.finished = true; $0.error = failure }
+            }
+        }
+
+        func waitUntilFinished() -> DownloadError? {
+            taken.wait(until: nil) { !$0.finished }
+            return taken.withLock { $0.error }
+        }
+    }
+
+    static func pattern(_ count: Int) -> [UInt8] {
+        (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
+    }
+
+    static func makeFile(in dir: URL) throws -> PartialFile {
+        try PartialFile.createEmpty("w.bin.part", in: try DownloadTarget(destination: .directory(dir)).folder)
+    }
+
+    /// Waits (without a deadline: the suite's time limit ends a hang) until `condition` holds.
+    static func waitFor(_ condition: () -> Bool) {
+        while !condition() { usleep(1_000) }
+    }
+
+    @Test("while the writer is held, the reader fills the ring's other buffers, then waits; opened, every byte lands in order")
+    func theReaderGoesOnWhileAWriteIsHeld() throws {
+        try withTemporaryDirectory { dir in
+            let partial = try Self.makeFile(in: dir)
+            let gate = ConditionLock(false)
+            let writesStarted = ConditionLock(0)
+            let buffers = ReceiveBuffers()
+            let ring = WriteBehind(depth: Self.depth, bufferSize: Self.bufferSize, buffers: buffers,
+                                   threads: ThreadPool(maximumThreads: 2)) { (staging, wrote) throws(DownloadError) in
+                writesStarted.withLockBroadcasting { $0 += 1 }
+                gate.wait(until: nil) { !$0 }
+                try staging.flush(to: partial, all: true, limit: { .max }, wrote: wrote)
+            }
+            let content = Self.pattern(Self.bufferSize * 8 + 1000)
+            let reader = Reader(file: partial, content: content, ring: ring)
+            reader.start(on: ThreadPool(maximumThreads: 1))
+
+            // Given the first write held: the reader fills the other buffers and then waits.
+            Self.waitFor { ring.readerWaits }
+            #expect(writesStarted.withLock { $0 } == 1)
+            #expect(reader.taken.withLock { $0.count } == Self.bufferSize * Self.depth)
+            #expect(reader.reports.withLock { $0.isEmpty })   // nothing counts as written yet
+
+            // When the gate opens, then every byte is in the file, reported once each, in order.
+            gate.withLockBroadcasting { $0 = true }
+            #expect(reader.waitUntilFinished() == nil)
+            partial.closeKeeping()
+            #expect(try Data(contentsOf: dir.appendingPathComponent("w.bin.part")) == Data(content))
+            let reports = reader.reports.withLock { $0 }
+            #expect(zip(reports, reports.dropFirst()).allSatisfy { $0 < $1 })
+            #expect(reports.last == Int64(content.count))
+            #expect(writesStarted.withLock { $0 } == 8)   // the last partial buffer is written by the reader
+            #expect(buffers.idleCount == Self.depth)       // every buffer of the ring went back
+        }
+    }
+
+    @Test("with no thread free for the writer, the reader writes the ring's buffers itself")
+    func theReaderWritesWhenNoThreadIsFree() throws {
+        try withTemporaryDirectory { dir in
+            let partial = try Self.makeFile(in: dir)
+            let threads = ThreadPool(maximumThreads: 1)
+            let gate = ConditionLock(false)
+            threads.run(name: "test-busy") { gate.wait(until: nil) { !$0 } }   // the pool's only thread
+            defer { gate.withLockBroadcasting { $0 = true } }
+            let ring = WriteBehind(depth: Self.depth, bufferSize: Self.bufferSize, buffers: ReceiveBuffers(),
+                                   threads: threads) { (staging, wrote) throws(DownloadError) in
+                try staging.flush(to: partial, all: true, limit: { .max }, wrote: wrote)
+            }
+            let content = Self.pattern(Self.bufferSize * 10 + 4097)
+            let reader = Reader(file: partial, content: content, ring: ring)
+            reader.start(on: ThreadPool(maximumThreads: 1))
+            #expect(reader.waitUntilFinished() == nil)
+            partial.closeKeeping()
+            #expect(try Data(contentsOf: dir.appendingPathComponent("w.bin.part")) == Data(content))
+            #expect(reader.reports.withLock { $0.last } == Int64(content.count))
+        }
+    }
+
+    @Test("a write that fails stops the reader with its error; what was written before it is reported, nothing after")
+    func aFailedWriteStopsTheReader() throws {
+        try withTemporaryDirectory { dir in
+            let partial = try Self.makeFile(in: dir)
+            let writes = SharedStateLock(0)
+            let buffers = ReceiveBuffers()
+            let ring = WriteBehind(depth: Self.depth, bufferSize: Self.bufferSize, buffers: buffers,
+                                   threads: ThreadPool(maximumThreads: 2)) { (staging, wrote) throws(DownloadError) in
+                let count = writes.withLock { (count: inout Int) -> Int in
+                    count += 1
+                    return count
+                }
+                if count == 2 { throw DownloadError(.diskFull, "no space left on the test's device") }
+                try staging.flush(to: partial, all: true, limit: { .max }, wrote: wrote)
+            }
+            let reader = Reader(file: partial, content: Self.pattern(Self.bufferSize * 12), ring: ring)
+            reader.start(on: ThreadPool(maximumThreads: 1))
+            #expect(reader.waitUntilFinished()?.code == .diskFull)
+            partial.closeKeeping()
+            let reports = reader.reports.withLock { $0 }
+            #expect(reports.allSatisfy { $0 <= Int64(Self.bufferSize) })   // only the first buffer counts
+            #expect(writes.withLock { $0 } == 2)                           // nothing written after the failure
+            #expect(buffers.idleCount == Self.depth)
+        }
+    }
+}
