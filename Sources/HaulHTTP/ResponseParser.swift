@@ -110,6 +110,21 @@ package struct ResponseParser: Sendable {
         }
     }
 
+    /// The body bytes still to come of a body of known length being read; `nil` in any other state.
+    package var bodyRemaining: Int64? {
+        guard failure == nil, case .body(let remaining) = state else { return nil }
+        return remaining
+    }
+
+    /// Counts `count` body bytes the caller read past the parser (straight into its own memory);
+    /// at most ``bodyRemaining``.
+    package mutating func bodyReadElsewhere(_ count: Int) {
+        guard case .body(let remaining) = state, Int64(count) <= remaining else {
+            preconditionFailure("bytes read past the parser outside a body of known length")
+        }
+        state = .body(remaining: remaining - Int64(count))
+    }
+
     /// Reports that the peer closed the connection.
     ///
     /// - Returns: `.end` when the message is complete (or delimited by the close).

@@ -65,14 +65,28 @@ package final class ResponseReader {
     ///
     /// - Parameters:
     ///   - stallTimeout: the longest wait for the next byte.
+    ///   - destination: where the caller wants the next bytes (`nil` or empty: anywhere). While
+    ///     nothing is buffered and the body has a known length, they are read straight into it
+    ///     (and decrypted there), and `sink` gets that memory: the caller copies nothing.
     ///   - sink: receives each slice (it must not keep the pointer) and says whether to go on.
     /// - Returns: `true` when the body ended, `false` when `sink` stopped early.
     /// - Throws: `truncatedBody`, `stalled` (no byte for `stallTimeout`, or slower than
     ///   ``lowSpeedLimit``), parser and network errors.
     @discardableResult
-    package func readBody(stallTimeout: Duration, _ sink: (UnsafeRawBufferPointer) -> Bool) throws(HTTPClientError) -> Bool {
+    package func readBody(stallTimeout: Duration, into destination: (() -> UnsafeMutableRawBufferPointer?)? = nil,
+                          _ sink: (UnsafeRawBufferPointer) -> Bool) throws(HTTPClientError) -> Bool {
         if monitor == nil, let lowSpeedLimit { monitor = LowSpeedMonitor(lowSpeedLimit) }
         while true {
+            if let destination, let target = directTarget(destination) {
+                let n = try receive(into: target, { (stallTimeout, .stalled) })
+                if n == 0 { continue }   // the parser reports the cut
+                parser.bodyReadElsewhere(n)
+                if !sink(UnsafeRawBufferPointer(rebasing: target[0..<n])) {
+                    noteEndIfReached()
+                    return false
+                }
+                continue
+            }
             switch try nextEvent({ (stallTimeout, .stalled) }) {
             case .body(let range):
                 if !sink(UnsafeRawBufferPointer(rebasing: buffer[range])) {
@@ -86,6 +100,15 @@ package final class ResponseReader {
                 throw HTTPClientError(.malformedResponse, "unexpected second response head")
             }
         }
+    }
+
+    /// The caller's memory for the next read, when the body can go there: nothing buffered, a
+    /// known length still to come. At most that length and ``readLimit``.
+    private func directTarget(_ destination: () -> UnsafeMutableRawBufferPointer?) -> UnsafeMutableRawBufferPointer? {
+        guard !ended, offset == length, let remaining = parser.bodyRemaining, remaining > 0,
+              let target = destination(), !target.isEmpty else { return nil }
+        let count = Int(min(Int64(min(target.count, readLimit)), remaining))
+        return UnsafeMutableRawBufferPointer(rebasing: target[0..<count])
     }
 
     /// After the caller stopped reading: if the body ends exactly there (the caller took its
@@ -104,23 +127,28 @@ package final class ResponseReader {
             if ended { return try parser.inputEnded() }
             let event = try parser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<length]), offset: &offset)
             guard case .needMore = event else { return event }
-            let (timeout, timeoutCode) = wait()
-            if timeout <= .zero {
-                throw HTTPClientError(timeoutCode, timeoutCode == .headerTimeout ? "the response head did not arrive in time" : "no data for too long (stalled)")
-            }
-            if tooSlow, let monitor { throw monitor.failure }
-            let started = monitor == nil ? nil : ContinuousClock.now
-            let n = try connection.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<min(readLimit, buffer.count)]),
-                                        timeout: timeout, timeoutCode: timeoutCode)
-            if let started, n > 0, monitor?.received(n, after: ContinuousClock.now - started) == true { tooSlow = true }
+            let n = try receive(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<min(readLimit, buffer.count)]), wait)
             length = n
             offset = 0
-            if n == 0 {
-                ended = true
-                if connection.closedWithoutNotify, case .untilClose? = parser.framing {
-                    throw HTTPClientError(.truncatedBody, "the TLS connection closed without close_notify, so the body may be cut short")
-                }
+            if n == 0, connection.closedWithoutNotify, case .untilClose? = parser.framing {
+                throw HTTPClientError(.truncatedBody, "the TLS connection closed without close_notify, so the body may be cut short")
             }
         }
+    }
+
+    /// One read into `target`, within the wait `wait` gives (and the low-speed floor); 0 when
+    /// the peer closed the connection (``ended`` is then set).
+    private func receive(into target: UnsafeMutableRawBufferPointer,
+                         _ wait: () -> (Duration, HTTPClientError.Kind)) throws(HTTPClientError) -> Int {
+        let (timeout, timeoutCode) = wait()
+        if timeout <= .zero {
+            throw HTTPClientError(timeoutCode, timeoutCode == .headerTimeout ? "the response head did not arrive in time" : "no data for too long (stalled)")
+        }
+        if tooSlow, let monitor { throw monitor.failure }
+        let started = monitor == nil ? nil : ContinuousClock.now
+        let n = try connection.read(into: target, timeout: timeout, timeoutCode: timeoutCode)
+        if let started, n > 0, monitor?.received(n, after: ContinuousClock.now - started) == true { tooSlow = true }
+        if n == 0 { ended = true }
+        return n
     }
 }

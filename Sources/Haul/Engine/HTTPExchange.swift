@@ -121,15 +121,17 @@ struct HTTPExchange {
     }
 
     /// Reads the body, calling `sink` with each slice in order, until the body ends or `sink`
-    /// returns `false` (see ``ResponseReader/readBody(stallTimeout:_:)``).
+    /// returns `false` (see ``ResponseReader/readBody(stallTimeout:into:_:)``): into
+    /// `destination`'s memory when it offers some and the transport can (the native one).
     @discardableResult
-    func readBody(stallTimeout: Duration, _ sink: (UnsafeRawBufferPointer) throws(DownloadError) -> Bool) throws(DownloadError) -> Bool {
+    func readBody(stallTimeout: Duration, into destination: (() -> UnsafeMutableRawBufferPointer?)? = nil,
+                  _ sink: (UnsafeRawBufferPointer) throws(DownloadError) -> Bool) throws(DownloadError) -> Bool {
         switch backend {
         case .native(let reader):
             // The reader knows no download errors: the sink's failure waits here while it stops.
             var failure: DownloadError?
             let ended = try mappingHTTPErrors { () throws(HTTPClientError) in
-                try reader.readBody(stallTimeout: stallTimeout) { slice in
+                try reader.readBody(stallTimeout: stallTimeout, into: destination) { slice in
                     do throws(DownloadError) {
                         return try sink(slice)
                     } catch {

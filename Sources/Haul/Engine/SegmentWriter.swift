@@ -77,6 +77,14 @@ final class SegmentWriter {
         return position < end
     }
 
+    /// Where the connection may receive its next bytes so that ``take(_:)`` copies nothing: the
+    /// free part of the buffer being filled, up to the connection's end (`nil`: no such buffer).
+    func freeSpace() -> UnsafeMutableRawBufferPointer? {
+        guard staging != nil, position < end else { return nil }
+        let space = staging!.freeSpace(at: position)
+        return UnsafeMutableRawBufferPointer(rebasing: space[0..<Int(min(Int64(space.count), end - position))])
+    }
+
     /// Writes what is still staged: at the end, and after a `failure` that was not the disk's
     /// (the bytes that arrived before it are good). Gives the ring's buffers back.
     func finish(after failure: DownloadError? = nil) throws(DownloadError) {
@@ -105,7 +113,10 @@ final class SegmentWriter {
         position += Int64(bytes.count)
         if position >= end {
             try writeStaged(all: true)
-        } else if staging.map({ !$0.isEmpty }) ?? false, ContinuousClock.now - lastFlush >= flushInterval {
+            return
+        }
+        if staging == nil { try startBuffer() }   // so the next bytes can be received into it
+        if staging.map({ !$0.isEmpty }) ?? false, ContinuousClock.now - lastFlush >= flushInterval {
             try writeStaged(all: false)
             lastFlush = ContinuousClock.now
         }

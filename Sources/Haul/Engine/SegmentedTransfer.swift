@@ -212,8 +212,8 @@ final class SegmentedTransfer: Sendable {
             })
         let ended: Bool
         do throws(DownloadError) {
-            ended = try exchange.readBody(stallTimeout: configuration.stallTimeout) { (slice) throws(DownloadError) -> Bool in
-                try writer.take(slice)
+            ended = try exchange.readBody(stallTimeout: configuration.stallTimeout, into: writer.freeSpace) {
+                (slice) throws(DownloadError) -> Bool in try writer.take(slice)
             }
         } catch {
             try? writer.finish(after: error)

@@ -31,19 +31,33 @@ struct DirectStaging {
     var isFull: Bool { high == buffer.count }
 
     /// Stages as many of `bytes` (to be written at `offset`) as fit, and returns how many.
-    /// `offset` must be ``end`` unless nothing is staged.
+    /// `offset` must be ``end`` unless nothing is staged. Bytes already in place (read into
+    /// ``freeSpace(at:)``) are not copied.
     mutating func append(_ bytes: UnsafeRawBufferPointer, at offset: Int64) -> Int {
-        if isEmpty {
-            base = offset - offset % Int64(Self.block)
-            low = Int(offset - base)
-            high = low
-        }
+        if isEmpty { start(at: offset) }
         precondition(offset == end, "staged bytes must be contiguous")
         let count = min(bytes.count, buffer.count - high)
-        UnsafeMutableRawBufferPointer(rebasing: buffer[high..<(high + count)])
-            .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[0..<count]))
+        let tail = UnsafeMutableRawBufferPointer(rebasing: buffer[high..<(high + count)])
+        if UnsafeRawPointer(tail.baseAddress) != bytes.baseAddress {
+            tail.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[0..<count]))
+        }
         high += count
         return count
+    }
+
+    /// The memory where the bytes for file offset `offset` (``end``, or any when nothing is
+    /// staged) go: a reader may receive them there and ``append(_:at:)`` them without a copy.
+    mutating func freeSpace(at offset: Int64) -> UnsafeMutableRawBufferPointer {
+        if isEmpty { start(at: offset) }
+        precondition(offset == end, "staged bytes must be contiguous")
+        return UnsafeMutableRawBufferPointer(rebasing: buffer[high...])
+    }
+
+    /// Empties the buffer for bytes from `offset` on (its block lands on a block of memory).
+    private mutating func start(at offset: Int64) {
+        base = offset - offset % Int64(Self.block)
+        low = Int(offset - base)
+        high = low
     }
 
     /// Writes the staged whole blocks direct (the bytes before the first of them through the

@@ -16,7 +16,8 @@ struct WriteBehindTests {
     final class Reader: @unchecked Sendable {   // `writer` is only used on the reader's thread, then after `finished`
         let writer: SegmentWriter
         let content: [UInt8]
-        /// Bytes taken so far, and whether the reader is done (with its error, if any).
+        /// Bytes offered to the writer so far (the last slice's take may still be under way),
+        /// and whether the reader is done (with its error, if any).
         let taken = ConditionLock<(count: Int, finished: Bool, error: DownloadError?)>((0, false, nil))
         let reports = SharedStateLock<[Int64]>([])
 
@@ -40,9 +41,9 @@ struct WriteBehindTests {
                     var sent = 0
                     while sent < content.count {
                         let count = min(16 << 10, content.count - sent)
+                        taken.withLockBroadcasting { $0.count = sent + count }
                         _ = try content[sent..<(sent + count)].withUnsafeBytes { try writer.take($0) }
                         sent += count
-                        taken.withLockBroadcasting { $0.count = sent }
                     }
                     try writer.finish()
                 } catch {
@@ -92,6 +93,7 @@ struct WriteBehindTests {
             reader.start(on: ThreadPool(maximumThreads: 1))
 
             // Given the first write held: the reader fills the other buffers and then waits.
+            writesStarted.wait(until: nil) { $0 == 0 }
             Self.waitFor { ring.readerWaits }
             #expect(writesStarted.withLock { $0 } == 1)
             #expect(reader.taken.withLock { $0.count } == Self.bufferSize * Self.depth)
