@@ -219,16 +219,18 @@ package final class Connection {
         }
     }
 
-    /// A resumed session brings no certificate to verify: checks that the one it was verified
-    /// with names `host` (as the cache offers a session only to its own target, it does).
+    /// A resumed session brings no certificate to verify: checks that the one it came with was
+    /// verified and names `host` (as the cache offers a session only to its own target and
+    /// context, it was and does).
     ///
-    /// - Throws: `tlsHostnameMismatch`.
+    /// - Throws: `tlsCertificateUntrusted`, `tlsHostnameMismatch`.
     private func checkResumedPeer(_ ssl: OpaquePointer, host: String, isIPLiteral: Bool) throws(HTTPClientError) {
-        let named = SSL_get0_peer_certificate(ssl).map { certificate in
-            isIPLiteral ? X509_check_ip_asc(certificate, host, 0) == 1 : X509_check_host(certificate, host, 0, 0, nil) == 1
-        } ?? false
-        guard named && SSL_get_verify_result(ssl) == X509_V_OK else {
-            throw HTTPClientError(.tlsHostnameMismatch, "the resumed TLS session of \(peer) was not verified for this host name")
+        guard SSL_get_verify_result(ssl) == X509_V_OK, let certificate = SSL_get0_peer_certificate(ssl) else {
+            throw HTTPClientError(.tlsCertificateUntrusted, "the resumed TLS session of \(peer) was never verified")
+        }
+        let named = isIPLiteral ? X509_check_ip_asc(certificate, host, 0) == 1 : X509_check_host(certificate, host, 0, 0, nil) == 1
+        guard named else {
+            throw HTTPClientError(.tlsHostnameMismatch, "the resumed TLS session of \(peer) was verified for another host name")
         }
     }
 

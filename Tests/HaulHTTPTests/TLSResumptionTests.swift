@@ -75,6 +75,23 @@ import HaulCore
         #expect(context.sessions.count == 2)
     }
 
+    @Test func aResumedSessionThatWasNeverVerifiedIsRefusedAndForgotten() throws {
+        let server = try HaulServer(configuration: .init(tls: certificates.serverIdentity))
+        let target = TLSSessionCache.Target(host: "localhost", port: server.port)
+        let insecure = try TLSContext(options: TLSSettings(insecure: true))   // trusts no test CA
+        try fetch(server, with: insecure).close()
+        let unverified = try #require(insecure.sessions.session(for: target))
+        let context = try verifying()
+        context.sessions.store(unverified, for: target)   // as if a session had crossed settings
+
+        // (The server may or may not count the handshake: the client hangs up once it refuses.)
+        let error = #expect(throws: HTTPClientError.self) { try fetch(server, with: context) }
+        #expect(error?.kind == .tlsCertificateUntrusted, "a full handshake would pass: the context trusts the test CA")
+        #expect(context.sessions.session(for: target) == nil, "the refused session is forgotten")
+        try fetch(server, with: context).close()   // a full handshake, verified
+        #expect(context.sessions.session(for: target) != nil)
+    }
+
     @Test func theCacheKeepsTheNewestSessionOfAtMostItsCapacityOfTargets() throws {
         let server = try HaulServer(configuration: .init(tls: certificates.serverIdentity))
         let context = try verifying()
