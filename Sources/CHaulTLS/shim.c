@@ -40,6 +40,23 @@ void haul_ssl_ctx_enable_read_ahead(SSL_CTX *ctx, size_t buffer_length) {
     SSL_CTX_set_default_read_buffer_len(ctx, buffer_length);
 }
 
+void haul_ssl_ctx_enable_client_sessions(SSL_CTX *ctx, int (*new_session)(SSL *, SSL_SESSION *)) {
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL);
+    SSL_CTX_sess_set_new_cb(ctx, new_session);
+}
+
+static int haul_session_slot = -1;
+static pthread_once_t haul_session_slot_made = PTHREAD_ONCE_INIT;
+
+static void haul_session_slot_make(void) {
+    haul_session_slot = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+}
+
+int haul_ssl_session_slot_index(void) {
+    pthread_once(&haul_session_slot_made, haul_session_slot_make);
+    return haul_session_slot;
+}
+
 int haul_ssl_error_is_unexpected_eof(void) {
     unsigned long e = ERR_peek_error();
     return e != 0 && ERR_GET_LIB(e) == ERR_LIB_SSL && ERR_GET_REASON(e) == SSL_R_UNEXPECTED_EOF_WHILE_READING;

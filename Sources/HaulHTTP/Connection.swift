@@ -22,6 +22,8 @@ package final class Connection {
     private var cancellation: CancellationSignal
     private var token: Int?
     private var peer: String
+    /// Where the new TLS sessions of `ssl` and `proxySSL` are stored (their ex_data points here).
+    private var sessionSlots: [TLSSessionSlot] = []
     private var receiveTimeout: Duration?
     private var sendTimeout: Duration?
     /// Whether the peer closed a TLS connection without close_notify (an EOF that could be a cut).
@@ -79,8 +81,9 @@ package final class Connection {
                 peer = origin
             }
             if url.scheme == .https && !route.isForwarding {
-                try handshake(host: url.host, isIPLiteral: url.isIPv6Literal || isIPv4Literal(url.host), context: tls(),
-                              timeout: Self.left(until: deadline))
+                let target = TLSSessionCache.Target(host: url.host, port: url.port, via: proxy?.description)
+                try handshake(host: url.host, isIPLiteral: url.isIPv6Literal || isIPv4Literal(url.host), target: target,
+                              context: tls(), timeout: Self.left(until: deadline))
             }
         } catch {
             self.close()
@@ -101,7 +104,8 @@ package final class Connection {
                        userAgent: String, deadline: ContinuousClock.Instant, threads: ThreadPool) throws(HTTPClientError) {
         if proxy.scheme == .https {
             guard let context = try proxyTLS() else { throw HTTPClientError(.internalError, "no TLS context for an https proxy") }
-            try handshake(host: proxy.host, isIPLiteral: proxy.isIPv6Literal || isIPv4Literal(proxy.host), context: context,
+            try handshake(host: proxy.host, isIPLiteral: proxy.isIPv6Literal || isIPv4Literal(proxy.host),
+                          target: TLSSessionCache.Target(host: proxy.host, port: proxy.port), context: context,
                           timeout: Self.left(until: deadline))
         }
         if proxy.scheme.isSOCKS {
@@ -172,8 +176,10 @@ package final class Connection {
         }
     }
 
-    /// TLS with `host` over the socket, or inside an https proxy's session when there is one.
-    private func handshake(host: String, isIPLiteral: Bool, context: TLSContext, timeout: Duration) throws(HTTPClientError) {
+    /// TLS with `host` over the socket, or inside an https proxy's session when there is one,
+    /// resuming the session `context` keeps for `target` when it has one.
+    private func handshake(host: String, isIPLiteral: Bool, target: TLSSessionCache.Target, context: TLSContext,
+                           timeout: Duration) throws(HTTPClientError) {
         guard let ssl = SSL_new(context.context) else {
             throw HTTPClientError(.tlsHandshakeFailed, "cannot create a TLS session: \(takeOpenSSLError())")
         }
@@ -193,8 +199,46 @@ package final class Connection {
             _ = haul_ssl_set_sni(ssl, host)
             if context.verifies { SSL_set1_host(ssl, host) }
         }
+        let slot = TLSSessionSlot(cache: context.sessions, target: target)
+        var offered = false
+        if slot.attach(to: ssl) {
+            sessionSlots.append(slot)
+            offered = context.sessions.session(for: target)?.offer(to: ssl) ?? false
+        }
         setReceiveTimeout(timeout)
         setSendTimeout(timeout)
+        do throws(HTTPClientError) {
+            try connect(ssl)
+            if context.verifies && SSL_session_reused(ssl) == 1 { try checkResumedPeer(ssl, host: host, isIPLiteral: isIPLiteral) }
+        } catch {
+            // A session the handshake failed with is not offered again.
+            if offered && [.tlsHandshakeFailed, .tlsHostnameMismatch, .tlsCertificateUntrusted].contains(error.kind) {
+                context.sessions.remove(target)
+            }
+            throw error
+        }
+    }
+
+    /// A resumed session brings no certificate to verify: checks that the one it came with was
+    /// verified and names `host` (as the cache offers a session only to its own target and
+    /// context, it was and does).
+    ///
+    /// - Throws: `tlsCertificateUntrusted`, `tlsHostnameMismatch`.
+    private func checkResumedPeer(_ ssl: OpaquePointer, host: String, isIPLiteral: Bool) throws(HTTPClientError) {
+        guard SSL_get_verify_result(ssl) == X509_V_OK, let certificate = SSL_get0_peer_certificate(ssl) else {
+            throw HTTPClientError(.tlsCertificateUntrusted, "the resumed TLS session of \(peer) was never verified")
+        }
+        let named = isIPLiteral ? X509_check_ip_asc(certificate, host, 0) == 1 : X509_check_host(certificate, host, 0, 0, nil) == 1
+        guard named else {
+            throw HTTPClientError(.tlsHostnameMismatch, "the resumed TLS session of \(peer) was verified for another host name")
+        }
+    }
+
+    /// Runs the client side of the handshake on `ssl`.
+    ///
+    /// - Throws: `tlsCertificateUntrusted`, `tlsHostnameMismatch`, `tlsHandshakeFailed`, `connectTimeout`,
+    ///   `connectionReset`, `networkError`, `cancelled`.
+    private func connect(_ ssl: OpaquePointer) throws(HTTPClientError) {
         let rc = SSL_connect(ssl)
         if rc == 1 { return }
         let savedErrno = errno

@@ -14,13 +14,16 @@ package struct TLSSettings: Sendable, Hashable {
     }
 }
 
-/// An OpenSSL client context: trust store, verification mode, protocol floor, read-ahead.
+/// An OpenSSL client context: trust store, verification mode, protocol floor, read-ahead, and
+/// the sessions its connections resume (``TLSSessionCache``).
 ///
 /// `@unchecked Sendable`: the `SSL_CTX` is fully configured in `init` and only read afterwards
 /// (`SSL_new` is thread-safe on a configured context).
 package final class TLSContext: @unchecked Sendable {
     package let context: OpaquePointer
     package let verifies: Bool
+    /// The sessions of this context's connections, newest per target.
+    package let sessions = TLSSessionCache()
 
     /// OpenSSL's own socket read buffer: 128 KiB. Larger costs more CPU, not less, because
     /// OpenSSL moves the unread rest of its buffer forward as records are consumed.
@@ -54,6 +57,7 @@ package final class TLSContext: @unchecked Sendable {
         _ = SSL_CTX_set_ciphersuites(context, "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256")
         _ = SSL_CTX_set_cipher_list(context, Self.tls12Ciphers)
         haul_ssl_ctx_enable_read_ahead(context, Self.readAheadBufferSize)
+        haul_ssl_ctx_enable_client_sessions(context, TLSSessionSlot.newSessionCallback)
         if options.insecure {
             SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
         } else {

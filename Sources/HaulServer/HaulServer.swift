@@ -12,8 +12,9 @@ import Synchronization
 /// through OpenSSL when `Configuration.tls` is set). Requests are recorded in `requests`.
 /// Connections are kept alive (HTTP/1.1) unless the client sends `Connection: close` or a
 /// route has to close. Handlers registered with `route(_:_:)` and resources registered with
-/// `setResource(_:_:)` are matched first, by exact path. `bodyBytesSent` and `connectionCount`
-/// tell what the server sent and how many connections it accepted.
+/// `setResource(_:_:)` are matched first, by exact path. `bodyBytesSent`, `connectionCount` and
+/// `resumedTLSHandshakeCount` tell what the server sent, how many connections it accepted and
+/// how many of their TLS handshakes resumed a session.
 ///
 /// ## Built-in routes
 /// Query options combine freely; values are percent-decoded.
@@ -166,6 +167,13 @@ public final class HaulServer: Sendable {
     /// The number of connections accepted so far (open or closed), to assert connection reuse.
     public var connectionCount: Int {
         core.state.withLock { $0.nextConnectionID }
+    }
+
+    /// The number of TLS handshakes that resumed an earlier session instead of a full handshake
+    /// (the server issues session tickets; `SSL_session_reused`). A handshake is counted before
+    /// the server reads the connection's first request.
+    public var resumedTLSHandshakeCount: Int {
+        Int(core.resumedHandshakes.load(ordering: .sequentiallyConsistent))
     }
 
     /// The number of connections whose threads are still running.

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import CHaulSys
+import CHaulTLS
 import Synchronization
 
 /// The state the accept thread, the connection threads and `HaulServer` share.
@@ -35,6 +36,8 @@ final class ServerCore: Sendable {
     let state: ServerLock<State>
     /// Body bytes handed to sockets so far, all connections (see `ServerConnection.writeRaw`).
     let bodyBytesSent = Atomic<Int64>(0)
+    /// TLS handshakes that resumed an earlier session, counted before the connection's first read.
+    let resumedHandshakes = Atomic<Int64>(0)
     /// Readable once `stop()` ran (never drained): every `poll` in the server includes it.
     let wakeRead: Int32
     private let wakeWrite: Int32
@@ -122,6 +125,7 @@ final class ServerCore: Sendable {
         var ssl: OpaquePointer?
         if let tls {
             guard let accepted = tls.accept(fd: fd) else { return }
+            if SSL_session_reused(accepted) == 1 { resumedHandshakes.add(1) }
             ssl = accepted
         }
         let connection = ServerConnection(core: self, fd: fd, ssl: ssl)

@@ -37,6 +37,17 @@ int haul_ssl_error_is_unexpected_eof(void);
 /// many TLS records and SSL_read mostly decrypts from memory.
 void haul_ssl_ctx_enable_read_ahead(SSL_CTX *ctx, size_t buffer_length);
 
+/// Turns on ctx's client session cache without OpenSSL's internal store (SSL_SESS_CACHE_CLIENT |
+/// SSL_SESS_CACHE_NO_INTERNAL, a macro): OpenSSL hands every new session of its connections to
+/// new_session, during the handshake (TLS 1.2) or at a read after it (TLS 1.3 tickets). The
+/// callback keeps the session's reference by returning 1; with 0 OpenSSL frees it.
+void haul_ssl_ctx_enable_client_sessions(SSL_CTX *ctx, int (*new_session)(SSL *, SSL_SESSION *));
+
+/// The ex_data index under which a client connection keeps where its new sessions go
+/// (SSL_get_ex_new_index is a macro); made on first use, the same for the whole process.
+/// Returns -1 when OpenSSL cannot make one.
+int haul_ssl_session_slot_index(void);
+
 /// Writes the text of the oldest queued OpenSSL error into buffer (NUL-terminated) and clears
 /// the queue. Returns the error code (0 when the queue was empty).
 unsigned long haul_ssl_take_error(char *buffer, size_t length);
