@@ -25,7 +25,7 @@ struct DaemonServerTests {
                 service: .init(root: dir.appendingPathComponent("root"), stateFile: dir.appendingPathComponent("state.db"),
                                downloader: engine),
                 server: server, secret: secret))
-            daemon.start()
+            try daemon.start()
             defer { daemon.stop() }
             try await body(daemon)
         }
