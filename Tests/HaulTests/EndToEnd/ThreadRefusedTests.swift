@@ -130,4 +130,26 @@ struct ThreadRefusedTests {
             #expect(!listFiles(dir).contains("big.bin"))
         }
     }
+
+    @Test func aSingleConnectionWhoseTimerThreadIsRefusedCompletes() async throws {
+        // Given a downloader whose checkpoint timer threads are refused, and a file that takes a
+        // few record intervals to arrive over one connection
+        let starter = Starter(refuses: { name, _ in name == "haul-checkpoint" })
+        let downloader = Self.downloader(connections: 1, starter)
+        let server = try HaulServer()
+        let size = 2 * Self.mib
+        let resource = Validators.etag.resource(size: size, rate: 8 << 20)
+        server.setResource("/file.bin", resource)
+        try await withTemporaryDirectory { (dir) async throws in
+            // When it is downloaded
+            let run = await runToEnd(downloader, DownloadRequest(url: url(server, "/file.bin")), to: .directory(dir))
+
+            // Then the timer was asked for once (never again after the refusal) and the file is
+            // complete, byte for byte (the transfer did not wait for a timer that never ran)
+            #expect(starter.asked("haul-checkpoint") == 1)
+            #expect(run.error == nil, "\(run.error?.description ?? "")")
+            #expect(listFiles(dir) == ["file.bin"])
+            #expect(try contents(dir.appendingPathComponent("file.bin")) == resource.bytes(0..<size))
+        }
+    }
 }
