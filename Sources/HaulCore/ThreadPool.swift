@@ -103,8 +103,9 @@ package final class ThreadPool: @unchecked Sendable {   // all mutable state is 
     package var threadCount: Int { monitor.withLock { alive } }
 
     /// A thread counted in `alive` did not start. Bodies queued at the cap wait for the threads
-    /// that are alive; when none is, they get a new thread, and when that fails too the calling
-    /// thread runs them, so no body is ever left waiting for a thread that does not exist.
+    /// that are alive; when none is (every thread counted was failing to start), they get a new
+    /// thread, and when that fails too the calling thread runs them, so no body is ever left
+    /// waiting for a thread that does not exist.
     private func threadDidNotStart() {
         let stranded = monitor.withLock { () -> Bool in
             alive -= 1
@@ -113,14 +114,35 @@ package final class ThreadPool: @unchecked Sendable {   // all mutable state is 
             return true
         }
         guard stranded, starter("haul-pool", { [self] in serve(first: nil) }) != 0 else { return }
-        let job = { [self] in
-            monitor.withLock { () -> Job? in
+        Self.withSIGPIPEBlocked {
+            while let job = monitor.withLock({ () -> Job? in
                 if let job = waiting.popFirst() { return job }
                 alive -= 1
                 return nil
+            }) {
+                job.body()
             }
         }
-        while let next = job() { next.body() }
+    }
+
+    /// Runs `body` with `SIGPIPE` blocked on the calling thread, as on the pool's own threads;
+    /// one raised meanwhile is consumed before the thread's mask is restored (Linux: elsewhere
+    /// sockets carry `SO_NOSIGPIPE`).
+    private static func withSIGPIPEBlocked(_ body: () -> Void) {
+        #if canImport(Glibc)
+        var pipe = sigset_t(), previous = sigset_t(), pending = sigset_t()
+        sigemptyset(&pipe)
+        sigaddset(&pipe, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &pipe, &previous)
+        body()
+        if sigpending(&pending) == 0, sigismember(&pending, SIGPIPE) == 1, sigismember(&previous, SIGPIPE) == 0 {
+            var now = timespec()
+            _ = sigtimedwait(&pipe, nil, &now)
+        }
+        pthread_sigmask(SIG_SETMASK, &previous, nil)
+        #else
+        body()
+        #endif
     }
 
     /// A thread's life: `first`, the bodies that are waiting, then parked until the next or
