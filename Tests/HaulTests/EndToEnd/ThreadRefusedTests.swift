@@ -55,16 +55,9 @@ struct ThreadRefusedTests {
         }
     }
 
+    /// A test downloader of `connections` connections whose threads `starter` starts.
     static func downloader(connections: Int, _ starter: Starter) -> Downloader {
-        var configuration = Downloader.Configuration()
-        configuration.connectTimeout = .seconds(5)
-        configuration.headerTimeout = .seconds(5)
-        configuration.stallTimeout = .seconds(5)
-        configuration.retry = RetryPolicy(maximumRetries: 0)
-        configuration.bufferSize = 256 * 1024
-        configuration.proxy = .none
-        configuration.connectionsPerDownload = connections
-        return Downloader(configuration: configuration, threadStarter: starter.start)
+        Downloader(configuration: testConfiguration { $0.connectionsPerDownload = connections }, threadStarter: starter.start)
     }
 
     @Test func aDownloadWithoutAThreadFailsWithResourceExhausted() async throws {
