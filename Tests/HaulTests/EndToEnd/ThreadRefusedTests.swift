@@ -123,14 +123,21 @@ struct ThreadRefusedTests {
             #expect(!listFiles(dir).contains("big.bin"))
         }
     }
+}
 
+/// A single connection that runs for a few record intervals wants its checkpoint timer thread;
+/// when that is refused, the transfer completes without it.
+///
+/// Exclusive: the file is paced by the server so that the transfer outlives a record interval.
+@Suite("A timer thread refused", .exclusive, .serialized, .timeLimit(.minutes(1)))
+struct TimerThreadRefusedTests {
     @Test func aSingleConnectionWhoseTimerThreadIsRefusedCompletes() async throws {
         // Given a downloader whose checkpoint timer threads are refused, and a file that takes a
         // few record intervals to arrive over one connection
-        let starter = Starter(refuses: { name, _ in name == "haul-checkpoint" })
-        let downloader = Self.downloader(connections: 1, starter)
+        let starter = ThreadRefusedTests.Starter(refuses: { name, _ in name == "haul-checkpoint" })
+        let downloader = ThreadRefusedTests.downloader(connections: 1, starter)
         let server = try HaulServer()
-        let size = 2 * Self.mib
+        let size = 2 * ThreadRefusedTests.mib
         let resource = Validators.etag.resource(size: size, rate: 8 << 20)
         server.setResource("/file.bin", resource)
         try await withTemporaryDirectory { (dir) async throws in
