@@ -65,7 +65,7 @@ public final class DaemonServer: Sendable {
         policy = RequestPolicy(listen: bound.listen, allowedOrigins: bound.allowedOrigins,
                                maximumBodyBytes: bound.maximumBodyBytes)
         throttle = AuthThrottle(delay: bound.failedAuthenticationDelay, interval: bound.guessInterval)
-        threads = ThreadPool(maximumThreads: bound.workerThreads + 1, idleLifetime: .seconds(5))
+        threads = ThreadPool(maximumThreads: bound.workerThreads + 1, idleLifetime: .seconds(5), starter: bound.threadStarter)
         let notifier = self.notifier
         observerToken = rpc.service.addObserver { notifier.publish($0) }
     }
