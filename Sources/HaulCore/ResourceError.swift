@@ -17,6 +17,7 @@ package struct ResourceError: Error, Sendable, CustomStringConvertible {
     /// One readable sentence: "cannot start a thread: Resource temporarily unavailable".
     package var message: String
 
+    /// An error for `resource` with one readable sentence.
     package init(_ resource: Resource, _ message: String) {
         self.resource = resource
         self.message = message
