@@ -53,14 +53,31 @@ public final class Download: Sendable {
     /// Runs the transfer on a thread of its own; the caller gave it a running slot. The same
     /// thread then runs each queued download the downloader hands the slot to as one ends, so a
     /// queue moves on without a thread wake-up between two downloads.
+    ///
+    /// When the system gives no thread, the download fails with `resourceExhausted` (its
+    /// `failed` event says so) and passes its slot on; the next queued download asks for a
+    /// thread in turn.
     func start() {
-        resources.threads.run(name: "haul-download") { [self] in
-            var next: Download? = self
-            while let download = next {
-                // One cancelled before it could run (while queued, or between being handed the
-                // slot and here) passes the slot on.
-                next = download.claim() ? download.runClaimed() : download.onEnd(download, .slotAndKey)
+        var next: Download? = self
+        while let download = next {
+            do throws(ResourceError) {
+                try resources.threads.run(name: "haul-download") { download.runQueue() }
+                return
+            } catch {
+                next = download.claim()
+                    ? download.end(with: .failure(DownloadError(error)), release: .slotAndKey)
+                    : download.onEnd(download, .slotAndKey)
             }
+        }
+    }
+
+    /// Runs this download and then each one the downloader hands its slot to, on the calling thread.
+    private func runQueue() {
+        var next: Download? = self
+        while let download = next {
+            // One cancelled before it could run (while queued, or between being handed the
+            // slot and here) passes the slot on.
+            next = download.claim() ? download.runClaimed() : download.onEnd(download, .slotAndKey)
         }
     }
 

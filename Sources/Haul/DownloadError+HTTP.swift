@@ -1,3 +1,4 @@
+import HaulCore
 import HaulHTTP
 
 extension DownloadError {
@@ -36,8 +37,23 @@ extension DownloadError {
         case .proxyAuthenticationRefused: .authenticationRefused
         case .tunnelRefused: .tunnelRefused
         case .proxyFailure: .proxyFailure
+        case .resourceExhausted: .resourceExhausted
         case .internalError: .internalError
         }
+    }
+
+    /// The download's error for a thread, descriptor or memory the system refused.
+    package init(_ error: ResourceError) {
+        self.init(.resourceExhausted, error.message)
+    }
+}
+
+/// Runs `body`, giving a refused resource the download's code ``DownloadError/Code/resourceExhausted``.
+package func mappingResourceErrors<T>(_ body: () throws(ResourceError) -> T) throws(DownloadError) -> T {
+    do throws(ResourceError) {
+        return try body()
+    } catch {
+        throw DownloadError(error)
     }
 }
 

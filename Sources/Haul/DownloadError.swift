@@ -31,6 +31,8 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible {
         // 1: generic
         /// An unexpected internal failure.
         public static let internalError = Code("internalError", exit: 1)
+        /// The system had no thread, descriptor or memory to give (at a process or system limit).
+        public static let resourceExhausted = Code("resourceExhausted", exit: 1)
 
         // 2: usage
         /// The URL could not be parsed (bad port, spaces, control characters, unclosed `[`...).

@@ -39,6 +39,12 @@ public final class Downloader: Sendable {
         resources = DownloaderResources(configuration: configuration)
     }
 
+    /// A downloader whose threads start through `threadStarter` (tests make it fail).
+    init(configuration: Configuration, threadStarter: @escaping ThreadPool.Starter) {
+        self.configuration = configuration
+        resources = DownloaderResources(configuration: configuration, threadStarter: threadStarter)
+    }
+
     /// Starts downloading `url` into `destination` and returns its handle.
     ///
     /// - Parameters:

@@ -60,7 +60,14 @@ struct DaemonCommand {
         }
         let service = daemon.service
         service.addObserver { event in output.write(later: { log.line(event, service.download(event.id)) }) }
-        daemon.start()
+        do throws(DaemonError) {
+            try daemon.start()
+        } catch {
+            daemon.stop()
+            output.flush()
+            terminal.write("haul: daemon: \(error.message)\n", to: .error)
+            return ExitStatus.failure
+        }
         let address = daemon.server.address
         log.note("listening on \(address) (JSON-RPC at http://\(address)/jsonrpc), downloads in \(service.rootPath), "
                  + "state in \(configuration.service.stateFile.path)")

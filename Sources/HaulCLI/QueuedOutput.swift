@@ -5,7 +5,7 @@ import HaulCore
 /// goes out in a few large writes instead of one each.
 ///
 /// Text keeps its order within each stream. ``flush()`` waits until everything written so far
-/// is out.
+/// is out. When the system gives no thread, the writing thread writes the queue itself.
 final class QueuedOutput: OutputSink {
     /// Text to write, or a closure that makes it on the output's thread.
     private enum Item {
@@ -40,7 +40,12 @@ final class QueuedOutput: OutputSink {
 
     private func queue(_ item: Item) {
         let start = items.withLock { $0.append(item) }
-        if start { thread.run(name: "haul-log") { [self] in drain() } }
+        guard start else { return }
+        do throws(ResourceError) {
+            try thread.run(name: "haul-log") { [self] in drain() }
+        } catch {
+            drain()
+        }
     }
 
     private func drain() {

@@ -11,6 +11,10 @@ import Darwin
 /// Waits that use `poll` include ``pollDescriptor``; connected sockets register themselves so
 /// that ``cancel()`` shuts them down, which ends a blocked `recv`/`send`/TLS call at once.
 /// Nothing busy-polls.
+///
+/// Its wake-up descriptor is made on first use; when the system has none to give,
+/// ``pollDescriptor`` throws (the wait that wanted it fails with a typed error) and ``sleep(for:)``
+/// looks at the flag every 100 ms instead.
 package final class CancellationSignal: Sendable {
     private struct State {
         var cancelled = false
@@ -20,11 +24,18 @@ package final class CancellationSignal: Sendable {
     }
     private let state = SharedStateLock(State())
     private let flag = Atomic<Bool>(false)
-    private let wakeup = WakeupDescriptor()
+    private let wakeup: WakeupDescriptor
     /// The descriptor to include in `poll` (readable once cancelled).
-    package var pollDescriptor: Int32 { wakeup.pollDescriptor }
+    ///
+    /// - Throws: ``ResourceError`` (`.descriptor`) when it could not be made.
+    package var pollDescriptor: Int32 {
+        get throws(ResourceError) { try wakeup.pollDescriptor }
+    }
 
-    package init() {}
+    /// - Parameter wakeup: what wakes pollers (tests give one that cannot be made).
+    package init(wakeup: WakeupDescriptor = WakeupDescriptor()) {
+        self.wakeup = wakeup
+    }
 
     /// Whether ``cancel()`` was called.
     package var isCancelled: Bool { flag.load(ordering: .acquiring) }
@@ -81,13 +92,17 @@ package final class CancellationSignal: Sendable {
     }
 
     /// Sleeps for `duration` unless cancelled first. Returns `false` when cancelled.
+    ///
+    /// Without a wake-up descriptor (none could be made) it sleeps in steps of 100 ms, so a
+    /// cancellation is noticed that late at most.
     package func sleep(for duration: Duration) -> Bool {
         let deadline = ContinuousClock.now + duration
-        var fds = [pollfd(fd: pollDescriptor, events: Int16(POLLIN), revents: 0)]
+        let descriptor = try? pollDescriptor
+        var fds = [pollfd(fd: descriptor ?? -1, events: Int16(POLLIN), revents: 0)]   // poll skips -1
         while !isCancelled {
             let ms = (deadline - ContinuousClock.now).milliseconds
             if ms <= 0 { return true }
-            _ = poll(&fds, 1, Int32(clamping: ms))
+            _ = poll(&fds, 1, Int32(clamping: descriptor == nil ? min(ms, 100) : ms))
         }
         return false
     }

@@ -15,14 +15,24 @@ import Darwin
 /// no threads. Every thread blocks `SIGPIPE` and carries the name of the body it runs (seen in
 /// `top -H`, `ps -L`, gdb).
 ///
+/// A thread the system refuses (`pthread_create` fails: `EAGAIN` at the process's or the
+/// system's limit) is an error of the call that wanted it, never a trap: ``run(name:_:)`` and
+/// ``runAlone(name:_:)`` throw, the body does not run, and the pool counts only the threads
+/// that started.
+///
 /// Each `Downloader` owns one; nothing is shared between pools.
 package final class ThreadPool: @unchecked Sendable {   // all mutable state is under `monitor`
+    /// Starts a detached thread that runs the body, named for the first body it runs; returns 0,
+    /// or the error number when the thread did not start (then the body never runs).
+    package typealias Starter = @Sendable (_ name: StaticString, _ body: @escaping @Sendable () -> Void) -> Int32
+
     /// The most threads alive at once (parked ones included).
     package let maximumThreads: Int
     /// How long a thread without work stays for the next body.
     package let idleLifetime: Duration
     /// Called on a thread that retires after its idle time (a downloader frees spare buffers then).
     private let retired: @Sendable () -> Void
+    private let starter: Starter
 
     private struct Job {
         let name: StaticString
@@ -37,63 +47,132 @@ package final class ThreadPool: @unchecked Sendable {   // all mutable state is 
     ///   - maximumThreads: the cap (at least 1).
     ///   - idleLifetime: how long a parked thread waits for work before it exits.
     ///   - retired: runs on a thread about to exit after its idle time.
+    ///   - starter: starts the threads (tests make it fail; see ``systemStarter``).
     package init(maximumThreads: Int = 64, idleLifetime: Duration = .seconds(5),
-                 retired: @escaping @Sendable () -> Void = {}) {
+                 retired: @escaping @Sendable () -> Void = {}, starter: @escaping Starter = ThreadPool.systemStarter) {
         self.maximumThreads = max(1, maximumThreads)
         self.idleLifetime = idleLifetime
         self.retired = retired
+        self.starter = starter
     }
 
     /// Runs `body` on a thread named `name`: at once when a thread is parked or the cap allows a
     /// new one, else when a thread becomes free.
-    package func run(name: StaticString, _ body: @escaping @Sendable () -> Void) {
+    ///
+    /// A body that needs a new thread is handed to it directly, so when the thread does not
+    /// start nothing of the body is left in the pool.
+    ///
+    /// - Throws: ``ResourceError`` (`.thread`) when a new thread was needed and did not start;
+    ///   `body` does not run then.
+    package func run(name: StaticString, _ body: @escaping @Sendable () -> Void) throws(ResourceError) {
+        let job = Job(name: name, body: body)
         let startThread = monitor.withLock { () -> Bool in
-            let queuedBefore = waiting.count
-            waiting.append(Job(name: name, body: body))
-            if parked > queuedBefore {
+            if parked > waiting.count {
+                waiting.append(job)
                 monitor.signal()
                 return false
             }
-            guard alive < maximumThreads else { return false }
+            guard alive < maximumThreads else {
+                waiting.append(job)
+                return false
+            }
             alive += 1
             return true
         }
-        if startThread { Self.startThread { [self] in serve() } }
+        guard startThread else { return }
+        let code = starter(name) { [self] in serve(first: job) }
+        guard code != 0 else { return }
+        threadDidNotStart()
+        throw .thread(code)
     }
 
     /// Runs `body` on a thread named `name` only when one is free now (parked, or the cap allows
-    /// a new one); returns whether it does. For work its caller can do itself when no thread is free.
+    /// a new one that starts); returns whether it does. For work its caller can do itself.
     package func runIfFree(name: StaticString, _ body: @escaping @Sendable () -> Void) -> Bool {
-        let (runs, startThread) = monitor.withLock { () -> (Bool, Bool) in
+        let job = Job(name: name, body: body)
+        let start = monitor.withLock { () -> Bool? in
             if parked > waiting.count {
-                waiting.append(Job(name: name, body: body))
+                waiting.append(job)
                 monitor.signal()
-                return (true, false)
+                return false
             }
-            guard alive < maximumThreads else { return (false, false) }
+            guard alive < maximumThreads else { return nil }
             alive += 1
-            waiting.append(Job(name: name, body: body))
-            return (true, true)
+            return true
         }
-        if startThread { Self.startThread { [self] in serve() } }
-        return runs
+        guard let start else { return false }
+        guard start else { return true }
+        if starter(name, { [self] in serve(first: job) }) == 0 { return true }
+        threadDidNotStart()
+        return false
     }
 
     /// Runs `body` on a new thread of its own that ends with it, outside the cap and never
     /// reused: for bodies that change their thread for good (an unprivileged thread cannot leave
     /// the idle scheduling class).
-    package func runAlone(name: StaticString, _ body: @escaping @Sendable () -> Void) {
-        Self.startThread {
+    ///
+    /// - Throws: ``ResourceError`` (`.thread`) when the thread did not start; `body` does not run then.
+    package func runAlone(name: StaticString, _ body: @escaping @Sendable () -> Void) throws(ResourceError) {
+        let code = starter(name) {
             Self.setName(name)
             body()
         }
+        if code != 0 { throw .thread(code) }
     }
 
     /// How many threads are alive now (parked ones included).
     package var threadCount: Int { monitor.withLock { alive } }
 
-    /// A thread's life: the bodies that are waiting, then parked until the next or until it retires.
-    private func serve() {
+    /// A thread counted in `alive` did not start. Bodies queued at the cap wait for the threads
+    /// that are alive; when none is (every thread counted was failing to start), they get a new
+    /// thread, and when that fails too the calling thread runs them, so no body is ever left
+    /// waiting for a thread that does not exist.
+    private func threadDidNotStart() {
+        let stranded = monitor.withLock { () -> Bool in
+            alive -= 1
+            guard alive == 0, !waiting.isEmpty else { return false }
+            alive += 1   // the replacement, or this thread while it runs them
+            return true
+        }
+        guard stranded, starter("haul-pool", { [self] in serve(first: nil) }) != 0 else { return }
+        Self.withSIGPIPEBlocked {
+            while let job = monitor.withLock({ () -> Job? in
+                if let job = waiting.popFirst() { return job }
+                alive -= 1
+                return nil
+            }) {
+                job.body()
+            }
+        }
+    }
+
+    /// Runs `body` with `SIGPIPE` blocked on the calling thread, as on the pool's own threads;
+    /// one raised meanwhile is consumed before the thread's mask is restored (Linux: elsewhere
+    /// sockets carry `SO_NOSIGPIPE`).
+    private static func withSIGPIPEBlocked(_ body: () -> Void) {
+        #if canImport(Glibc)
+        var pipe = sigset_t(), previous = sigset_t(), pending = sigset_t()
+        sigemptyset(&pipe)
+        sigaddset(&pipe, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &pipe, &previous)
+        body()
+        if sigpending(&pending) == 0, sigismember(&pending, SIGPIPE) == 1, sigismember(&previous, SIGPIPE) == 0 {
+            var now = timespec()
+            _ = sigtimedwait(&pipe, nil, &now)
+        }
+        pthread_sigmask(SIG_SETMASK, &previous, nil)
+        #else
+        body()
+        #endif
+    }
+
+    /// A thread's life: `first`, the bodies that are waiting, then parked until the next or
+    /// until it retires.
+    private func serve(first: Job?) {
+        if let first {
+            Self.setName(first.name)
+            first.body()
+        }
         while let job = next() {
             Self.setName(job.name)
             job.body()
@@ -125,8 +204,11 @@ package final class ThreadPool: @unchecked Sendable {   // all mutable state is 
         }
     }
 
-    /// Starts a detached thread with a 512 KiB stack and `SIGPIPE` blocked.
-    private static func startThread(_ body: @escaping @Sendable () -> Void) {
+    /// Starts a detached thread with a 512 KiB stack and `SIGPIPE` blocked; returns 0 or the
+    /// error of `pthread_create` (the name is set by the body).
+    package static let systemStarter: Starter = { _, body in startThread(body) }
+
+    private static func startThread(_ body: @escaping @Sendable () -> Void) -> Int32 {
         final class Box: @unchecked Sendable {   // handed to exactly one thread, read once
             let body: @Sendable () -> Void
             init(_ body: @escaping @Sendable () -> Void) { self.body = body }
@@ -141,13 +223,14 @@ package final class ThreadPool: @unchecked Sendable {   // all mutable state is 
         #else
         var thread: pthread_t?
         #endif
-        let rc = pthread_create(&thread, &attributes, { raw in
+        let code = pthread_create(&thread, &attributes, { raw in
             let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
             haul_block_sigpipe_in_thread()
             box.body()
             return nil
         }, box)
         pthread_attr_destroy(&attributes)
-        precondition(rc == 0, "pthread_create failed: \(rc)")
+        if code != 0 { Unmanaged<Box>.fromOpaque(box).release() }   // the thread never took it
+        return code
     }
 }

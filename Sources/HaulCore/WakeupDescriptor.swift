@@ -9,7 +9,12 @@ import Darwin
 ///
 /// The descriptor is made on first use of ``pollDescriptor``: most signals of a short download
 /// are never polled, and a ``signal()`` before that first use leaves it readable from the start.
+/// When the system has no descriptor to give (`EMFILE`, `ENFILE`), ``pollDescriptor`` throws and
+/// the next use tries again; ``signal()`` is remembered meanwhile.
 package final class WakeupDescriptor: Sendable {
+    /// Makes the descriptor pair (read, write; the same one for an eventfd); returns 0, or the
+    /// error number.
+    package typealias Opener = @Sendable (_ read: inout Int32, _ write: inout Int32) -> Int32
     private struct State {
         var readFD: Int32 = -1
         var writeFD: Int32 = -1
@@ -17,8 +22,17 @@ package final class WakeupDescriptor: Sendable {
         var pending = false
     }
     private let state = SharedStateLock(State())
+    private let opener: Opener
 
-    package init() {}
+    /// - Parameter open: makes the descriptors (tests make it fail; see ``systemOpener``).
+    package init(open: @escaping Opener = WakeupDescriptor.systemOpener) {
+        self.opener = open
+    }
+
+    /// An eventfd on Linux, a non-blocking pipe elsewhere.
+    package static let systemOpener: Opener = { read, write in
+        haul_wakeup_open(&read, &write) == 0 ? 0 : errno
+    }
 
     deinit {
         state.withLock { state in
@@ -29,13 +43,20 @@ package final class WakeupDescriptor: Sendable {
     }
 
     /// The descriptor to include in `poll` (readable once ``signal()`` was called).
+    ///
+    /// - Throws: ``ResourceError`` (`.descriptor`) when it could not be made.
     package var pollDescriptor: Int32 {
-        state.withLock { state in
-            if state.readFD < 0 {
-                precondition(haul_wakeup_open(&state.readFD, &state.writeFD) == 0, "cannot create a wake-up descriptor")
-                if state.pending { haul_wakeup_signal(state.writeFD) }
+        get throws(ResourceError) {
+            try state.withLock { (state) throws(ResourceError) -> Int32 in
+                if state.readFD < 0 {
+                    var read: Int32 = -1, write: Int32 = -1
+                    let code = opener(&read, &write)
+                    guard code == 0 else { throw .descriptor(for: "a wake-up descriptor", code) }
+                    (state.readFD, state.writeFD) = (read, write)
+                    if state.pending { haul_wakeup_signal(state.writeFD) }
+                }
+                return state.readFD
             }
-            return state.readFD
         }
     }
 

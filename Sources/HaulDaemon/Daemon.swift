@@ -59,8 +59,10 @@ public final class Daemon: Sendable {
     }
 
     /// Starts serving.
-    public func start() {
-        server.start()
+    ///
+    /// - Throws: ``DaemonError`` when the system gives no thread or descriptor for the server's loop.
+    public func start() throws(DaemonError) {
+        try server.start()
     }
 
     /// Asks ``waitForStopRequest()`` to return.

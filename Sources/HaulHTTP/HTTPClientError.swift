@@ -57,6 +57,8 @@ package struct HTTPClientError: Error, Sendable, CustomStringConvertible {
         case tunnelRefused
         /// A SOCKS5 proxy failed the handshake or could not reach the origin.
         case proxyFailure
+        /// The system had no descriptor, thread or memory to give (`EMFILE`, `EAGAIN`...).
+        case resourceExhausted
         /// A broken promise inside the layer.
         case internalError
     }
@@ -79,4 +81,18 @@ package struct HTTPClientError: Error, Sendable, CustomStringConvertible {
 
     /// The error of a cancelled operation.
     package static let cancelled = HTTPClientError(.cancelled, "cancelled")
+
+    /// A thread, descriptor or memory the system refused, as ``Kind/resourceExhausted``.
+    package init(_ error: ResourceError) {
+        self.init(.resourceExhausted, error.message)
+    }
+
+    /// Runs `body`, turning a refused resource into ``Kind/resourceExhausted``.
+    package static func mapping<T>(_ body: () throws(ResourceError) -> T) throws(HTTPClientError) -> T {
+        do throws(ResourceError) {
+            return try body()
+        } catch {
+            throw HTTPClientError(error)
+        }
+    }
 }

@@ -32,12 +32,18 @@ package enum Resolver {
         }
     }
 
-    /// - Throws: `dnsFailure`, `connectTimeout` (the deadline passed), `cancelled`.
+    /// - Throws: `dnsFailure`, `connectTimeout` (the deadline passed), `cancelled`;
+    ///   `resourceExhausted` when no helper thread or wake-up descriptor could be had (the
+    ///   lookup does not run then).
     package static func resolve(host: String, port: Int, deadline: ContinuousClock.Instant,
                                cancellation: CancellationSignal, threads: ThreadPool) throws(HTTPClientError) -> [Address] {
         if let literal = try? lookUp(host: host, port: port, numericOnly: true) { return literal }
         let lookup = PendingLookup()
-        threads.run(name: "haul-resolve") {
+        var fds = try HTTPClientError.mapping { () throws(ResourceError) -> [pollfd] in
+            [pollfd(fd: try lookup.pollDescriptor, events: Int16(POLLIN), revents: 0),
+             pollfd(fd: try cancellation.pollDescriptor, events: Int16(POLLIN), revents: 0)]
+        }
+        let resolve: @Sendable () -> Void = {
             let result: Result<[Address], HTTPClientError>
             do throws(HTTPClientError) {
                 result = .success(try lookUp(host: host, port: port, numericOnly: false))
@@ -46,8 +52,7 @@ package enum Resolver {
             }
             lookup.finish(result)
         }
-        var fds = [pollfd(fd: lookup.pollDescriptor, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: cancellation.pollDescriptor, events: Int16(POLLIN), revents: 0)]
+        try HTTPClientError.mapping { () throws(ResourceError) in try threads.run(name: "haul-resolve", resolve) }
         while true {
             if let result = lookup.result { return try result.get() }
             if cancellation.isCancelled { throw HTTPClientError.cancelled }
@@ -98,7 +103,7 @@ package enum Resolver {
 private final class PendingLookup: Sendable {
     private let state = SharedStateLock<Result<[Resolver.Address], HTTPClientError>?>(nil)
     private let wakeup = WakeupDescriptor()
-    var pollDescriptor: Int32 { wakeup.pollDescriptor }
+    var pollDescriptor: Int32 { get throws(ResourceError) { try wakeup.pollDescriptor } }
 
     var result: Result<[Resolver.Address], HTTPClientError>? { state.withLock { $0 } }
 

@@ -16,7 +16,8 @@ package struct TCPSocket {
 
     /// Resolves `host` and connects to the first address that answers within the timeout.
     ///
-    /// - Throws: `dnsFailure`, `connectionRefused`, `connectTimeout`, `networkError`, `cancelled`.
+    /// - Throws: `dnsFailure`, `connectionRefused`, `connectTimeout`, `networkError`, `cancelled`;
+    ///   `resourceExhausted` when no socket, wake-up descriptor or resolver thread could be had.
     package static func connect(host: String, port: Int, timeout: Duration, cancellation: CancellationSignal,
                                 threads: ThreadPool) throws(HTTPClientError) -> TCPSocket {
         let deadline = ContinuousClock.now + timeout
@@ -33,7 +34,7 @@ package struct TCPSocket {
                 return try connect(address: address, deadline: ContinuousClock.now + share, cancellation: cancellation,
                                    host: host, port: port)
             } catch {
-                if error.kind == .cancelled { throw error }
+                if error.kind == .cancelled || error.kind == .resourceExhausted { throw error }
                 lastError = error
             }
         }
@@ -43,7 +44,11 @@ package struct TCPSocket {
     private static func connect(address: Resolver.Address, deadline: ContinuousClock.Instant, cancellation: CancellationSignal,
                                 host: String, port: Int) throws(HTTPClientError) -> TCPSocket {
         let fd = socket(address.family, address.socketType | SOCK_CLOEXEC_VALUE, address.socketProtocol)
-        guard fd >= 0 else { throw HTTPClientError(.networkError, "cannot create a socket: \(errnoText())") }
+        guard fd >= 0 else {
+            let code = errno
+            let running = [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(code)
+            throw HTTPClientError(running ? .resourceExhausted : .networkError, "cannot create a socket: \(errnoText(code))")
+        }
         var ok = false
         defer { if !ok { close(fd) } }
         #if !canImport(Glibc)
@@ -60,7 +65,8 @@ package struct TCPSocket {
         if rc != 0 {
             guard errno == EINPROGRESS else { throw connectError(errno, host: host, port: port) }
             var fds = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0),
-                       pollfd(fd: cancellation.pollDescriptor, events: Int16(POLLIN), revents: 0)]
+                       pollfd(fd: try HTTPClientError.mapping { () throws(ResourceError) in try cancellation.pollDescriptor },
+                              events: Int16(POLLIN), revents: 0)]
             while true {
                 let ms = (deadline - ContinuousClock.now).milliseconds
                 if ms <= 0 { throw HTTPClientError(.connectTimeout, "no connection to \(host) port \(port) within the connect timeout") }

@@ -91,8 +91,8 @@ public final class DownloadService: Sendable {
     /// Opens (or creates) the state file, restores its list and starts what should run.
     ///
     /// - Parameter configuration: the root, the state file and the engine's settings.
-    /// - Throws: `store` when the state file cannot be opened or read; `unsafePath` when the
-    ///   root cannot be made.
+    /// - Throws: `store` when the state file cannot be opened or read, or gets no writer thread;
+    ///   `unsafePath` when the root cannot be made.
     public init(configuration: Configuration) throws(ServiceError) {
         self.configuration = configuration
         root = DownloadRoot(configuration.root)
@@ -106,7 +106,7 @@ public final class DownloadService: Sendable {
         downloader = Downloader(configuration: engine)
         let store = try ServiceStore(path: configuration.stateFile.path)
         let (rows, stored) = try store.load(residentResults: configuration.residentResults)
-        writer = StoreWriter(store: store)
+        writer = try StoreWriter(store: store)
         let maximum = min(max(1, configuration.maximumActiveDownloads), Self.activeDownloadsLimit)
         let queue = ServiceQueue(restoring: rows.map(\.entry), stored: stored, maximumActive: maximum,
                                  residentResults: configuration.residentResults)

@@ -256,10 +256,20 @@ final class SessionTaskState: Sendable {
     }
 
     /// Sleeps until the delegate wakes this state, `cancellation` fires or `deadline` passes.
+    ///
+    /// - Throws: `timeout`, `cancelled`; `resourceExhausted` when there is no descriptor to wait
+    ///   on (the task is cancelled then).
     private func wait(until deadline: ContinuousClock.Instant, cancellation: CancellationSignal,
                       timeout: DownloadError) throws(DownloadError) {
-        var fds = [pollfd(fd: wakeup.pollDescriptor, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: cancellation.pollDescriptor, events: Int16(POLLIN), revents: 0)]
+        let descriptors: (own: Int32, cancellation: Int32)
+        do throws(ResourceError) {
+            descriptors = (try wakeup.pollDescriptor, try cancellation.pollDescriptor)
+        } catch {
+            cancel()
+            throw DownloadError(error)
+        }
+        var fds = [pollfd(fd: descriptors.own, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: descriptors.cancellation, events: Int16(POLLIN), revents: 0)]
         while true {
             if cancellation.isCancelled {
                 cancel()

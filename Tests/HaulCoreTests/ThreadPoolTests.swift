@@ -1,4 +1,5 @@
 @testable import HaulCore
+import HaulTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -12,7 +13,7 @@ struct ThreadPoolTests {
     /// Runs `body` on a thread of `threads` and waits for it.
     private func onPoolThread<T: Sendable>(_ threads: ThreadPool, _ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            threads.run(name: "haul-test") { continuation.resume(returning: body()) }
+            threads.runInTest { continuation.resume(returning: body()) }
         }
     }
 
@@ -43,12 +44,12 @@ struct ThreadPoolTests {
         let threads = ThreadPool(maximumThreads: 1)
         let release = CancellationSignal()
         let order = SharedStateLock<[String]>([])
-        threads.run(name: "haul-test") {
+        threads.runInTest {
             _ = release.sleep(for: .seconds(20))
             order.withLock { $0.append("first") }
         }
         async let second: Void = withCheckedContinuation { continuation in
-            threads.run(name: "haul-test") {
+            threads.runInTest {
                 order.withLock { $0.append("second") }
                 continuation.resume()
             }
@@ -91,7 +92,7 @@ struct ThreadPoolTests {
     func threadsAreNamed() async {
         let threads = ThreadPool()
         let name: String = await withCheckedContinuation { continuation in
-            threads.run(name: "haul-segment") { continuation.resume(returning: Self.kernelName()) }
+            threads.runInTest(name: "haul-segment") { continuation.resume(returning: Self.kernelName()) }
         }
         #expect(name == "haul-segment")
     }
@@ -125,10 +126,10 @@ struct ThreadPoolTests {
 @Suite("Wake-ups and cancellation signals")
 struct SignalTests {
     @Test("a signal before the descriptor exists leaves it readable; drain empties it")
-    func wakeupIsLazy() {
+    func wakeupIsLazy() throws {
         let wakeup = WakeupDescriptor()
         wakeup.signal()
-        var fds = [pollfd(fd: wakeup.pollDescriptor, events: Int16(POLLIN), revents: 0)]
+        var fds = [pollfd(fd: try wakeup.pollDescriptor, events: Int16(POLLIN), revents: 0)]
         #expect(poll(&fds, 1, 0) == 1)
         wakeup.drain()
         fds[0].revents = 0

@@ -53,6 +53,7 @@ import Testing
         ("connectTimeout", nil, 2), ("stalled", nil, 5), ("connectionRefused", nil, 6), ("diskFull", nil, 9),
         ("destinationExists", nil, 13), ("dnsFailure", nil, 19), ("tooManyRedirects", nil, 23), ("authenticationRefused", nil, 24),
         ("checksumMismatch", nil, 32), ("httpStatus", 404, 3), ("httpStatus", 503, 29), ("httpStatus", 500, 22), ("internalError", nil, 1),
+        ("resourceExhausted", nil, 1),
     ])
     func failuresMapToAria2sExitCodes(code: String, http: Int?, expected: Int) {
         #expect(Aria2Status.errorCode(ServiceFailure(code: code, exitStatus: 1, httpStatus: http, message: "")) == expected)

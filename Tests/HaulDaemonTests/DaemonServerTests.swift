@@ -1,5 +1,6 @@
 import Foundation
 import Haul
+import HaulCore
 import HaulService
 import HaulTestSupport
 import Synchronization
@@ -25,7 +26,7 @@ struct DaemonServerTests {
                 service: .init(root: dir.appendingPathComponent("root"), stateFile: dir.appendingPathComponent("state.db"),
                                downloader: engine),
                 server: server, secret: secret))
-            daemon.start()
+            try daemon.start()
             defer { daemon.stop() }
             try await body(daemon)
         }
@@ -67,6 +68,25 @@ struct DaemonServerTests {
             #expect(allowed.field("Access-Control-Allow-Origin") == "https://ui.example")
             #expect(throws: RawError.self) { try RawWebSocket(port: port, origin: "http://attacker.example") }
             #expect(throws: Never.self) { try RawWebSocket(port: port, origin: "http://127.0.0.1:\(port)") }
+        }
+    }
+
+    @Test func aCallWithoutAWorkerThreadLosesItsConnectionAndTheServerGoesOn() async throws {
+        // Given a server whose first worker thread is refused
+        let refused = Atomic<Bool>(false)
+        try await Self.withDaemon(configure: { server in
+            server.threadStarter = { name, body in
+                if name.description == "haul-rpc", !refused.exchange(true, ordering: .relaxed) { return EAGAIN }
+                return ThreadPool.systemStarter(name, body)
+            }
+        }) { daemon in
+            // When a call comes, its connection is closed unanswered
+            #expect(throws: (any Error).self) { try Self.post(daemon, Self.version) }
+            // Then the next call is answered
+            let answered = try Self.post(daemon, Self.version)
+            #expect(answered.status == 200)
+            let wasRefused = refused.load(ordering: .relaxed)
+            #expect(wasRefused)
         }
     }
 

@@ -72,7 +72,7 @@ struct DashboardServingTests {
                 service: .init(root: dir.appendingPathComponent("root"), stateFile: dir.appendingPathComponent("state.db"),
                                downloader: Downloader.Configuration()),
                 server: server, secret: "sekret"))
-            daemon.start()
+            try daemon.start()
             defer { daemon.stop() }
             #expect(try Self.get(daemon.server.address.port, "/").status == 404)
         }

@@ -88,7 +88,7 @@ import Testing
     @Test func theWriterCommitsABurstAndKeepsOnlyTheLatestRowOfEachDownload() throws {
         try withTemporaryDirectory { dir in
             let path = dir.appendingPathComponent("state.db").path
-            let writer = StoreWriter(store: try ServiceStore(path: path))
+            let writer = try StoreWriter(store: try ServiceStore(path: path))
             var last: UInt64 = 0
             for value in 1...UInt64(1000) { last = writer.submit([.save(Self.row(value))]) }
             var paused = Self.row(5)
@@ -135,7 +135,7 @@ import Testing
     @Test func aStatusChangeFoldsIntoARowSubmittedBeforeIt() throws {
         try withTemporaryDirectory { dir in
             let path = dir.appendingPathComponent("state.db").path
-            let writer = StoreWriter(store: try ServiceStore(path: path))
+            let writer = try StoreWriter(store: try ServiceStore(path: path))
             let row = ServiceStoreTests.row(7, status: .waiting)
             _ = writer.submit([.save(row), .status(row.id, .paused)])
             let other = ServiceStoreTests.row(8, status: .waiting)

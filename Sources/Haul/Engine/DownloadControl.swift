@@ -106,8 +106,12 @@ final class DownloadControl: Sendable {
     }
 
     /// Blocks the calling (transfer) thread while paused. Returns `false` when cancelled.
-    func waitWhilePaused() -> Bool {
-        var fds = [pollfd(fd: wakeup.pollDescriptor, events: Int16(POLLIN), revents: 0)]
+    ///
+    /// - Throws: `resourceExhausted` when there is no descriptor to wait on (the download fails
+    ///   instead of waiting).
+    func waitWhilePaused() throws(DownloadError) -> Bool {
+        let descriptor = try mappingResourceErrors { () throws(ResourceError) in try wakeup.pollDescriptor }
+        var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
         while true {
             wakeup.drain()   // before the check: a signal after it makes poll return at once
             let (paused, cancelled) = state.withLock { ($0.paused, $0.cancelled) }

@@ -43,7 +43,7 @@ package struct DownloadJob {
         let target = try DownloadTarget(destination: destination, folders: resources.folders)
         let context = HTTPExchange.Context(configuration: configuration, resources: resources)
         try context.checkProxies()   // a bad proxy URL is a usage error too
-        let buffer = resources.buffers.take(size: configuration.bufferSize)
+        let buffer = try resources.buffers.take(size: configuration.bufferSize)
         defer { resources.buffers.give(buffer) }
 
         var state = RetryState(startFresh: request.startOver)
@@ -83,7 +83,7 @@ package struct DownloadJob {
         if control.isCancelled { throw cancelled }
         if control.isPaused {
             events.yield(.paused)
-            guard control.waitWhilePaused() else { throw cancelled }
+            guard try control.waitWhilePaused() else { throw cancelled }
             events.yield(.resumed)
             return
         }

@@ -35,14 +35,18 @@ final class DownloaderResources: Sendable {
     /// connections, so it is held for the downloader's lifetime.
     private let alternate = SharedStateLock<(any AlternateTransport)?>(nil)
 
-    init(configuration: Downloader.Configuration) {
+    /// - Parameters:
+    ///   - configuration: the downloader's settings.
+    ///   - threadStarter: starts the pool's threads (tests make it fail).
+    init(configuration: Downloader.Configuration, threadStarter: @escaping ThreadPool.Starter = ThreadPool.systemStarter) {
         let buffers = ReceiveBuffers()
         self.buffers = buffers
-        // Every running download may hold its own thread, one per connection, a checkpoint
-        // thread and a resolver; the rest is room for the committer and lookups in flight.
-        let perDownload = configuration.connectionsPerDownload + 2
+        // Every running download may hold its own thread, one per connection and one writer
+        // per connection, a checkpoint thread and a resolver; the rest is room for the
+        // committer and lookups in flight.
+        let perDownload = 2 * configuration.connectionsPerDownload + 2
         threads = ThreadPool(maximumThreads: min(4096, max(1, configuration.maximumActiveDownloads) * perDownload + 16),
-                             retired: { buffers.trim() })
+                             retired: { buffers.trim() }, starter: threadStarter)
         ticker = ProgressTicker(longestSleep: max(.milliseconds(10), configuration.progressInterval))
         committer = BatchCommitter(threads: threads)
         folders = FolderRegistry()

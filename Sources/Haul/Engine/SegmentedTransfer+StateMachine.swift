@@ -62,6 +62,8 @@ extension SegmentedTransfer {
         /// When the last record was asked for.
         private var lastSave: ContinuousClock.Instant?
         private var timerStarted = false
+        /// A timer thread was wanted and did not start: none is asked for again.
+        private var timerRefused = false
         private let retry: RetryPolicy
         private let interval: Duration
 
@@ -192,6 +194,16 @@ extension SegmentedTransfer {
             return .acquireSlot
         }
 
+        /// A worker could not start (the system gave no thread or buffer): its range goes back
+        /// as a gap the others take over, and it ends. When no other worker is left to take it,
+        /// the transfer fails with `error`; the connections it has go on otherwise.
+        mutating func notStarted(worker: Int, error: DownloadError) -> WorkerAction {
+            _ = planner.failed(worker: worker)
+            let othersLeft = workers.contains { $0.key != worker && $0.value.phase != .ending && $0.value.phase != .ended }
+            if !othersLeft, !isStopped { failure = error }
+            return end(worker)
+        }
+
         /// The run was paused or cancelled: every worker stops at its next step.
         mutating func cancel() {
             if failure == nil { cancelled = true }
@@ -279,10 +291,17 @@ extension SegmentedTransfer.StateMachine {
     /// `inline` (one connection on the caller's thread), only after the transfer ran for an
     /// interval: a short transfer then needs no timer thread at all.
     mutating func timerWanted(now: ContinuousClock.Instant, inline: Bool) -> Bool {
-        guard !timerStarted else { return false }
+        guard !timerStarted, !timerRefused else { return false }
         if inline, let since = lastCheckpoint, now - since < interval { return false }
         timerStarted = true
         return true
+    }
+
+    /// The timer thread ``timerWanted(now:inline:)`` asked for did not start: the caller runs
+    /// the timer once the connection ended (it writes the last record; none before it).
+    mutating func timerNotStarted() {
+        timerStarted = false
+        timerRefused = true
     }
 
     /// Whether the timer ran to its end (or never started and no worker is left).

@@ -114,18 +114,31 @@ final class SegmentedTransfer: Sendable {
     }
 
     /// One thread per connection: the first with the attempt's response, the others with
-    /// buffers of their own.
+    /// buffers of their own. A connection the system gives no thread or buffer does not start
+    /// and the others fetch its range (``StateMachine/notStarted(worker:error:)``); the first
+    /// starts last, so those ranges are gaps before it runs.
     private func startWorkers(first: FirstResponse) {
         let resources = setup.context.resources
-        for (index, start) in starts.enumerated() {
-            resources.threads.run(name: "haul-segment") { [self] in
-                if index == 0 {
-                    work(worker: start.segment.worker, action: start.action, exchange: first.exchange, buffer: first.buffer)
-                } else {
-                    let buffer = resources.buffers.take(size: setup.context.configuration.bufferSize)
-                    defer { resources.buffers.give(buffer) }
-                    work(worker: start.segment.worker, action: start.action, exchange: nil, buffer: buffer)
+        for index in Array(starts.indices.dropFirst()) + [0] {
+            let (worker, action) = (starts[index].segment.worker, starts[index].action)
+            do throws(ResourceError) {
+                try resources.threads.run(name: "haul-segment") { [self] in
+                    guard index != 0 else {
+                        return work(worker: worker, action: action, exchange: first.exchange, buffer: first.buffer)
+                    }
+                    do throws(DownloadError) {
+                        let buffer = try resources.buffers.take(size: setup.context.configuration.bufferSize)
+                        defer { resources.buffers.give(buffer) }
+                        work(worker: worker, action: action, exchange: nil, buffer: buffer)
+                    } catch {
+                        work(worker: worker, action: state.withLock { $0.notStarted(worker: worker, error: error) },
+                             exchange: nil, buffer: .init(start: nil, count: 0))
+                    }
                 }
+            } catch {
+                let ended = state.withLock { $0.notStarted(worker: worker, error: DownloadError(error)) }
+                work(worker: worker, action: ended, exchange: index == 0 ? first.exchange : nil,
+                     buffer: .init(start: nil, count: 0))
             }
         }
     }
@@ -256,8 +269,13 @@ final class SegmentedTransfer: Sendable {
         }
         if wake { state.withLockBroadcasting { _ in } }   // the timer sleeps until bytes arrive
         if startTimer {
-            // The worker notices a pause or cancel itself; the timer ends after it.
-            setup.context.resources.threads.run(name: "haul-checkpoint") { [self] in runTimer(run: nil) }
+            // The worker notices a pause or cancel itself; the timer ends after it. Without a
+            // thread, the caller runs the timer once this connection ended.
+            do throws(ResourceError) {
+                try setup.context.resources.threads.run(name: "haul-checkpoint") { [self] in runTimer(run: nil) }
+            } catch {
+                state.withLock { $0.timerNotStarted() }
+            }
         }
         if let failure { throw failure }
         return end

@@ -64,14 +64,20 @@ final class DirectReadAhead: @unchecked Sendable {
     private var ended = false     // under monitor
 
     /// Starts reading `range` of `descriptor` (open with `O_DIRECT`) into `memory` (aligned, at
-    /// least two `chunk`s; the caller's until ``end()`` returned).
+    /// least two `chunk`s; the caller's until ``end()`` returned). When the system gives no
+    /// thread, nothing is read ahead: ``next()`` returns `nil` at once and the caller reads the
+    /// range through the cache.
     init(descriptor: Int32, range: Range<Int64>, memory: UnsafeMutableRawBufferPointer, chunk: Int, threads: ThreadPool) {
         precondition(chunk % Int(DirectReads.alignment) == 0 && memory.count >= 2 * chunk)
         self.descriptor = descriptor
         self.range = range
         slots = (0..<(memory.count / chunk)).map { UnsafeMutableRawBufferPointer(rebasing: memory[($0 * chunk)..<(($0 + 1) * chunk)]) }
         chunks = Array(repeating: nil, count: slots.count)
-        threads.run(name: "haul-read-ahead") { [self] in readAll() }
+        do throws(ResourceError) {
+            try threads.run(name: "haul-read-ahead") { [self] in readAll() }
+        } catch {
+            monitor.withLock { ended = true }
+        }
     }
 
     /// The next bytes of the range, in order (the bytes handed out before go back); `nil` once

@@ -142,9 +142,7 @@ final class StreamHasher: @unchecked Sendable {
     /// Notes `bytes`, just written at `offset` (the follower hashes them in order).
     func offer(_ bytes: UnsafeRawBufferPointer, at offset: Int64) {
         guard !bytes.isEmpty else { return }
-        if !started.exchange(true, ordering: .acquiringAndReleasing) {
-            threads.runAlone(name: "haul-hasher") { [self] in follow() }
-        }
+        if !started.exchange(true, ordering: .acquiringAndReleasing) { startFollower() }
         hold(bytes, at: offset)
         let reach = written.withLock { set -> Int64 in
             set.insert(offset..<(offset + Int64(bytes.count)))
@@ -216,6 +214,19 @@ final class StreamHasher: @unchecked Sendable {
             while hashedSoFar.load(ordering: .sequentiallyConsistent) + size < end, !ending.load(ordering: .acquiring),
                   contiguous.load(ordering: .sequentiallyConsistent) > hashedSoFar.load(ordering: .sequentiallyConsistent),
                   !followerEnded, monitor.wait(until: deadline) {}
+        }
+    }
+
+    /// Starts the follower thread. When the system gives none, there is no follower: writers
+    /// never wait for one, and ``finish(length:stop:)`` hashes every byte itself.
+    private func startFollower() {
+        do throws(ResourceError) {
+            try threads.runAlone(name: "haul-hasher") { [self] in follow() }
+        } catch {
+            monitor.withLock {
+                followerEnded = true
+                monitor.broadcast()
+            }
         }
     }
 

@@ -34,6 +34,9 @@ final class ProgressTicker: Sendable {
     private let thread = ThreadPool(maximumThreads: 1)
 
     /// Wakes `reporter` (``ProgressReporter/tick()``) every `interval` until ``unregister(_:)``.
+    ///
+    /// When the system gives no thread for the loop, nothing ticks (the download goes on and
+    /// reports only its final state) and the next registration tries again.
     func register(_ reporter: ProgressReporter, interval: Duration) {
         let start = state.withLockBroadcasting { state -> Bool in
             state.entries[ObjectIdentifier(reporter)] = Entry(reporter: reporter, interval: interval,
@@ -43,7 +46,12 @@ final class ProgressTicker: Sendable {
             state.running = true
             return true
         }
-        if start { thread.run(name: "haul-progress") { [self] in run() } }
+        guard start else { return }
+        do throws(ResourceError) {
+            try thread.run(name: "haul-progress") { [self] in run() }
+        } catch {
+            state.withLock { $0.running = false }
+        }
     }
 
     /// Stops waking `reporter`.

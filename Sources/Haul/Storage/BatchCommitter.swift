@@ -88,7 +88,8 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
     }
 
     /// Commits `commit` soon, on the committer's thread, then calls `done` there with the result.
-    /// Waits first while `maximumWaiting` files are waiting already.
+    /// Waits first while `maximumWaiting` files are waiting already. When the system gives no
+    /// thread, the calling thread commits what is waiting (the files do not wait for a thread).
     func submit(_ commit: FileCommit, done: @escaping @Sendable (Result<DownloadResult, DownloadError>) -> Void) {
         let start = monitor.withLock { () -> Bool in
             while pending.count >= maximumWaiting { monitor.wait() }
@@ -97,7 +98,12 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
             serving = true
             return true
         }
-        if start { threads.run(name: "haul-commit") { self.serve() } }
+        guard start else { return }
+        do throws(ResourceError) {
+            try threads.run(name: "haul-commit") { self.serve() }
+        } catch {
+            serve()
+        }
     }
 
     /// Commits batches until none is waiting; what arrives during a batch is the next batch.

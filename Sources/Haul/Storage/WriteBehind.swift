@@ -57,13 +57,19 @@ final class WriteBehind: Sendable {
     /// else the first to be written (waiting for it). The runs written meanwhile come with it,
     /// in order: the caller accounts for them before it fills the buffer.
     ///
-    /// - Throws: the writer's failure (`diskFull`, `fileSystem`), once; the buffers handed over
-    ///   after it are not written.
+    /// - Throws: the writer's failure (`diskFull`, `fileSystem`), once (the buffers handed over
+    ///   after it are not written); `resourceExhausted` when no memory is left for a new buffer.
     func nextBuffer() throws(DownloadError) -> (buffer: UnsafeMutableRawBufferPointer, written: [Run]) {
         let depth = self.depth
         waitOrWrite { $0.mustWait(depth: depth) }
         let taken = try state.withLock { (state) throws(DownloadError) in try state.take(depth: depth) }
-        return (taken.buffer?.memory ?? pool.take(size: bufferSize), taken.written)
+        if let buffer = taken.buffer { return (buffer.memory, taken.written) }
+        do throws(DownloadError) {
+            return (try pool.take(size: bufferSize), taken.written)
+        } catch {
+            state.withLock { $0.made -= 1 }   // the runs are dropped: a resume fetches them again
+            throw error
+        }
     }
 
     /// Waits until every buffer handed over is written, and gives their runs to `account`, in order.

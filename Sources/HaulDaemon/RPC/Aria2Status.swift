@@ -81,7 +81,8 @@ enum Aria2Status {
         }
     }
 
-    /// aria2's exit code for a Haul failure.
+    /// aria2's exit code for a Haul failure (1, aria2's unknown error, for those aria2 has no
+    /// code for, such as `internalError` and `resourceExhausted`).
     static func errorCode(_ failure: ServiceFailure) -> Int {
         switch failure.code {
         case "connectTimeout", "headerTimeout": 2

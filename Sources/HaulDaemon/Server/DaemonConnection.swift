@@ -122,7 +122,7 @@ struct DaemonConnection {
     }
 
     /// Answers the handshake and turns the connection into a WebSocket, within the budget of
-    /// unauthenticated ones.
+    /// unauthenticated ones and of descriptors (its notifications need a wake-up descriptor).
     private mutating func upgrade(_ head: HTTPRequestHead) -> Next {
         let response = WebSocketHandshake.response(to: head)
         let authenticated = !server.rpc.requiresToken
@@ -130,11 +130,17 @@ struct DaemonConnection {
             send(response, keepAlive: false)
             return .close
         }
+        let subscriber = Notifier.Subscriber()
+        do throws(ResourceError) {
+            _ = try subscriber.wakeup.pollDescriptor
+        } catch {
+            send(.text(503, "no descriptor for another WebSocket: \(error.message)"), keepAlive: false)
+            return .close
+        }
         guard server.admitWebSocket(authenticated: authenticated) else {
             send(.text(503, "too many WebSockets without a token"), keepAlive: false)
             return .close
         }
-        let subscriber = Notifier.Subscriber()
         connection.webSocket = .init(parser: WebSocketFrameParser(maximumMessageBytes: configuration.maximumBodyBytes),
                                      subscriber: subscriber, authenticated: authenticated, lastHeard: .now)
         server.notifier.add(subscriber)

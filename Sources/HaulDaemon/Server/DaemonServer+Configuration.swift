@@ -1,3 +1,5 @@
+import HaulCore
+
 extension DaemonServer {
     /// Where and how the server listens, and its limits.
     public struct Configuration: Sendable {
@@ -42,6 +44,8 @@ extension DaemonServer {
         public var servesDashboard = true
         /// The files served outside `/jsonrpc` besides the dashboard's; `nil` answers 404 there.
         public var staticFiles: (any StaticFileProvider)?
+        /// Starts the server's threads (tests make it fail).
+        package var threadStarter: ThreadPool.Starter = ThreadPool.systemStarter
 
         /// Creates a configuration.
         public init(listen: ListenAddress) {

@@ -59,7 +59,8 @@ extension DaemonServer {
 
     /// The descriptors to poll (the wake-up first) and, for each, the connection it belongs to.
     private func pollSet(_ held: Held) -> ([pollfd], [Int32]) {
-        var fds = [pollfd(fd: wakeup.pollDescriptor, events: Int16(POLLIN), revents: 0)]
+        // Both descriptors were made before they got here (``start()``, the WebSocket upgrade).
+        var fds = [pollfd(fd: (try? wakeup.pollDescriptor) ?? -1, events: Int16(POLLIN), revents: 0)]
         var owners: [Int32] = [-1]
         let full = held.listenerRestsUntil.map { $0 > .now } ?? false
         if !full {
@@ -70,7 +71,7 @@ extension DaemonServer {
             fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0))
             owners.append(fd)
             if case .webSocket = connection.phase, let webSocket = connection.webSocket {
-                fds.append(pollfd(fd: webSocket.subscriber.wakeup.pollDescriptor, events: Int16(POLLIN), revents: 0))
+                fds.append(pollfd(fd: (try? webSocket.subscriber.wakeup.pollDescriptor) ?? -1, events: Int16(POLLIN), revents: 0))
                 owners.append(fd)
             }
         }

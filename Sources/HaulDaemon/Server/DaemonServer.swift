@@ -65,7 +65,7 @@ public final class DaemonServer: Sendable {
         policy = RequestPolicy(listen: bound.listen, allowedOrigins: bound.allowedOrigins,
                                maximumBodyBytes: bound.maximumBodyBytes)
         throttle = AuthThrottle(delay: bound.failedAuthenticationDelay, interval: bound.guessInterval)
-        threads = ThreadPool(maximumThreads: bound.workerThreads + 1, idleLifetime: .seconds(5))
+        threads = ThreadPool(maximumThreads: bound.workerThreads + 1, idleLifetime: .seconds(5), starter: bound.threadStarter)
         let notifier = self.notifier
         observerToken = rpc.service.addObserver { notifier.publish($0) }
     }
@@ -85,14 +85,28 @@ public final class DaemonServer: Sendable {
     public var address: ListenAddress { configuration.listen }
 
     /// Starts the event loop on a thread of the server's own.
-    public func start() {
+    ///
+    /// - Throws: ``DaemonError`` when the system gives no thread or wake-up descriptor for the
+    ///   loop (nothing is served then; ``stop()`` still works).
+    public func start() throws(DaemonError) {
         state.withLock { $0.loopRunning = true }
-        threads.run(name: "haul-loop") { [self] in
-            runLoop()
-            closeListener()
-            state.withLock { $0.loopRunning = false }
-            finished.withLock { finished.broadcast() }
+        do throws(ResourceError) {
+            _ = try wakeup.pollDescriptor   // made now: the loop cannot run without it
+            try threads.run(name: "haul-loop") { [self] in
+                runLoop()
+                loopEnded()
+            }
+        } catch {
+            loopEnded()
+            throw DaemonError(error.message)
         }
+    }
+
+    /// The loop is over (or never started): the port is free and ``stop()`` stops waiting for it.
+    private func loopEnded() {
+        closeListener()
+        state.withLock { $0.loopRunning = false }
+        finished.withLock { finished.broadcast() }
     }
 
     /// Stops accepting, lets calls being answered finish for `grace`, then closes every
@@ -122,16 +136,23 @@ public final class DaemonServer: Sendable {
     var connectionCount: Int { state.withLock { $0.open.count } }
 
     /// Runs a worker's turn on `connection`, then gives it back to the loop or closes it.
+    ///
+    /// When the system gives no thread for the turn, the connection is closed (its client sees
+    /// the connection end, unanswered) and the server goes on with the others.
     func serve(_ connection: ServerConnection) {
-        threads.run(name: "haul-rpc") { [self] in
-            var worker = DaemonConnection(server: self, connection: connection)
-            guard let next = worker.serve() else { return discard(worker.connection) }
-            let held = state.withLock { state -> Bool in
-                guard !state.stopped else { return false }
-                state.handedBack.append(next)
-                return true
+        do throws(ResourceError) {
+            try threads.run(name: "haul-rpc") { [self] in
+                var worker = DaemonConnection(server: self, connection: connection)
+                guard let next = worker.serve() else { return discard(worker.connection) }
+                let held = state.withLock { state -> Bool in
+                    guard !state.stopped else { return false }
+                    state.handedBack.append(next)
+                    return true
+                }
+                if held { wakeup.signal() } else { discard(next) }
             }
-            if held { wakeup.signal() } else { discard(next) }
+        } catch {
+            discard(connection)
         }
     }
 

@@ -7,7 +7,8 @@ import HaulService
 final class Notifier: Sendable {
     /// One WebSocket as the notifier sees it.
     final class Subscriber: Sendable {
-        /// Signalled when the outbox has something.
+        /// Signalled when the outbox has something; its descriptor is made when the WebSocket
+        /// is opened, which is refused (503) when the system has none.
         let wakeup = WakeupDescriptor()
         private let state = SharedStateLock<(outbox: [[UInt8]], overflowed: Bool)>(([], false))
 

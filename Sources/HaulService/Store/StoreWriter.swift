@@ -24,9 +24,16 @@ final class StoreWriter: @unchecked Sendable {   // all mutable state is under `
     private let thread = ThreadPool(maximumThreads: 1)
 
     /// Starts the writer thread of `store`.
-    init(store: ServiceStore) {
+    ///
+    /// - Throws: `store` when the system gives no thread (the store is closed then).
+    init(store: ServiceStore) throws(ServiceError) {
         self.store = SharedStateLock(StoreAccess(store: store))
-        thread.run(name: "haul-store") { [self] in writeUntilClosed() }
+        do throws(ResourceError) {
+            try thread.run(name: "haul-store") { [self] in writeUntilClosed() }
+        } catch {
+            store.close()
+            throw ServiceError(.store, "the state file has no writer: \(error.message)")
+        }
     }
 
     /// Queues changes; returns the ticket to wait for.

@@ -6,6 +6,11 @@ import Testing
 
 /// A downloader with short timeouts and no retries, so failure tests end fast.
 func testDownloader(_ adjust: (inout Downloader.Configuration) -> Void = { _ in }) -> Downloader {
+    Downloader(configuration: testConfiguration(adjust))
+}
+
+/// The configuration of ``testDownloader(_:)``.
+func testConfiguration(_ adjust: (inout Downloader.Configuration) -> Void = { _ in }) -> Downloader.Configuration {
     var configuration = Downloader.Configuration()
     configuration.connectTimeout = .seconds(5)
     configuration.headerTimeout = .seconds(5)
@@ -14,7 +19,7 @@ func testDownloader(_ adjust: (inout Downloader.Configuration) -> Void = { _ in 
     configuration.bufferSize = 256 * 1024
     configuration.proxy = .none   // the machine's proxy variables must not reach loopback tests
     adjust(&configuration)
-    return Downloader(configuration: configuration)
+    return configuration
 }
 
 /// The URL of `path` on `server`.

@@ -48,7 +48,7 @@ struct FolderSyncTests {
         let threads = ThreadPool()   // real threads: the cooperative pool has one per core
         func call() async {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                threads.run(name: "haul-test") {
+                threads.runInTest {
                     entered.count.add(1, ordering: .relaxed)
                     results.add(folder.sync(descriptor: 3))
                     done.resume()

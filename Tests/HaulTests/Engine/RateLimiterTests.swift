@@ -116,7 +116,7 @@ import HaulHTTP
         let start = ContinuousClock.now
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             for _ in 0..<4 {
-                threads.run(name: "haul-test") {
+                threads.runInTest {
                     var left = perThread
                     var ok = true
                     while left > 0 {

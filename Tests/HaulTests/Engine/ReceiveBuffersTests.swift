@@ -10,33 +10,33 @@ import Darwin
 @Suite("Receive buffers reused")
 struct ReceiveBuffersTests {
     @Test("a given-back buffer is handed out again; trim frees the idle ones")
-    func buffersAreReused() {
+    func buffersAreReused() throws {
         let pool = ReceiveBuffers()
-        let one = pool.take(size: 128 * 1024)
+        let one = try pool.take(size: 128 * 1024)
         pool.give(one)
-        let again = pool.take(size: 128 * 1024)
+        let again = try pool.take(size: 128 * 1024)
         #expect(again.baseAddress == one.baseAddress)
-        let other = pool.take(size: 256 * 1024)
+        let other = try pool.take(size: 256 * 1024)
         #expect(other.count == 256 * 1024)
         #expect(Int(bitPattern: other.baseAddress) % 4096 == 0)
         pool.give(again)
         pool.give(other)
         pool.trim()
-        let fresh = pool.take(size: 64 * 1024)
+        let fresh = try pool.take(size: 64 * 1024)
         #expect(fresh.count == 64 * 1024)
-        fresh.deallocate()
+        pool.give(fresh)
     }
 
     @Test("every buffer given back is kept idle, up to 64, and handed out again")
-    func buffersOutAtOnceAreKept() {
+    func buffersOutAtOnceAreKept() throws {
         let pool = ReceiveBuffers()
-        let first = (0..<16).map { _ in pool.take(size: 64 * 1024) }
+        let first = try (0..<16).map { _ in try pool.take(size: 64 * 1024) }
         for buffer in first { pool.give(buffer) }
         #expect(pool.idleCount == 16)
-        let second = (0..<16).map { _ in pool.take(size: 64 * 1024) }
+        let second = try (0..<16).map { _ in try pool.take(size: 64 * 1024) }
         #expect(pool.idleCount == 0)
         #expect(Set(second.map(\.baseAddress)) == Set(first.map(\.baseAddress)))
-        let more = second + (0..<49).map { _ in pool.take(size: 64 * 1024) }
+        let more = second + (try (0..<49).map { _ in try pool.take(size: 64 * 1024) })
         for buffer in more { pool.give(buffer) }
         #expect(pool.idleCount == pool.maximumIdle, "65 given back, 64 kept")
         pool.trim()
@@ -44,11 +44,11 @@ struct ReceiveBuffersTests {
     }
 
     @Test("a buffer of another size is freed when one of a new size is made")
-    func anotherSizeMakesRoom() {
+    func anotherSizeMakesRoom() throws {
         let pool = ReceiveBuffers()
-        let small = (0..<2).map { _ in pool.take(size: 64 * 1024) }
+        let small = try (0..<2).map { _ in try pool.take(size: 64 * 1024) }
         for buffer in small { pool.give(buffer) }
-        let large = pool.take(size: 128 * 1024)
+        let large = try pool.take(size: 128 * 1024)
         #expect(large.count == 128 * 1024)
         #expect(pool.idleCount == 1, "one idle 64 KiB buffer freed for the 128 KiB one")
         pool.give(large)

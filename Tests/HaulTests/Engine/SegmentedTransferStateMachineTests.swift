@@ -34,6 +34,33 @@ struct SegmentedTransferStateMachineTests {
         #expect(machine.runningWorkers == 4)
     }
 
+    static let noThread = DownloadError(.resourceExhausted, "cannot start a thread: Resource temporarily unavailable")
+
+    @Test("a worker that gets no thread ends, and its range goes to a worker that finishes")
+    func workerWithoutThreadLeavesItsRangeToTheOthers() {
+        var machine = Self.machine(megabytes: 8, connections: 2)
+        let starts = machine.start(now: Self.start)
+        #expect(machine.notStarted(worker: 1, error: Self.noThread) == .end(releasingSlot: false, stopsTransfer: false))
+        machine.exited(worker: 1)
+        _ = machine.wrote(worker: 0, upTo: starts[0].segment.end, finished: [], grown: nil)
+        #expect(machine.segmentEnded(worker: 0, progressed: true) == .transfer(SegmentPlanner.Segment(worker: 0, start: starts[1].segment.start, end: starts[1].segment.end)))
+        #expect(machine.failure == nil)
+        #expect(machine.runningWorkers == 1)
+    }
+
+    @Test("when the last worker left gets no thread, the transfer fails with that error and its slot goes back")
+    func lastWorkerWithoutThreadFailsTheTransfer() {
+        var machine = Self.machine(megabytes: 8, connections: 2)
+        _ = machine.start(now: Self.start)
+        #expect(machine.notStarted(worker: 1, error: Self.noThread) == .end(releasingSlot: false, stopsTransfer: false))
+        machine.exited(worker: 1)
+        #expect(machine.notStarted(worker: 0, error: Self.noThread) == .end(releasingSlot: true, stopsTransfer: true))
+        machine.exited(worker: 0)
+        #expect(machine.failure?.code == .resourceExhausted)
+        #expect(machine.slotsHeld == 0)
+        #expect(machine.runningWorkers == 0)
+    }
+
     @Test("a granted slot fetches the segment as it is then: a back taken over meanwhile is not asked for")
     func grantedSlotAsksForTheRangeAsItIsNow() {
         var machine = Self.machine(megabytes: 8, connections: 2)

@@ -277,7 +277,7 @@ struct StreamHasherTests {
     func backgroundThreadIsNotReused() async throws {
         let threads = ThreadPool()
         let alone = await withCheckedContinuation { continuation in
-            threads.runAlone(name: "haul-test") {
+            threads.runAloneInTest {
                 continuation.resume(returning: (haul_thread_background(1), Self.threadID()))
             }
         }
@@ -286,12 +286,12 @@ struct StreamHasherTests {
         #endif
         try await Task.sleep(for: .milliseconds(20))   // it would be parked by now, if it were pooled
         let next = await withCheckedContinuation { continuation in
-            threads.run(name: "haul-test") { continuation.resume(returning: Self.threadID()) }
+            threads.runInTest { continuation.resume(returning: Self.threadID()) }
         }
         #expect(next != alone.1)
         #if os(Linux)
         #expect(await withCheckedContinuation { continuation in
-            threads.run(name: "haul-test") { continuation.resume(returning: sched_getscheduler(0)) }
+            threads.runInTest { continuation.resume(returning: sched_getscheduler(0)) }
         } == SCHED_OTHER)
         #endif
     }

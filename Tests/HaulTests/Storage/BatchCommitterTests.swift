@@ -202,6 +202,25 @@ struct BatchCommitterTests {
         }
     }
 
+    @Test func withoutAThreadTheSubmittingThreadCommits() throws {
+        try withTemporaryDirectory { dir in
+            // Given a committer whose pool gets no thread
+            let target = try DownloadTarget(destination: .directory(dir))
+            let committer = BatchCommitter(threads: ThreadPool(starter: { _, _ in EAGAIN }))
+            let submitter = String(describing: pthread_self())
+            let committedOn = SharedStateLock<String?>(nil)
+
+            // When a file is submitted
+            committer.submit(try Self.finishedFile("alone.bin", Self.bytes(7), in: target)) { result in
+                if case .success = result { committedOn.withLock { $0 = String(describing: pthread_self()) } }
+            }
+
+            // Then it was committed before submit returned, on the submitting thread
+            #expect(committedOn.withLock { $0 } == submitter)
+            #expect(listFiles(dir) == ["alone.bin"])
+        }
+    }
+
     @Test func aHandOffWaitsWhileTooManyFilesWait() async throws {
         try await withTemporaryDirectory { (dir) async throws in
             let target = try DownloadTarget(destination: .directory(dir))

@@ -35,7 +35,7 @@ struct WriteBehindTests {
         }
 
         func start(on threads: ThreadPool) {
-            threads.run(name: "test-reader") { [self] in
+            threads.runInTest(name: "test-reader") { [self] in
                 var failed: DownloadError?
                 do {
                     var sent = 0
@@ -118,7 +118,7 @@ struct WriteBehindTests {
             let partial = try Self.makeFile(in: dir)
             let threads = ThreadPool(maximumThreads: 1)
             let gate = ConditionLock(false)
-            threads.run(name: "test-busy") { gate.wait(until: nil) { !$0 } }   // the pool's only thread
+            threads.runInTest(name: "test-busy") { gate.wait(until: nil) { !$0 } }   // the pool's only thread
             defer { gate.withLockBroadcasting { $0 = true } }
             let ring = WriteBehind(depth: Self.depth, bufferSize: Self.bufferSize, buffers: ReceiveBuffers(),
                                    threads: threads) { (staging, wrote) throws(DownloadError) in
