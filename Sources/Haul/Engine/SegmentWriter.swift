@@ -90,7 +90,7 @@ final class SegmentWriter {
     func finish(after failure: DownloadError? = nil) throws(DownloadError) {
         guard let ring else { return }
         defer {
-            ring.close(current: staging?.memory)
+            ring.close()
             staging = nil
         }
         if let failure, failure.code == .diskFull || failure.code == .fileSystem { return }
@@ -122,11 +122,10 @@ final class SegmentWriter {
         }
     }
 
-    /// Takes the ring's next buffer, then accounts for the bytes written meanwhile.
+    /// Accounts for the bytes the ring wrote meanwhile, then takes its next buffer.
     private func startBuffer() throws(DownloadError) {
-        let (buffer, written) = try ring!.nextBuffer()
+        let buffer = try ring!.nextBuffer { (run) throws(DownloadError) in try account(run.bytes, at: run.offset) }
         staging = DirectStaging(buffer: buffer)
-        for run in written { try account(run.bytes, at: run.offset) }
     }
 
     /// Waits for the ring's writes (accounting for them), then writes the buffer being filled

@@ -53,6 +53,19 @@ struct DirectStaging {
         return UnsafeMutableRawBufferPointer(rebasing: buffer[high...])
     }
 
+    /// This full buffer and `next` as one, when `next` holds the bytes that follow in the file
+    /// and its memory follows this one's (neighbours in a ring's region): one write for both.
+    func joined(with next: DirectStaging) -> DirectStaging? {
+        guard isFull, next.low == 0, next.base == end,
+              next.buffer.baseAddress == buffer.baseAddress.map({ $0 + buffer.count }) else { return nil }
+        var joined = DirectStaging(buffer: UnsafeMutableRawBufferPointer(start: buffer.baseAddress,
+                                                                         count: buffer.count + next.buffer.count))
+        joined.base = base
+        joined.low = low
+        joined.high = buffer.count + next.high
+        return joined
+    }
+
     /// Empties the buffer for bytes from `offset` on (its block lands on a block of memory).
     private mutating func start(at offset: Int64) {
         base = offset - offset % Int64(Self.block)

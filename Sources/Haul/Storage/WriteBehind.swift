@@ -1,16 +1,18 @@
 import HaulCore
 
 /// One connection's direct writes, made by a writer thread behind its reader: while the writer
-/// writes a full staging buffer (and the disk takes it), the reader fills the next one.
+/// writes full staging buffers (and the disk takes them), the reader fills the next one.
 ///
-/// The buffers form a ring of at most ``depth``: the reader hands a full one over
-/// (``handOver(_:)``) and takes a free one (``nextBuffer()``), which waits only when every
-/// buffer is still being written: a slow disk slows the reader only when the ring is full.
-/// Buffers are written in the order they were handed over, and their runs come back to the
-/// reader in that order (``collect()``): the reader accounts for them (checksums, progress,
-/// its report) itself, so bytes count as written only once they are, exactly as without a ring.
-/// The memory is at most `depth` buffers per connection, taken from the downloader's
-/// ``ReceiveBuffers`` as needed and given back by ``close()``.
+/// The buffers form a ring of ``depth`` in one region of memory: the reader hands a full one
+/// over (``handOver(_:)``) and takes the next free one (``nextBuffer()``), which waits only when
+/// every other buffer is still being written: a slow disk slows the reader only when the ring is
+/// full. The writer takes every buffer queued at once and writes neighbours in memory and in the
+/// file with one write, so a writer that falls behind makes larger writes (up to the ring less
+/// one buffer). Buffers are written in the order they were handed over, and their runs come back
+/// to the reader in that order: the reader accounts for them (checksums, progress, its report)
+/// itself, so bytes count as written only once they are, exactly as without a ring. The memory
+/// is `depth` buffers per connection, taken from the downloader's ``ReceiveBuffers`` on the
+/// first ``nextBuffer()`` and given back by ``close()``.
 final class WriteBehind: Sendable {
     /// What the writer does with one full buffer: writes its bytes (each run reported to
     /// `wrote`, in order), from the writer's thread.
@@ -53,23 +55,22 @@ final class WriteBehind: Sendable {
         }
     }
 
-    /// A buffer to fill next: a written one, a new one while the ring has fewer than ``depth``,
-    /// else the first to be written (waiting for it). The runs written meanwhile come with it,
-    /// in order: the caller accounts for them before it fills the buffer.
+    /// The next buffer to fill (the ring's first one that is written), waiting while every
+    /// other is being written. The runs written meanwhile go to `account` first, in order.
     ///
-    /// - Throws: the writer's failure (`diskFull`, `fileSystem`), once (the buffers handed over
-    ///   after it are not written); `resourceExhausted` when no memory is left for a new buffer.
-    func nextBuffer() throws(DownloadError) -> (buffer: UnsafeMutableRawBufferPointer, written: [Run]) {
-        let depth = self.depth
-        waitOrWrite { $0.mustWait(depth: depth) }
-        let taken = try state.withLock { (state) throws(DownloadError) in try state.take(depth: depth) }
-        if let buffer = taken.buffer { return (buffer.memory, taken.written) }
-        do throws(DownloadError) {
-            return (try pool.take(size: bufferSize), taken.written)
-        } catch {
-            state.withLock { $0.made -= 1 }   // the runs are dropped: a resume fetches them again
-            throw error
+    /// - Throws: what `account` throws; the writer's failure (`diskFull`, `fileSystem`), once,
+    ///   after the runs written before it (the buffers handed over after it are not written);
+    ///   `resourceExhausted` when no memory is left for the ring.
+    func nextBuffer(_ account: (Run) throws(DownloadError) -> Void) throws(DownloadError) -> UnsafeMutableRawBufferPointer {
+        if state.withLock({ $0.region == nil }) {
+            let region = Buffer(memory: try pool.take(size: depth * bufferSize))
+            state.withLock { $0.carve(region, into: bufferSize) }
         }
+        waitOrWrite { $0.mustWait }
+        let (buffer, runs, failure) = state.withLock { $0.take() }
+        for run in runs { try account(run) }
+        if let failure { throw failure }
+        return buffer!.memory
     }
 
     /// Waits until every buffer handed over is written, and gives their runs to `account`, in order.
@@ -82,13 +83,10 @@ final class WriteBehind: Sendable {
         if let failure { throw failure }
     }
 
-    /// Waits for the writer, then gives every buffer of the ring back (`current` is the one the
-    /// reader holds); runs not collected are dropped.
-    func close(current: UnsafeMutableRawBufferPointer?) {
+    /// Waits for the writer, then gives the ring's memory back; runs not collected are dropped.
+    func close() {
         waitOrWrite { $0.inFlight > 0 }
-        var buffers = state.withLock { $0.close() }
-        if let current { buffers.append(Buffer(memory: current)) }
-        for buffer in buffers { pool.give(buffer.memory) }
+        if let region = state.withLock({ $0.close() }) { pool.give(region.memory) }
     }
 
     /// Whether the reader waits for a buffer now (the ring is full); for tests.
@@ -115,21 +113,30 @@ final class WriteBehind: Sendable {
         }
     }
 
-    /// Writes buffers taken from the queue (in order), then marks them written.
+    /// Writes buffers taken from the queue (in order; neighbours joined into one write), then
+    /// marks them written.
     private func writeAll(_ slots: [Slot]) {
-        var written: [Slot] = []
+        var written = slots
         var failure: DownloadError?
-        for var slot in slots {
-            if !slot.skipped && failure == nil {
+        var first = 0
+        while first < written.count {
+            var staging = written[first].staging
+            var last = first
+            while last + 1 < written.count, !written[last + 1].skipped,
+                  let joined = staging.joined(with: written[last + 1].staging) {
+                staging = joined
+                last += 1
+            }
+            if !written[first].skipped && failure == nil {
                 var runs: [Run] = []
                 do throws(DownloadError) {
-                    try write(&slot.staging) { bytes, offset in runs.append(Run(bytes: bytes, offset: offset)) }
+                    try write(&staging) { bytes, offset in runs.append(Run(bytes: bytes, offset: offset)) }
                 } catch {
                     failure = error
                 }
-                slot.runs = runs
+                written[first].runs = runs   // the group's runs, reported with its first buffer
             }
-            written.append(slot)
+            first = last + 1
         }
         let done = written
         state.withLockBroadcasting { $0.written(done, failure: failure) }
@@ -149,23 +156,23 @@ extension WriteBehind {
         var skipped = false
     }
 
-    /// The buffers a reader may reuse (`@unchecked Sendable`: only the reader holds one).
+    /// The ring's memory, or one buffer of it (`@unchecked Sendable`: the lock hands it over).
     struct Buffer: @unchecked Sendable {
         let memory: UnsafeMutableRawBufferPointer
     }
 
     /// The ring as the lock holds it: pure, each event a method.
     struct State {
+        /// The memory of every buffer; `nil` until the reader's first buffer.
+        var region: Buffer?
         /// Buffers handed over, not yet taken by the writer.
         var queued = FIFOQueue<Slot>()
         /// Buffers handed over and not yet written (queued or being written).
         var inFlight = 0
         /// Written buffers, in order, whose runs the reader has not collected.
         var done = FIFOQueue<Slot>()
-        /// Buffers the reader may fill again.
-        var free: [Buffer] = []
-        /// Buffers taken from the pool (the ring's size so far).
-        var made = 0
+        /// Buffers the reader may fill again, in ring order.
+        var free = FIFOQueue<Buffer>()
         var failure: DownloadError?
         var failureReported = false
         /// A writer thread runs (or was given a thread and is about to).
@@ -173,6 +180,14 @@ extension WriteBehind {
         /// Buffers are being written (by the writer's thread or the reader).
         var writerBusy = false
         var readerWaits = false
+
+        /// Splits `region` into the ring's buffers, all free.
+        mutating func carve(_ region: Buffer, into size: Int) {
+            self.region = region
+            for start in stride(from: 0, to: region.memory.count, by: size) {
+                free.append(Buffer(memory: UnsafeMutableRawBufferPointer(rebasing: region.memory[start..<(start + size)])))
+            }
+        }
 
         /// Queues a full buffer; returns whether a writer thread must start.
         mutating func handOver(_ slot: Slot) -> Bool {
@@ -182,36 +197,32 @@ extension WriteBehind {
             return !writerRuns
         }
 
-        /// Whether the reader must wait for a buffer: every one is handed over and none is written yet.
-        func mustWait(depth: Int) -> Bool {
-            done.isEmpty && free.isEmpty && made >= depth && (failure == nil || failureReported)
+        /// Whether the reader must wait for a buffer: every other one is handed over and none is
+        /// written yet.
+        var mustWait: Bool {
+            done.isEmpty && free.isEmpty && (failure == nil || failureReported)
         }
 
         /// What a reader that is `blocked` does: goes on (`[]`), writes the queued buffers itself
         /// when no writer thread runs, or waits for the writer (`nil`).
         mutating func readerStep(blocked: Bool) -> [Slot]? {
             guard blocked else { return [] }
-            if !writerRuns && !writerBusy && !queued.isEmpty {
-                var slots: [Slot] = []
-                while let slot = popQueued() { slots.append(slot) }
-                return slots
-            }
+            if !writerRuns && !writerBusy && !queued.isEmpty { return popQueued() }
             readerWaits = true
             return nil
         }
 
-        /// The reader's next buffer (`nil`: a new one from the pool) with the runs written before it.
-        mutating func take(depth: Int) throws(DownloadError) -> (buffer: Buffer?, written: [Run]) {
+        /// The reader's next buffer with the runs written before it; no buffer after the
+        /// writer's failure, which comes once.
+        mutating func take() -> (buffer: Buffer?, written: [Run], failure: DownloadError?) {
             readerWaits = false
+            let runs = drainDone()
             if let failure, !failureReported {
                 failureReported = true
-                throw failure
+                return (nil, runs, failure)
             }
-            let runs = drainDone()
-            if let buffer = free.popLast() { return (buffer, runs) }
-            precondition(made < depth, "a full ring has a buffer in flight")
-            made += 1
-            return (nil, runs)
+            guard let buffer = free.popFirst() else { preconditionFailure("a full ring has a buffer in flight") }
+            return (buffer, runs, nil)
         }
 
         /// Every run written so far, in order, and the writer's failure (once).
@@ -223,13 +234,12 @@ extension WriteBehind {
             return (runs, failure)
         }
 
-        /// The writer thread's next buffer; `nil` (and the thread ends) when none is queued.
+        /// The writer thread's next buffers (every one queued); `nil` (and the thread ends) when
+        /// none is queued.
         mutating func nextToWrite() -> [Slot]? {
-            guard let slot = popQueued() else {
-                writerRuns = false
-                return nil
-            }
-            return [slot]
+            let slots = popQueued()
+            if slots.isEmpty { writerRuns = false }
+            return slots.isEmpty ? nil : slots
         }
 
         /// Buffers were written (or skipped), in order.
@@ -240,19 +250,23 @@ extension WriteBehind {
             writerBusy = false
         }
 
-        /// Every buffer not in flight, for the pool.
-        mutating func close() -> [Buffer] {
+        /// The ring's memory, for the pool.
+        mutating func close() -> Buffer? {
             _ = drainDone()
-            defer { free = [] }
-            return free
+            free = FIFOQueue()
+            defer { region = nil }
+            return region
         }
 
-        /// The first queued buffer, to be written now (skipped after a failure).
-        private mutating func popQueued() -> Slot? {
-            guard var slot = queued.popFirst() else { return nil }
-            slot.skipped = failure != nil
-            writerBusy = true
-            return slot
+        /// Every queued buffer, to be written now (skipped after a failure).
+        private mutating func popQueued() -> [Slot] {
+            var slots: [Slot] = []
+            while var slot = queued.popFirst() {
+                slot.skipped = failure != nil
+                slots.append(slot)
+            }
+            if !slots.isEmpty { writerBusy = true }
+            return slots
         }
 
         private mutating func drainDone() -> [Run] {
