@@ -47,7 +47,7 @@ extension DownloadAttempt {
         template.redactedFinalURL = shownFinalURL
         template.serverDigest = file.verification?.serverDigest?.description
         let connections = job.request.connections ?? configuration.connectionsPerDownload
-        let writesDirect = try writesPastThePageCache(file.partial, total: total, hasher: hasher, connections: connections)
+        let writesDirect = try writesPastThePageCache(file.partial, total: total, hasher: hasher)
         let (folder, name, control) = (self.folder, file.name, job.control)
         let validator = file.record.flatMap { $0.etag ?? $0.lastModified } ?? facts.strongETag ?? facts.lastModified
         let setup = SegmentedTransfer.Setup(
@@ -63,20 +63,15 @@ extension DownloadAttempt {
         return SegmentedTransfer(setup: setup, completed: template.completed.ranges, connections: connections)
     }
 
-    /// Whether the connections write whole blocks past the page cache (see ``SegmentWriter``):
-    /// not under a rate limit, which meters the bytes as they arrive, nor for files the
-    /// ``BatchCommitter`` may take (their sync is shared), nor for segments under 64 KiB (mostly
-    /// edges, which go through the page cache anyway). With a checksum, only over several
-    /// connections, whose hasher then takes the bytes from a window in memory
-    /// (``StreamHasher/readPastCache(_:window:)``): one connection's bytes arrive in order, and
-    /// written through the cache they are hashed by an idle follower as they come. Such a file
-    /// gets its blocks reserved first: direct writes into reserved blocks are faster than into a
-    /// growing file.
-    private func writesPastThePageCache(_ partial: PartialFile, total: Int64, hasher: StreamHasher?,
-                                        connections: Int) throws(DownloadError) -> Bool {
-        let direct = total > BatchCommitter.largestFile && limiter == nil && (hasher == nil || connections > 1)
-            && configuration.minimumSegmentSize >= 64 << 10 && partial.directDescriptor() != nil
-        guard direct else { return false }
+    /// Whether the connections write whole blocks past the page cache (``WritePath``). Such a
+    /// file gets its blocks reserved first (direct writes into reserved blocks are faster than
+    /// into a growing file), and its hasher, if any, takes the bytes from a window in memory
+    /// (``StreamHasher/readPastCache(_:window:)``).
+    private func writesPastThePageCache(_ partial: PartialFile, total: Int64, hasher: StreamHasher?) throws(DownloadError) -> Bool {
+        // A small file never opens the second descriptor: it is cached anyway.
+        let path = WritePath.choose(size: total, rateLimited: limiter != nil, minimumSegment: configuration.minimumSegmentSize,
+                                    directWrites: total > BatchCommitter.largestFile && partial.directDescriptor() != nil)
+        guard path == .direct else { return false }
         try partial.reserve(length: total)
         if let descriptor = partial.directDescriptor() { hasher?.readPastCache(descriptor) }
         return true
