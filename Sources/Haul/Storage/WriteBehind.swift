@@ -86,7 +86,7 @@ final class WriteBehind: Sendable {
     /// Waits for the writer, then gives the ring's memory back; runs not collected are dropped.
     func close() {
         waitOrWrite { $0.inFlight > 0 }
-        if let region = state.withLock({ $0.close() }) { pool.give(region.memory) }
+        if let region = state.withLockBroadcasting({ $0.close() }) { pool.give(region.memory) }
     }
 
     /// Whether the reader waits for a buffer now (the ring is full); for tests.
@@ -106,10 +106,14 @@ final class WriteBehind: Sendable {
         }
     }
 
-    /// The writer's thread: the buffers in the order they came, until none is queued.
+    /// The writer's thread: the buffers in the order they came, waiting for more, until closed.
     private func serve() {
         while let slots = state.withLock({ $0.nextToWrite() }) {
-            writeAll(slots)
+            if slots.isEmpty {
+                state.wait(until: nil) { $0.queued.isEmpty && !$0.closed }
+            } else {
+                writeAll(slots)
+            }
         }
     }
 
@@ -175,8 +179,9 @@ extension WriteBehind {
         var free = FIFOQueue<Buffer>()
         var failure: DownloadError?
         var failureReported = false
-        /// A writer thread runs (or was given a thread and is about to).
+        /// A writer thread runs (or was given a thread and is about to), until the ring closes.
         var writerRuns = false
+        var closed = false
         /// Buffers are being written (by the writer's thread or the reader).
         var writerBusy = false
         var readerWaits = false
@@ -234,12 +239,15 @@ extension WriteBehind {
             return (runs, failure)
         }
 
-        /// The writer thread's next buffers (every one queued); `nil` (and the thread ends) when
-        /// none is queued.
+        /// The writer thread's next buffers (every one queued; none: it waits for some); `nil`
+        /// (and the thread ends) once the ring is closed.
         mutating func nextToWrite() -> [Slot]? {
             let slots = popQueued()
-            if slots.isEmpty { writerRuns = false }
-            return slots.isEmpty ? nil : slots
+            if slots.isEmpty && closed {
+                writerRuns = false
+                return nil
+            }
+            return slots
         }
 
         /// Buffers were written (or skipped), in order.
@@ -250,8 +258,9 @@ extension WriteBehind {
             writerBusy = false
         }
 
-        /// The ring's memory, for the pool.
+        /// The ring's memory, for the pool; the writer's thread ends.
         mutating func close() -> Buffer? {
+            closed = true
             _ = drainDone()
             free = FIFOQueue()
             defer { region = nil }
