@@ -8,7 +8,7 @@
 #   Scripts/sanitize.sh thread 'HaulCoreTests'   # a filter of your own
 #
 # ThreadSanitizer runs the suites whose code is concurrent: the primitives (HaulCoreTests), the
-# transfers, segments, pause and resume, host slots, the queue and sharing (HaulTests), the
+# transfers, segments, the write ring, pause and resume, host slots, the queue and sharing (HaulTests), the
 # service and the daemon with its RPC. It slows code 5-15x, so the suites that time real work
 # are left to the plain run. AddressSanitizer (about 2x) runs everything.
 #
@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 mode=${1:?usage: Scripts/sanitize.sh thread|address|probe [FILTER]}
-concurrent='HaulCoreTests|HaulServiceTests|HaulDaemonTests|HaulTests\.(Segment|Resume|HostSlot|Queue|Cancellation|Sharing|KeepAlive|Download|Callback|Failure|WholeBody|ReceiveBuffers|RateLimiter|TokenBucket)'
+concurrent='HaulCoreTests|HaulServiceTests|HaulDaemonTests|HaulTests\.(WriteBehind|DirectWrite|Segment|Resume|HostSlot|Queue|Cancellation|Sharing|KeepAlive|Download|Callback|Failure|WholeBody|ReceiveBuffers|RateLimiter|TokenBucket)'
 
 # Builds and runs Scripts/sanitizer-probes/NAME.swift with SANITIZER; passes when the report
 # names WHAT.

@@ -17,12 +17,12 @@ package final class ConditionLock<State>: @unchecked Sendable {   // `state` is 
         try monitor.withLock { () throws(E) -> Result in try body(&state) }
     }
 
-    /// Runs `body` with the state, holding the lock, then wakes every waiter.
+    /// Runs `body` with the state, holding the lock, then wakes every waiter (after the unlock:
+    /// a waiter woken under the lock would at once sleep again on it, two more system calls).
     package func withLockBroadcasting<Result>(_ body: (inout State) -> Result) -> Result {
-        monitor.withLock {
-            defer { monitor.broadcast() }
-            return body(&state)
-        }
+        let result = monitor.withLock { body(&state) }
+        monitor.broadcast()
+        return result
     }
 
     /// Waits while `predicate` holds, until `deadline` (`nil`: no deadline). The predicate is

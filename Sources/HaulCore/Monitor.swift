@@ -42,7 +42,7 @@ package final class Monitor: @unchecked Sendable {   // the pthread objects are 
         return try body()
     }
 
-    /// Wakes every waiter (call with the lock held).
+    /// Wakes every waiter (with the lock held or not).
     package func broadcast() {
         pthread_cond_broadcast(condition)
     }
