@@ -7,8 +7,9 @@ import HaulCore
 /// over (``handOver(_:)``) and takes the next free one (``nextBuffer()``), which waits only when
 /// every other buffer is still being written: a slow disk slows the reader only when the ring is
 /// full. The writer takes every buffer queued at once and writes neighbours in memory and in the
-/// file with one write, so a writer that falls behind makes larger writes (up to the ring less
-/// one buffer). Buffers are written in the order they were handed over, and their runs come back
+/// file with one write, so a writer that falls behind makes larger writes (up to
+/// ``mostJoined`` buffers: 2 to 4 MiB writes took this machine's disk about 1.9 GB/s, 1 MiB
+/// ones 1.5). Buffers are written in the order they were handed over, and their runs come back
 /// to the reader in that order: the reader accounts for them (checksums, progress, its report)
 /// itself, so bytes count as written only once they are, exactly as without a ring. The memory
 /// is `depth` buffers per connection, taken from the downloader's ``ReceiveBuffers`` on the
@@ -27,6 +28,8 @@ final class WriteBehind: Sendable {
 
     /// The most buffers in the ring.
     let depth: Int
+    /// The most buffers one write joins.
+    static let mostJoined = 4
     private let write: Write
     private let pool: ReceiveBuffers
     private let bufferSize: Int
@@ -126,7 +129,7 @@ final class WriteBehind: Sendable {
         while first < written.count {
             var staging = written[first].staging
             var last = first
-            while last + 1 < written.count, !written[last + 1].skipped,
+            while last + 1 < written.count, last + 1 - first < Self.mostJoined, !written[last + 1].skipped,
                   let joined = staging.joined(with: written[last + 1].staging) {
                 staging = joined
                 last += 1
