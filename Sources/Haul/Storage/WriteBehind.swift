@@ -1,19 +1,20 @@
 import HaulCore
 
-/// One connection's direct writes, made by a writer thread behind its reader: while the writer
-/// writes full staging buffers (and the disk takes them), the reader fills the next one.
+/// One connection's direct writes, made by writer threads behind its reader: while they write
+/// full staging buffers (and the disk takes them), the reader fills the next one.
 ///
 /// The buffers form a ring of ``depth`` in one region of memory: the reader hands a full one
-/// over (``handOver(_:)``) and takes the next free one (``nextBuffer()``), which waits only when
-/// every other buffer is still being written: a slow disk slows the reader only when the ring is
-/// full. The writer takes every buffer queued at once and writes neighbours in memory and in the
-/// file with one write, so a writer that falls behind makes larger writes (up to
-/// ``mostJoined`` buffers: 2 to 4 MiB writes took this machine's disk about 1.9 GB/s, 1 MiB
-/// ones 1.5). Buffers are written in the order they were handed over, and their runs come back
-/// to the reader in that order: the reader accounts for them (checksums, progress, its report)
-/// itself, so bytes count as written only once they are, exactly as without a ring. The memory
-/// is `depth` buffers per connection, taken from the downloader's ``ReceiveBuffers`` on the
-/// first ``nextBuffer()`` and given back by ``close()``.
+/// over (``handOver(_:)``) and takes the next free one (``nextBuffer(_:)``), which waits only
+/// when every other buffer is still being written: a slow disk slows the reader only when the
+/// ring is full. A writer takes the first queued buffers (up to ``mostJoined``) and writes
+/// neighbours in memory and in the file with one write, so writers that fall behind make larger
+/// writes (2 to 4 MiB writes took this machine's disk about 1.9 GB/s, 1 MiB ones 1.5); with 4
+/// buffers or more two writers run, so two writes are in flight. Runs come back to the reader in
+/// the order the buffers were handed over, whichever write ends first: the reader accounts for
+/// them (checksums, progress, its report) itself, so bytes count as written only once they and
+/// every byte before them are, exactly as without a ring; after a failed write nothing later is
+/// reported. The memory is `depth` buffers per connection, taken from the downloader's
+/// ``ReceiveBuffers`` on the first ``nextBuffer(_:)`` and given back by ``close()``.
 final class WriteBehind: Sendable {
     /// What the writer does with one full buffer: writes its bytes (each run reported to
     /// `wrote`, in order), from the writer's thread.
@@ -28,8 +29,10 @@ final class WriteBehind: Sendable {
 
     /// The most buffers in the ring.
     let depth: Int
-    /// The most buffers one write joins.
+    /// The most buffers one write joins (and one writer takes at once).
     static let mostJoined = 4
+    /// The writer threads, so that two writes can be in flight (one with a ring under 4 buffers).
+    let writers: Int
     private let write: Write
     private let pool: ReceiveBuffers
     private let bufferSize: Int
@@ -43,6 +46,7 @@ final class WriteBehind: Sendable {
     init(depth: Int, bufferSize: Int, buffers: ReceiveBuffers, threads: ThreadPool, write: @escaping Write) {
         precondition(depth >= 2)
         self.depth = depth
+        self.writers = depth >= 4 ? 2 : 1
         self.bufferSize = bufferSize
         self.pool = buffers
         self.threads = threads
@@ -50,11 +54,13 @@ final class WriteBehind: Sendable {
         state = ConditionLock(State())
     }
 
-    /// Hands a full buffer to the writer (starting its thread when none runs).
+    /// Hands a full buffer to the writers (starting one more thread while fewer than
+    /// ``writers`` run).
     func handOver(_ staging: DirectStaging) {
-        let start = state.withLockBroadcasting { $0.handOver(Slot(staging: staging)) }
+        let writers = self.writers
+        let start = state.withLockBroadcasting { $0.handOver(Slot(staging: staging), writers: writers) }
         if start, !threads.runIfFree(name: "haul-write", { [self] in serve() }) {
-            state.withLock { $0.writerRuns = false }   // the reader writes when the ring is full
+            state.withLock { $0.writersRunning -= 1 }   // with none, the reader writes when the ring is full
         }
     }
 
@@ -104,7 +110,7 @@ final class WriteBehind: Sendable {
                 if slots.isEmpty { return }
                 writeAll(slots)
             } else {
-                state.wait(until: nil) { blocked($0) && ($0.writerBusy || $0.writerRuns) }
+                state.wait(until: nil) { blocked($0) && ($0.writing > 0 || $0.writersRunning > 0) }
             }
         }
     }
@@ -125,6 +131,7 @@ final class WriteBehind: Sendable {
     private func writeAll(_ slots: [Slot]) {
         var written = slots
         var failure: DownloadError?
+        var failedAt: Int?
         var first = 0
         while first < written.count {
             var staging = written[first].staging
@@ -140,13 +147,14 @@ final class WriteBehind: Sendable {
                     try write(&staging) { bytes, offset in runs.append(Run(bytes: bytes, offset: offset)) }
                 } catch {
                     failure = error
+                    failedAt = written[first].number
                 }
                 written[first].runs = runs   // the group's runs, reported with its first buffer
             }
             first = last + 1
         }
-        let done = written
-        state.withLockBroadcasting { $0.written(done, failure: failure) }
+        let (done, failedNumber) = (written, failedAt)
+        state.withLockBroadcasting { $0.written(done, failure: failure, failedAt: failedNumber) }
     }
 }
 
@@ -161,6 +169,8 @@ extension WriteBehind {
         var runs: [Run] = []
         /// Not written: the writer failed on an earlier buffer.
         var skipped = false
+        /// Its place in the order of hand-overs.
+        var number = 0
     }
 
     /// The ring's memory, or one buffer of it (`@unchecked Sendable`: the lock hands it over).
@@ -172,21 +182,28 @@ extension WriteBehind {
     struct State {
         /// The memory of every buffer; `nil` until the reader's first buffer.
         var region: Buffer?
-        /// Buffers handed over, not yet taken by the writer.
+        /// Buffers handed over, not yet taken by a writer, in order.
         var queued = FIFOQueue<Slot>()
+        /// The number the next buffer handed over gets, and the next one due in `done`.
+        var nextNumber = 0
+        var nextDone = 0
         /// Buffers handed over and not yet written (queued or being written).
         var inFlight = 0
+        /// Buffers written out of order (another writer's earlier ones are under way), by number.
+        var early: [Int: Slot] = [:]
         /// Written buffers, in order, whose runs the reader has not collected.
         var done = FIFOQueue<Slot>()
         /// Buffers the reader may fill again, in ring order.
         var free = FIFOQueue<Buffer>()
         var failure: DownloadError?
+        /// The buffer whose write failed: the runs of later ones are never reported (a gap).
+        var failedNumber: Int?
         var failureReported = false
-        /// A writer thread runs (or was given a thread and is about to), until the ring closes.
-        var writerRuns = false
+        /// Writer threads running (or given a thread and about to), until the ring closes.
+        var writersRunning = 0
+        /// Batches being written (by writer threads or the reader).
+        var writing = 0
         var closed = false
-        /// Buffers are being written (by the writer's thread or the reader).
-        var writerBusy = false
         var readerWaits = false
 
         /// Splits `region` into the ring's buffers, all free.
@@ -197,12 +214,16 @@ extension WriteBehind {
             }
         }
 
-        /// Queues a full buffer; returns whether a writer thread must start.
-        mutating func handOver(_ slot: Slot) -> Bool {
+        /// Queues a full buffer; returns whether one more writer thread must start.
+        mutating func handOver(_ slot: Slot, writers: Int) -> Bool {
+            var slot = slot
+            slot.number = nextNumber
+            nextNumber += 1
             queued.append(slot)
             inFlight += 1
-            defer { writerRuns = true }
-            return !writerRuns
+            guard writersRunning < writers else { return false }
+            writersRunning += 1
+            return true
         }
 
         /// Whether the reader must wait for a buffer: every other one is handed over and none is
@@ -212,10 +233,10 @@ extension WriteBehind {
         }
 
         /// What a reader that is `blocked` does: goes on (`[]`), writes the queued buffers itself
-        /// when no writer thread runs, or waits for the writer (`nil`).
+        /// when no writer thread runs, or waits for the writers (`nil`).
         mutating func readerStep(blocked: Bool) -> [Slot]? {
             guard blocked else { return [] }
-            if !writerRuns && !writerBusy && !queued.isEmpty { return popQueued() }
+            if writersRunning == 0 && writing == 0 && !queued.isEmpty { return popQueued(most: Int.max) }
             readerWaits = true
             return nil
         }
@@ -242,26 +263,35 @@ extension WriteBehind {
             return (runs, failure)
         }
 
-        /// The writer thread's next buffers (every one queued; none: it waits for some); `nil`
-        /// (and the thread ends) once the ring is closed.
+        /// A writer thread's next buffers (the first queued, up to ``WriteBehind/mostJoined``;
+        /// none: it waits for some); `nil` (and the thread ends) once the ring is closed.
         mutating func nextToWrite() -> [Slot]? {
-            let slots = popQueued()
+            let slots = popQueued(most: WriteBehind.mostJoined)
             if slots.isEmpty && closed {
-                writerRuns = false
+                writersRunning -= 1
                 return nil
             }
             return slots
         }
 
-        /// Buffers were written (or skipped), in order.
-        mutating func written(_ slots: [Slot], failure: DownloadError?) {
-            if let failure, self.failure == nil { self.failure = failure }
-            for slot in slots { done.append(slot) }
+        /// Buffers were written (or skipped), in order; `failure` is that of the first of them
+        /// numbered `failedAt`.
+        mutating func written(_ slots: [Slot], failure: DownloadError?, failedAt: Int?) {
+            if let failure, let failedAt, failedNumber.map({ failedAt < $0 }) ?? true {
+                self.failure = failure
+                failedNumber = failedAt
+            }
+            for slot in slots { early[slot.number] = slot }
+            while var slot = early.removeValue(forKey: nextDone) {
+                if let failedNumber, slot.number > failedNumber { slot.runs = [] }
+                done.append(slot)
+                nextDone += 1
+            }
             inFlight -= slots.count
-            writerBusy = false
+            writing -= 1
         }
 
-        /// The ring's memory, for the pool; the writer's thread ends.
+        /// The ring's memory, for the pool; the writers' threads end.
         mutating func close() -> Buffer? {
             closed = true
             _ = drainDone()
@@ -270,14 +300,14 @@ extension WriteBehind {
             return region
         }
 
-        /// Every queued buffer, to be written now (skipped after a failure).
-        private mutating func popQueued() -> [Slot] {
+        /// The first `most` queued buffers, to be written now (skipped after a failure).
+        private mutating func popQueued(most: Int) -> [Slot] {
             var slots: [Slot] = []
-            while var slot = queued.popFirst() {
+            while slots.count < most, var slot = queued.popFirst() {
                 slot.skipped = failure != nil
                 slots.append(slot)
             }
-            if !slots.isEmpty { writerBusy = true }
+            if !slots.isEmpty { writing += 1 }
             return slots
         }
 

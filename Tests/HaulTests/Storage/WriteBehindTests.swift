@@ -126,6 +126,49 @@ struct WriteBehindTests {
         }
     }
 
+    @Test("two writers: buffers written after a held one are reported only once it is, in order")
+    func laterWritesWaitForTheHeldOne() throws {
+        try withTemporaryDirectory { dir in
+            let partial = try Self.makeFile(in: dir)
+            let gate = ConditionLock(false)
+            let firstHeld = ConditionLock(false)
+            let laterWritten = ConditionLock(0)   // bytes written by writes not starting at 0
+            let ring = WriteBehind(depth: 8, bufferSize: Self.bufferSize, buffers: ReceiveBuffers(),
+                                   threads: ThreadPool(maximumThreads: 3)) { (staging, wrote) throws(DownloadError) in
+                let first = staging.end <= Int64(staging.memory.count)   // this write starts at byte 0
+                if first {
+                    firstHeld.withLockBroadcasting { $0 = true }
+                    gate.wait(until: nil) { !$0 }
+                }
+                try staging.flush(to: partial, all: true, limit: { .max }, wrote: wrote)
+                if !first { laterWritten.withLockBroadcasting { $0 += staging.memory.count } }
+            }
+            #expect(ring.writers == 2)
+            let content = Self.pattern(Self.bufferSize * 12 + 300)
+            let reader = Reader(file: partial, content: content, ring: ring)
+
+            // Given the write of the first buffer held, and the next three written by the other writer,
+            try reader.feed(from: 0, upTo: Self.bufferSize)
+            firstHeld.wait(until: nil) { !$0 }
+            try reader.feed(from: Self.bufferSize, upTo: 4 * Self.bufferSize)
+            laterWritten.wait(until: nil) { $0 < 3 * Self.bufferSize }
+            // when the reader takes its next buffer (collecting what is written),
+            try reader.feed(from: 4 * Self.bufferSize, upTo: 5 * Self.bufferSize)
+            // then nothing is reported written: the first buffer's bytes are not on disk yet.
+            #expect(reader.reports.withLock { $0.isEmpty })
+
+            // When the first write ends, every byte lands and the reports come in order.
+            gate.withLockBroadcasting { $0 = true }
+            reader.start(on: ThreadPool(maximumThreads: 1), from: 5 * Self.bufferSize)
+            #expect(reader.waitUntilFinished() == nil)
+            partial.closeKeeping()
+            #expect(try Data(contentsOf: dir.appendingPathComponent("w.bin.part")) == Data(content))
+            let reports = reader.reports.withLock { $0 }
+            #expect(zip(reports, reports.dropFirst()).allSatisfy { $0 < $1 })
+            #expect(reports.last == Int64(content.count))
+        }
+    }
+
     @Test("with no thread free for the writer, the reader writes the ring's buffers itself")
     func theReaderWritesWhenNoThreadIsFree() throws {
         try withTemporaryDirectory { dir in
