@@ -76,6 +76,17 @@ struct WriteBehindTests {
         try PartialFile.createEmpty("w.bin.part", in: try DownloadTarget(destination: .directory(dir)).folder)
     }
 
+    /// Waits for `reader`, then expects the file to hold its content, reported written once
+    /// each, in order, up to the end.
+    static func expectLanded(_ reader: Reader, in partial: PartialFile, _ dir: URL) throws {
+        #expect(reader.waitUntilFinished() == nil)
+        partial.closeKeeping()
+        #expect(try Data(contentsOf: dir.appendingPathComponent("w.bin.part")) == Data(reader.content))
+        let reports = reader.reports.withLock { $0 }
+        #expect(zip(reports, reports.dropFirst()).allSatisfy { $0 < $1 })
+        #expect(reports.last == Int64(reader.content.count))
+    }
+
     /// Waits (without a deadline: the suite's time limit ends a hang) until `condition` holds.
     static func waitFor(_ condition: () -> Bool) {
         while !condition() { usleep(1_000) }
@@ -114,12 +125,7 @@ struct WriteBehindTests {
 
             // When the gate opens, then every byte is in the file, reported once each, in order.
             gate.withLockBroadcasting { $0 = true }
-            #expect(reader.waitUntilFinished() == nil)
-            partial.closeKeeping()
-            #expect(try Data(contentsOf: dir.appendingPathComponent("w.bin.part")) == Data(content))
-            let reports = reader.reports.withLock { $0 }
-            #expect(zip(reports, reports.dropFirst()).allSatisfy { $0 < $1 })
-            #expect(reports.last == Int64(content.count))
+            try Self.expectLanded(reader, in: partial, dir)
             #expect(buffers.idleCount == 1)   // the ring's memory went back
             // The two buffers queued behind the held one were written as one.
             #expect(writeSizes.withLock { $0.prefix(2) } == [Self.bufferSize, 2 * Self.bufferSize])
@@ -160,12 +166,7 @@ struct WriteBehindTests {
             // When the first write ends, every byte lands and the reports come in order.
             gate.withLockBroadcasting { $0 = true }
             reader.start(on: ThreadPool(maximumThreads: 1), from: 5 * Self.bufferSize)
-            #expect(reader.waitUntilFinished() == nil)
-            partial.closeKeeping()
-            #expect(try Data(contentsOf: dir.appendingPathComponent("w.bin.part")) == Data(content))
-            let reports = reader.reports.withLock { $0 }
-            #expect(zip(reports, reports.dropFirst()).allSatisfy { $0 < $1 })
-            #expect(reports.last == Int64(content.count))
+            try Self.expectLanded(reader, in: partial, dir)
         }
     }
 
