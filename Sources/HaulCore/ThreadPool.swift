@@ -169,13 +169,14 @@ package final class ThreadPool: @unchecked Sendable {   // all mutable state is 
     /// A thread's life: `first`, the bodies that are waiting, then parked until the next or
     /// until it retires.
     private func serve(first: Job?) {
-        if let first {
-            Self.setName(first.name)
-            first.body()
-        }
-        while let job = next() {
-            Self.setName(job.name)
-            job.body()
+        var named: StaticString?
+        var job = first ?? next()
+        while let current = job {
+            // A thread that runs one kind of body after another is named once, not per body.
+            if named?.utf8Start != current.name.utf8Start { Self.setName(current.name) }
+            named = current.name
+            current.body()
+            job = next()
         }
         retired()
     }

@@ -88,13 +88,24 @@ struct ThreadPoolTests {
     }
 
     #if os(Linux)
-    @Test("a thread carries the name of the body it runs, as the kernel shows it")
+    @Test("a thread carries the name of the body it runs, as the kernel shows it, also when reused")
     func threadsAreNamed() async {
-        let threads = ThreadPool()
-        let name: String = await withCheckedContinuation { continuation in
-            threads.runInTest(name: "haul-segment") { continuation.resume(returning: Self.kernelName()) }
+        let threads = ThreadPool(idleLifetime: .seconds(60))
+        let (first, kernelID) = await named(threads, "haul-segment")
+        #expect(first == "haul-segment")
+        await Self.waitUntilAsleep(kernelID)
+        let (second, secondID) = await named(threads, "haul-write")
+        #expect(secondID == kernelID)   // the same thread, named anew for its next kind of body
+        #expect(second == "haul-write")
+        await Self.waitUntilAsleep(kernelID)
+        #expect(await named(threads, "haul-write").name == "haul-write")
+    }
+
+    /// The kernel's name and id of the thread that ran a body named `name`.
+    private func named(_ threads: ThreadPool, _ name: StaticString) async -> (name: String, id: Int32) {
+        await withCheckedContinuation { continuation in
+            threads.runInTest(name: name) { continuation.resume(returning: (Self.kernelName(), Self.kernelThreadID())) }
         }
-        #expect(name == "haul-segment")
     }
 
     /// The calling thread's name in `/proc/thread-self/comm`.
