@@ -71,7 +71,7 @@ struct DaemonServerTests {
         }
     }
 
-    @Test func aCallWithoutAWorkerThreadLosesItsConnectionAndTheServerGoesOn() async throws {
+    @Test func aCallWithoutAWorkerThreadIsAnswered503AndTheServerGoesOn() async throws {
         // Given a server whose first worker thread is refused
         let refused = Atomic<Bool>(false)
         try await Self.withDaemon(configure: { server in
@@ -80,8 +80,14 @@ struct DaemonServerTests {
                 return ThreadPool.systemStarter(name, body)
             }
         }) { daemon in
-            // When a call comes, its connection is closed unanswered
-            #expect(throws: (any Error).self) { try Self.post(daemon, Self.version) }
+            // When a call comes, it is told to try again (a JSON-RPC error) and its connection closes
+            let refusedCall = try Self.post(daemon, Self.version)
+            #expect(refusedCall.status == 503)
+            #expect(refusedCall.field("Retry-After") == "1")
+            #expect(refusedCall.field("Connection") == "close")
+            let error = try #require(try JSONParser().parse(Array(refusedCall.body.utf8)).object?["error"]?.object)
+            #expect(error["code"] == .integer(1))
+            #expect(error["message"]?.string?.contains("no thread") == true)
             // Then the next call is answered
             let answered = try Self.post(daemon, Self.version)
             #expect(answered.status == 200)

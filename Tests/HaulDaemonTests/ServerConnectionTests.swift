@@ -67,4 +67,18 @@ import Testing
         #expect(DescriptorLimit.connections(upTo: 1 << 20) == max(64, (limit - 256) / 2))
         #expect(DescriptorLimit.connections(upTo: 100) <= 100)
     }
+
+    @Test func aCallWithoutAThreadIsToldSoInItsOwnProtocol() {
+        var page = ServerConnection(fd: -1, peer: "127.0.0.1", accepted: .now)
+        page.received = Array("GET / HTTP/1.1\r\n\r\n".utf8)
+        let text = String(decoding: DaemonServer.noThreadFarewell(page, "EAGAIN"), as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 503 "))
+        #expect(text.contains("text/plain") && text.contains("EAGAIN"))
+        var socket = page
+        socket.webSocket = .init(parser: WebSocketFrameParser(maximumMessageBytes: 1 << 20), subscriber: Notifier.Subscriber(),
+                                 authenticated: true, lastHeard: .now)
+        let frame = DaemonServer.noThreadFarewell(socket, "EAGAIN")
+        #expect(frame.first == 0x88, "a close frame, not an HTTP answer inside a WebSocket")
+        #expect(Array(frame.dropFirst(2).prefix(2)) == [0x03, 0xF5], "code 1013, try again later")
+    }
 }

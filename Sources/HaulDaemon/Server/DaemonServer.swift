@@ -137,8 +137,10 @@ public final class DaemonServer: Sendable {
 
     /// Runs a worker's turn on `connection`, then gives it back to the loop or closes it.
     ///
-    /// When the system gives no thread for the turn, the connection is closed (its client sees
-    /// the connection end, unanswered) and the server goes on with the others.
+    /// When the system gives no thread for the turn, the call is answered `503` (a JSON-RPC
+    /// error for a `POST`, a close frame `1013` on a WebSocket) and the connection closed; the
+    /// server goes on with the others. The loop hands over only a whole request, so nothing of
+    /// it is left unread when the socket closes.
     func serve(_ connection: ServerConnection) {
         do throws(ResourceError) {
             try threads.run(name: "haul-rpc") { [self] in
@@ -152,8 +154,22 @@ public final class DaemonServer: Sendable {
                 if held { wakeup.signal() } else { discard(next) }
             }
         } catch {
+            _ = DaemonSocket.sendWithoutWaiting(connection.fd, Self.noThreadFarewell(connection, error.message))
             discard(connection)
         }
+    }
+
+    /// What a call that got no thread is told before its connection closes.
+    static func noThreadFarewell(_ connection: ServerConnection, _ reason: String) -> [UInt8] {
+        let message = "the daemon has no thread for this call now (\(reason)); try again"
+        guard connection.webSocket == nil else { return WebSocketFrame.close(code: 1013, reason: "no thread for the call now") }
+        let retry = [HTTPResponse.HTTPField("Retry-After", "1")]
+        guard connection.received.starts(with: Array("POST ".utf8)) else {
+            return HTTPResponse.text(503, message, fields: retry).serialized(keepAlive: false)
+        }
+        let answer = RPCResponse(id: .null, outcome: .failure(.failure(message)))
+        return HTTPResponse(status: 503, contentType: "application/json-rpc", fields: retry,
+                            body: JSONWriter.encode(answer.json)).serialized(keepAlive: false)
     }
 
     /// Closes a connection for good.
