@@ -126,8 +126,8 @@ package struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
             let userinfo = authority[..<at]
             authority = authority[(at + 1)...]
             let separator = userinfo.firstIndex(of: UInt8(ascii: ":"))
-            let user = percentDecoded(userinfo[..<(separator ?? userinfo.endIndex)])
-            let password = separator.flatMap { percentDecoded(userinfo[($0 + 1)...]) }
+            let user = decodedText(userinfo[..<(separator ?? userinfo.endIndex)])
+            let password = separator.flatMap { decodedText(userinfo[($0 + 1)...]) }
             guard user != nil, (separator == nil) == (password == nil) else {
                 throw invalid(string, "the user name or password has a malformed %-escape")
             }
@@ -250,27 +250,9 @@ package func isSchemeName(_ bytes: ArraySlice<UInt8>) -> Bool {
 }
 
 private func isIPv6Address(_ text: String) -> Bool {
-    guard !text.isEmpty, text.utf8.allSatisfy({ hexValue($0) != nil || isOneOf($0, ":.") }) else { return false }
+    guard !text.isEmpty, text.utf8.allSatisfy({ Hex.value(of: $0) != nil || isOneOf($0, ":.") }) else { return false }
     var storage = in6_addr()
     return inet_pton(AF_INET6, text, &storage) == 1
-}
-
-/// Percent-decodes; `nil` when an escape is malformed.
-private func percentDecoded(_ bytes: ArraySlice<UInt8>) -> String? {
-    var result: [UInt8] = []
-    var index = bytes.startIndex
-    while index < bytes.endIndex {
-        if bytes[index] == UInt8(ascii: "%") {
-            guard index + 2 < bytes.endIndex,
-                  let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) else { return nil }
-            result.append(high << 4 | low)
-            index += 3
-        } else {
-            result.append(bytes[index])
-            index += 1
-        }
-    }
-    return String(decoding: result, as: UTF8.self)
 }
 
 /// Keeps valid escapes and the characters RFC 3986 allows in a path (or query); encodes the rest.
@@ -287,7 +269,7 @@ private func percentEncoded(_ bytes: ArraySlice<UInt8>, allowingQuestionMark: Bo
     while index < bytes.endIndex {
         let byte = bytes[index]
         if byte == UInt8(ascii: "%") {
-            guard index + 2 < bytes.endIndex, hexValue(bytes[index + 1]) != nil, hexValue(bytes[index + 2]) != nil else {
+            guard index + 2 < bytes.endIndex, Hex.value(of: bytes[index + 1]) != nil, Hex.value(of: bytes[index + 2]) != nil else {
                 return nil
             }
             result.append(contentsOf: bytes[index...(index + 2)])
@@ -456,4 +438,9 @@ package func hasDotSegment(_ path: some Sequence<UInt8>) -> Bool {
         }
     }
     return onlyDots && (length == 1 || length == 2)
+}
+
+/// The text `bytes` percent-decode to; `nil` when an escape is malformed.
+func decodedText(_ bytes: ArraySlice<UInt8>) -> String? {
+    PercentDecoding.strict(bytes).map { String(decoding: $0, as: UTF8.self) }
 }

@@ -11,7 +11,7 @@ package struct BasicCredentials: Sendable, Hashable {
     }
 
     /// The `Authorization` value: `Basic base64(user:password)`.
-    package var authorization: String { "Basic " + base64(Array("\(user):\(password)".utf8)) }
+    package var authorization: String { "Basic " + Base64.encode(Array("\(user):\(password)".utf8)) }
 
     /// The credentials a request to `url` carries, chosen per hop.
     ///

@@ -47,7 +47,7 @@ package struct ProxyURL: Sendable, Hashable, CustomStringConvertible {
     /// The `Proxy-Authorization` value (`Basic ...`) when the URL carries a user.
     package var proxyAuthorization: String? {
         guard let user else { return nil }
-        return "Basic " + base64(Array("\(user):\(password ?? "")".utf8))
+        return "Basic " + Base64.encode(Array("\(user):\(password ?? "")".utf8))
     }
 
     /// Parses a proxy URL.
@@ -83,12 +83,12 @@ package struct ProxyURL: Sendable, Hashable, CustomStringConvertible {
             let userinfo = authority[..<at]
             authority = authority[(at + 1)...]
             let colon = userinfo.firstIndex(of: UInt8(ascii: ":"))
-            guard let user = percentDecode(userinfo[..<(colon ?? userinfo.endIndex)]) else {
+            guard let user = decodedText(userinfo[..<(colon ?? userinfo.endIndex)]) else {
                 throw invalid("the user name has a malformed %-escape")
             }
             proxy.user = user
             if let colon {
-                guard let password = percentDecode(userinfo[(colon + 1)...]) else {
+                guard let password = decodedText(userinfo[(colon + 1)...]) else {
                     throw invalid("the password has a malformed %-escape")
                 }
                 proxy.password = password
@@ -142,22 +142,3 @@ package struct ProxyURL: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Percent-decodes; `nil` when an escape is malformed.
-package func percentDecode(_ bytes: ArraySlice<UInt8>) -> String? {
-    var result: [UInt8] = []
-    result.reserveCapacity(bytes.count)
-    var index = bytes.startIndex
-    while index < bytes.endIndex {
-        if bytes[index] == UInt8(ascii: "%") {
-            guard index + 2 < bytes.endIndex, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) else {
-                return nil
-            }
-            result.append(high << 4 | low)
-            index += 3
-        } else {
-            result.append(bytes[index])
-            index += 1
-        }
-    }
-    return String(decoding: result, as: UTF8.self)
-}

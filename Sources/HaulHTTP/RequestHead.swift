@@ -163,24 +163,3 @@ package func isTokenByte(_ byte: UInt8) -> Bool {
         return false
     }
 }
-
-/// Standard base64 with padding.
-package func base64(_ bytes: [UInt8]) -> String {
-    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-    var out: [UInt8] = []
-    out.reserveCapacity((bytes.count + 2) / 3 * 4)
-    var index = 0
-    while index < bytes.count {
-        let remaining = bytes.count - index
-        let b0 = UInt32(bytes[index])
-        let b1 = remaining > 1 ? UInt32(bytes[index + 1]) : 0
-        let b2 = remaining > 2 ? UInt32(bytes[index + 2]) : 0
-        let triple = b0 << 16 | b1 << 8 | b2
-        out.append(alphabet[Int(triple >> 18 & 63)])
-        out.append(alphabet[Int(triple >> 12 & 63)])
-        out.append(remaining > 1 ? alphabet[Int(triple >> 6 & 63)] : UInt8(ascii: "="))
-        out.append(remaining > 2 ? alphabet[Int(triple & 63)] : UInt8(ascii: "="))
-        index += 3
-    }
-    return String(decoding: out, as: UTF8.self)
-}

@@ -75,7 +75,7 @@ extension ResponseParser {
     package static func parseChunkSize(_ line: [UInt8]) throws(HTTPClientError) -> Int64 {
         var size: Int64 = 0
         var index = 0
-        while index < line.count, let digit = hexValue(line[index]) {
+        while index < line.count, let digit = Hex.value(of: line[index]) {
             guard size <= (Int64.max - Int64(digit)) / 16 else {
                 throw HTTPClientError(.invalidChunk, "a chunk size overflows")
             }

@@ -70,7 +70,7 @@ package func redactingSecret(_ secret: String, in text: String) -> String {
     let needle = Array(secret.utf8)
     let original = Array(text.utf8)
     guard !needle.isEmpty, original.count >= needle.count else { return text }
-    let (decoded, decodedStarts) = lenientlyPercentDecoded(original[...])
+    let (decoded, decodedStarts) = PercentDecoding.lenient(original)
     let starts = decodedStarts + [original.count]   // where each decoded byte starts in the original, and its end
     var output: [UInt8] = [], copied = 0, position = 0, found = false
     while position + needle.count <= decoded.count {
@@ -115,34 +115,6 @@ private func isSecretParameterName(_ raw: ArraySlice<UInt8>) -> Bool {
 
 /// Percent-decodes (leniently: malformed escapes stay as they are) and lowercases ASCII letters.
 private func percentDecodedLowercase(_ raw: ArraySlice<UInt8>) -> [UInt8] {
-    lenientlyPercentDecoded(raw).bytes.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }
+    PercentDecoding.lenient(raw).bytes.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }
 }
 
-/// Percent-decodes leniently (malformed escapes stay as they are): the bytes, and the index in
-/// `raw` where each of them starts.
-private func lenientlyPercentDecoded(_ raw: ArraySlice<UInt8>) -> (bytes: [UInt8], starts: [Int]) {
-    var bytes: [UInt8] = [], starts: [Int] = []
-    var index = raw.startIndex
-    while index < raw.endIndex {
-        starts.append(index)
-        if raw[index] == UInt8(ascii: "%"), index + 2 < raw.endIndex,
-           let high = hexValue(raw[index + 1]), let low = hexValue(raw[index + 2]) {
-            bytes.append(high << 4 | low)
-            index += 3
-        } else {
-            bytes.append(raw[index])
-            index += 1
-        }
-    }
-    return (bytes, starts)
-}
-
-/// The value of an ASCII hexadecimal digit, or `nil`.
-package func hexValue(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-    default: nil
-    }
-}

@@ -1,3 +1,4 @@
+import HaulCore
 /// The digest a download must have: an algorithm and the expected bytes.
 ///
 /// Written `ALGO=HEX` on the command line (`--checksum=sha256=9f86d0…`).

@@ -1,3 +1,4 @@
+import HaulCore
 /// SHA-256 shortcuts for the resume record (its own checksum and its resource key).
 ///
 /// A thin layer over ``Digest``; streams use `Digest(.sha256)` directly.

@@ -1,4 +1,5 @@
 import HaulHTTP
+import HaulCore
 /// A digest of the whole file that the server sent without being asked, to verify the
 /// download against.
 ///

@@ -1,4 +1,5 @@
 import HaulHTTP
+import HaulCore
 /// A Structured Field Dictionary (RFC 8941 section 3.2), parsed just far enough for the
 /// digest fields of RFC 9530: every member is checked against the grammar, and byte-sequence
 /// values are decoded; other values are only recognised.

@@ -1,4 +1,5 @@
 import HaulHTTP
+import HaulCore
 /// Reads the file name a server proposes in a `Content-Disposition` header (RFC 6266).
 ///
 /// The value is a disposition type (`attachment`, `inline` or any other token) followed by
@@ -42,7 +43,7 @@ enum ContentDisposition: Sendable {
     /// - Returns: the text, or `nil` for another charset, a malformed value or invalid bytes.
     static func decodeExtendedValue(_ value: String) -> String? {
         let pieces = value.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
-        guard pieces.count == 3, let bytes = percentDecoded(pieces[2]) else { return nil }
+        guard pieces.count == 3, let bytes = PercentDecoding.strict(Array(pieces[2].utf8)) else { return nil }
         let charset = String(pieces[0])
         if charset.asciiCaseInsensitiveEquals("UTF-8") {
             return String(validating: bytes, as: UTF8.self)
@@ -55,32 +56,6 @@ enum ContentDisposition: Sendable {
         return nil
     }
 
-    /// Strict percent-decoding: every `%` must start a two-digit hex escape.
-    private static func percentDecoded(_ text: Substring) -> [UInt8]? {
-        var bytes: [UInt8] = []
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                return nil
-            }
-            bytes.append(high << 4 | low)
-        }
-        return bytes
-    }
-
-    /// The value of an ASCII hex digit, or `nil`.
-    static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 }
 
 extension ContentDisposition {

@@ -1,4 +1,5 @@
 import HaulHTTP
+import HaulCore
 /// Chooses the name of a downloaded file when the user did not give one (`-o`).
 ///
 /// In order: the `Content-Disposition` of the final response, the last path segment of the
@@ -45,22 +46,6 @@ package enum FileNamer: Sendable {
         let start = withoutQuery.lastIndex(of: UInt8(ascii: "/")).map(withoutQuery.index(after:)) ?? withoutQuery.startIndex
         let segment = withoutQuery[start...]
         if !segment.contains(UInt8(ascii: "%")) { return String(Substring(segment)) }   // nothing to decode
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(segment.count)
-        var index = segment.startIndex
-        while index < segment.endIndex {
-            let byte = segment[index]
-            if byte == UInt8(ascii: "%"),
-               segment.distance(from: index, to: segment.endIndex) >= 3,
-               let high = ContentDisposition.hexValue(segment[segment.index(index, offsetBy: 1)]),
-               let low = ContentDisposition.hexValue(segment[segment.index(index, offsetBy: 2)]) {
-                bytes.append(high << 4 | low)
-                index = segment.index(index, offsetBy: 3)
-            } else {
-                bytes.append(byte)
-                index = segment.index(after: index)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        return String(decoding: PercentDecoding.lenient(Array(segment)).bytes, as: UTF8.self)
     }
 }

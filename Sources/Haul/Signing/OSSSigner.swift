@@ -1,3 +1,4 @@
+import HaulCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -117,7 +118,7 @@ public struct OSSSigner: URLSigner {
 
     /// Base64 of the HMAC-SHA1 of `stringToSign` under `secret`.
     static func v1Signature(_ stringToSign: String, secret: String) -> String {
-        Data(HMAC.code(.sha1, key: Array(secret.utf8), message: stringToSign)).base64EncodedString()
+        Base64.encode(HMAC.code(.sha1, key: Array(secret.utf8), message: stringToSign))
     }
 
     /// Query parameters that take part in the V1 canonical resource (sub-resources and

@@ -1,3 +1,4 @@
+import HaulCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

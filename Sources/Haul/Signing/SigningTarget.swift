@@ -1,3 +1,4 @@
+import HaulCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -82,21 +83,7 @@ struct SigningTarget: Sendable {
 
     /// `%XX` sequences replaced by their bytes (invalid ones kept as they are); `+` stays `+`.
     static func percentDecoded(_ text: some StringProtocol) -> String {
-        let bytes = Array(text.utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
-               let value = Hex.decode(String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self)) {
-                out += value
-                index += 3
-            } else {
-                out.append(bytes[index])
-                index += 1
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
+        String(decoding: PercentDecoding.lenient(Array(text.utf8)).bytes, as: UTF8.self)
     }
 }
 

@@ -1,5 +1,6 @@
 import Testing
 @testable import HaulHTTP
+import HaulCore
 
 /// ``ConnectHandshake``: the CONNECT request and every kind of answer, without sockets.
 @Suite("CONNECT handshake")
@@ -20,7 +21,7 @@ struct ConnectHandshakeTests {
                 == "CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\nUser-Agent: haul/1\r\n\r\n")
         let withCredentials = String(decoding: try handshake("http://al%20ice:s3cret@p:1").request, as: UTF8.self)
         #expect(withCredentials == "CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\nUser-Agent: haul/1\r\n"
-                + "Proxy-Authorization: Basic \(base64(Array("al ice:s3cret".utf8)))\r\n\r\n")
+                + "Proxy-Authorization: Basic \(Base64.encode(Array("al ice:s3cret".utf8)))\r\n\r\n")
         let v6 = String(decoding: try handshake(host: "::1", port: 8443).request, as: UTF8.self)
         #expect(v6.hasPrefix("CONNECT [::1]:8443 HTTP/1.1\r\nHost: [::1]:8443\r\n"))
     }

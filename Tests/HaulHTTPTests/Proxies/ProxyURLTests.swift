@@ -1,5 +1,6 @@
 import Testing
 @testable import HaulHTTP
+import HaulCore
 
 /// ``ProxyURL/parse(_:)``: schemes, default ports, userinfo, and what is refused.
 @Suite("proxy URLs")
@@ -23,9 +24,9 @@ struct ProxyURLTests {
         let proxy = try ProxyURL.parse("http://us%40er:p%3Ass@proxy.test:3128")
         #expect(proxy.user == "us@er")
         #expect(proxy.password == "p:ss")
-        #expect(proxy.proxyAuthorization == "Basic " + base64(Array("us@er:p:ss".utf8)))
+        #expect(proxy.proxyAuthorization == "Basic " + Base64.encode(Array("us@er:p:ss".utf8)))
         #expect(!proxy.description.contains("us"))
-        #expect(try ProxyURL.parse("http://user@p").proxyAuthorization == "Basic " + base64(Array("user:".utf8)))
+        #expect(try ProxyURL.parse("http://user@p").proxyAuthorization == "Basic " + Base64.encode(Array("user:".utf8)))
         #expect(try ProxyURL.parse("http://p").proxyAuthorization == nil)
     }
 

@@ -3,6 +3,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 @testable import Haul
+import HaulCore
 
 /// How a verified download moves its bytes.
 enum TransferShape: String, CaseIterable, CustomStringConvertible {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import HaulTestSupport
 @testable import Haul
+import HaulCore
 
 @Suite(.throttled) struct FileHashingTests {
     static func content(count: Int) -> [UInt8] {

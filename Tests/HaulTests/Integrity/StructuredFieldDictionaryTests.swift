@@ -1,6 +1,7 @@
 import HaulTestSupport
 import Testing
 @testable import Haul
+import HaulCore
 
 @Suite struct StructuredFieldDictionaryTests {
     // Dictionary examples of RFC 8941 section 3.2 (https://www.rfc-editor.org/rfc/rfc8941#section-3.2).

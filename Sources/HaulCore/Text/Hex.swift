@@ -1,11 +1,8 @@
-import HaulHTTP
-/// Hexadecimal text for digests: lowercase out, either case in.
-enum Hex {
+/// Hexadecimal digits, the one home of their encoding and decoding: lowercase out, either case
+/// in (digests, checksums, escapes).
+package enum Hex {
     /// Lowercase hexadecimal digits for `bytes`, two per byte.
-    ///
-    /// - Parameter bytes: any bytes (a digest).
-    /// - Returns: the hex text.
-    static func encode(_ bytes: some Collection<UInt8>) -> String {
+    package static func encode(_ bytes: some Collection<UInt8>) -> String {
         let done = bytes.withContiguousStorageIfAvailable { encode($0) }
         return done ?? Array(bytes).withUnsafeBufferPointer { encode($0) }
     }
@@ -25,11 +22,9 @@ enum Hex {
         value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
-    /// The bytes spelled by `text`: an even number of hex digits in either case.
-    ///
-    /// - Parameter text: hex digits, nothing else (no `0x`, no spaces).
-    /// - Returns: the bytes, or `nil` when `text` has an odd length or a non-hex character.
-    static func decode(_ text: some StringProtocol) -> [UInt8]? {
+    /// The bytes spelled by `text`: an even number of hex digits in either case; `nil` when
+    /// `text` has an odd length or anything else (no `0x`, no spaces).
+    package static func decode(_ text: some StringProtocol) -> [UInt8]? {
         let utf8 = Array(text.utf8)
         guard utf8.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []
@@ -43,7 +38,8 @@ enum Hex {
         return bytes
     }
 
-    private static func value(of digit: UInt8) -> UInt8? {
+    /// The value of one ASCII hexadecimal digit in either case, or `nil`.
+    package static func value(of digit: UInt8) -> UInt8? {
         switch digit {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
