@@ -49,12 +49,12 @@ struct DaemonProcessTests {
             do {
                 let daemon = try await DaemonProcess(in: dir, ["-j", "1", "-x", "1"])
                 gids["done"] = try daemon.call("aria2.addUri", [[.string(server.url("/small.bin"))], ["out": "done.bin"]]).string
-                #expect(await waitUntil { (try? daemon.statuses()[gids["done"]!]) == "complete" })
+                #expect(await eventually { (try? daemon.statuses()[gids["done"]!]) == "complete" })
                 gids["active"] = try daemon.call("aria2.addUri", [[.string(server.url("/big.bin"))]]).string
                 gids["waiting"] = try daemon.call("aria2.addUri", [[.string(server.url("/small.bin"))], ["out": "later.bin"]]).string
                 gids["paused"] = try daemon.call("aria2.addUri", [[.string(server.url("/small.bin"))],
                                                                   ["out": "held.bin", "pause": "true"]]).string
-                #expect(await waitUntil {
+                #expect(await eventually {
                     let done = (try? daemon.call("aria2.tellStatus", [.string(gids["active"]!), ["completedLength"]]))?
                         .object?["completedLength"]?.string
                     return (Int(done ?? "0") ?? 0) > 1_000_000
@@ -68,7 +68,7 @@ struct DaemonProcessTests {
             #expect(statuses[gids["active"]!] == "active", "the active download continues")
             #expect(statuses[gids["waiting"]!] == "waiting")
             #expect(statuses[gids["paused"]!] == "paused")
-            #expect(await waitUntil(timeout: .seconds(30)) { (try? restarted.statuses()[gids["waiting"]!]) == "complete" })
+            #expect(await eventually(timeout: .seconds(30)) { (try? restarted.statuses()[gids["waiting"]!]) == "complete" })
             let downloads = dir.appendingPathComponent("downloads")
             #expect(fileContents(downloads.appendingPathComponent("big.bin")) == Data(big.bytes(0..<big.size)))
             #expect(try restarted.statuses()[gids["paused"]!] == "paused")
@@ -87,7 +87,7 @@ struct DaemonProcessTests {
             do {
                 let daemon = try await DaemonProcess(in: dir, ["-x", "1"])
                 gid = try #require(daemon.call("aria2.addUri", [[.string(server.url("/term.bin"))]]).string)
-                #expect(await waitUntil { server.bodyBytesSent > 500_000 })
+                #expect(await eventually { server.bodyBytesSent > 500_000 })
                 daemon.send(SIGTERM)
                 #expect(await daemon.waitForExit() == 0)
                 #expect(daemon.log.contains("stopped"))
@@ -95,7 +95,7 @@ struct DaemonProcessTests {
                 #expect(listFiles(downloads) == ["term.bin.part", "term.bin.resume"], "the record is kept")
             }
             let restarted = try await DaemonProcess(in: dir, ["-x", "1"])
-            #expect(await waitUntil(timeout: .seconds(30)) { (try? restarted.statuses()[gid]) == "complete" })
+            #expect(await eventually(timeout: .seconds(30)) { (try? restarted.statuses()[gid]) == "complete" })
             #expect(fileContents(dir.appendingPathComponent("downloads/term.bin")) == Data(file.bytes(0..<file.size)))
             #expect(server.bodyBytesSent < file.size * 12 / 10)
             restarted.send(SIGINT)

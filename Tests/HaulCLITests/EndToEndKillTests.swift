@@ -57,7 +57,7 @@ struct EndToEndKillTests {
                     Issue.record("round \(round): haul ended with \(status) before the kill")
                 }
                 // The server's counters are final for this run once its connections are closed.
-                #expect(await waitUntil(timeout: .seconds(10)) { server.openConnectionCount == 0 }, "round \(round)")
+                #expect(await eventually(timeout: .seconds(10)) { server.openConnectionCount == 0 }, "round \(round)")
 
                 // Each request of this run started at a byte the record it found did not claim:
                 // nothing it had is asked for again (a run that started over would ask for byte 0).

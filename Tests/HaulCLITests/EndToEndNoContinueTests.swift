@@ -17,7 +17,7 @@ struct EndToEndNoContinueTests {
         try await withTemporaryDirectory { (dir) async throws in
             let address = server.url("/again.bin")
             let first = try HaulProcess(["-q", "-x", "1", "-d", dir.path, address], in: dir)
-            let flowing = await waitUntil { server.bodyBytesSent >= 500_000 && listFiles(dir).contains("again.bin.resume") }
+            let flowing = await eventually { server.bodyBytesSent >= 500_000 && listFiles(dir).contains("again.bin.resume") }
             #expect(flowing, "the first haul does not progress: \(first.standardErrorSoFar)")
             first.interrupt()
             let interrupted = try await first.finish(timeout: .seconds(20))
@@ -26,7 +26,7 @@ struct EndToEndNoContinueTests {
             try #require(partial.count >= 500_000, "the partial holds \(partial.count) bytes")
 
             // The first run's connection may still be sending for a moment after the exit.
-            #expect(await waitUntil { server.openConnectionCount == 0 }, "the server still serves the first run")
+            #expect(await eventually { server.openConnectionCount == 0 }, "the server still serves the first run")
             server.setResource("/again.bin", HaulServer.Resource(size: Self.size, seed: 31, etag: "\"a1\"", rate: 0))
             let requestsBefore = server.requests.count
             let bytesBefore = server.bodyBytesSent

@@ -98,7 +98,7 @@ struct EndToEndRefusedTests {
         let port = try SwitchablePort()
         try await withTemporaryDirectory { dir async throws in
             let process = try HaulProcess(["--retry-connrefused", "--retry-wait=0.2", "--retries=20", port.url("/f.txt").absoluteString], in: dir)
-            #expect(await waitUntil { process.standardErrorSoFar.contains("retrying in") })
+            #expect(await eventually { process.standardErrorSoFar.contains("retrying in") })
             try port.serveOnce(status: 200, body: "back again")
             let outcome = try await process.finish(timeout: .seconds(30))
             #expect(outcome.status == 0, "\(outcome.standardError)")

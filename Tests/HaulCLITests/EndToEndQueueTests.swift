@@ -133,7 +133,7 @@ struct EndToEndQueueTests {
             let urls = ["a", "b"].map { server.url("/bytes/50000000/\($0).bin?rate=2000000") }
             let process = try HaulProcess(["--json", "-d", dir.path] + urls, in: dir)
             let partials = ["a", "b"].map { dir.appendingPathComponent("\($0).bin.part") }
-            let both = await waitUntil { partials.allSatisfy { EndToEndSignalTests.size($0) > 0 } }
+            let both = await eventually { partials.allSatisfy { EndToEndSignalTests.size($0) > 0 } }
             #expect(both, "both downloads run at once: \(process.standardErrorSoFar)")
             process.interrupt()
             let outcome = try await process.finish(timeout: .seconds(20))

@@ -20,7 +20,7 @@ struct EndToEndResumeLockTests {
             let destination = exactFile ? ["-o", dir.appendingPathComponent("locked.bin").path] : ["-d", dir.path]
             let address = server.url("/locked.bin")
             let first = try HaulProcess(["-q", "-x", "4"] + destination + [address], in: dir)
-            let flowing = await waitUntil { server.bodyBytesSent >= 300_000 && listFiles(dir).contains("locked.bin.resume") }
+            let flowing = await eventually { server.bodyBytesSent >= 300_000 && listFiles(dir).contains("locked.bin.resume") }
             #expect(flowing, "the first haul does not progress: \(first.standardErrorSoFar)")
             let filesBefore = Self.files(in: dir)
 

@@ -19,7 +19,7 @@ struct EndToEndSignalTests {
     static func interrupt(_ arguments: [String], in dir: URL, partial: URL, server: HaulServer,
                           after bytes: Int64 = 1) async throws -> HaulBinary.Outcome {
         let process = try HaulProcess(arguments, in: dir)
-        let downloading = await waitUntil { server.bodyBytesSent >= bytes && size(partial) > 0 }
+        let downloading = await eventually { server.bodyBytesSent >= bytes && size(partial) > 0 }
         #expect(downloading, "no bytes arrived in \(partial.lastPathComponent): \(process.standardErrorSoFar)")
         #expect(process.isRunning, "haul ended before Ctrl-C: \(process.standardErrorSoFar)")
         process.interrupt()

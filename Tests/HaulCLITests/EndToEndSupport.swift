@@ -158,16 +158,6 @@ func fileContents(_ url: URL) -> Data? {
     try? Data(contentsOf: url)
 }
 
-/// Polls `condition` every 20 ms until it holds or `timeout` passes; returns whether it held.
-func waitUntil(timeout: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
-}
-
 /// A TCP port on 127.0.0.1 that is bound but never listens, so every connection to it is
 /// refused; the port stays reserved (no other test can take it) until this value is released.
 final class RefusingPort: Sendable {

@@ -61,7 +61,7 @@ struct HostileWaitCLITests {
             #expect(process.isRunning, "still waiting")
             #expect(used < wall.secondsValue * 0.05, "used \(used) s of CPU in \(wall)")
             _ = kill(process.processIdentifier, SIGINT)
-            #expect(await waitUntil(timeout: .seconds(10)) { !process.isRunning })
+            #expect(await eventually(timeout: .seconds(10)) { !process.isRunning })
             #expect(process.terminationStatus == 130)
         }
     }

@@ -44,7 +44,7 @@ import Testing
         #expect(server.bodyBytesSent == 1234)
     }
 
-    @Test func aClientLeavingEarlyIsNotChargedTheWholeBody() throws {
+    @Test func aClientLeavingEarlyIsNotChargedTheWholeBody() async throws {
         let server = try HaulServer()
         let size: Int64 = 64 << 20
         do {
@@ -53,7 +53,7 @@ import Testing
             while let line = client.readLine(), !line.isEmpty {}
             #expect(client.read(count: 1000).count == 1000)
         }   // the client closes here, far from the end of the body
-        #expect(eventually { server.openConnectionCount == 0 })
+        #expect(await eventually { server.openConnectionCount == 0 })
         let sent = server.bodyBytesSent
         #expect(sent >= 1000)
         #expect(sent < size)

@@ -16,7 +16,7 @@ import Testing
         #expect(server.url("/bytes/1") == "http://127.0.0.1:\(server.port)/bytes/1")
     }
 
-    @Test func stopEndsStalledConnectionsAndRefusesNewOnes() throws {
+    @Test func stopEndsStalledConnectionsAndRefusesNewOnes() async throws {
         let server = try HaulServer()
         let stalled = try RawClient(port: server.port)
         try stalled.request("/bytes/1000000?stall-after=100")
@@ -24,23 +24,23 @@ import Testing
         #expect(stalled.read(count: 100).count == 100)
         let silent = try RawClient(port: server.port)
         try silent.request("/silent")
-        #expect(eventually { server.openConnectionCount == 2 })
+        #expect(await eventually { server.openConnectionCount == 2 })
 
         server.stop()
 
         #expect(stalled.readToEnd().isEmpty && stalled.sawEndOfStream)
         #expect(silent.readToEnd().isEmpty)
         #expect(silent.sawEndOfStream)
-        #expect(eventually { server.openConnectionCount == 0 })
+        #expect(await eventually { server.openConnectionCount == 0 })
         #expect(throws: (any Error).self) { try RawClient(port: server.port) }
     }
 
-    @Test func deinitStopsTheServer() throws {
+    @Test func deinitStopsTheServer() async throws {
         var server: HaulServer? = try HaulServer()
         let port = server!.port
         let client = try RawClient(port: port)
         try client.request("/silent")
-        _ = eventually { server!.requests.count == 1 }
+        await eventually { server!.requests.count == 1 }
         server = nil
         #expect(client.readToEnd().isEmpty)
         #expect(client.sawEndOfStream)

@@ -178,11 +178,3 @@ func expectBody(_ body: [UInt8], _ expected: [UInt8], sourceLocation: SourceLoca
             sourceLocation: sourceLocation)
 }
 
-/// Waits (up to 5 s, in 10 ms steps) for `condition`; returns whether it became true.
-func eventually(_ condition: () -> Bool) -> Bool {
-    for _ in 0..<500 {
-        if condition() { return true }
-        usleep(10_000)
-    }
-    return condition()
-}

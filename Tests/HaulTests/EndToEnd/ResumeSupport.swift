@@ -197,16 +197,6 @@ func waitForIdle(_ server: HaulServer, timeout: Duration = .seconds(10)) async -
     return true
 }
 
-/// Polls `condition` every 10 ms until it holds or `timeout` passes; returns whether it held.
-func eventually(timeout: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        if ContinuousClock.now > deadline { return false }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return true
-}
-
 /// Events collected while a download runs, readable at any moment.
 final class EventLog: Sendable {
     private let events = SharedStateLock<[DownloadEvent]>([])

@@ -26,7 +26,7 @@ struct RuntimeLimitTests {
             async let outcome = collect(download) { event in
                 if case .progress(let progress) = event { completed.withLock { $0 = progress.completedBytes } }
             }
-            try await waitUntil { completed.withLock { $0 } >= Self.mib }
+            await eventually(timeout: .seconds(10)) { completed.withLock { $0 } >= Self.mib }
             downloader.setRateLimit(128 << 10)
             #expect(downloader.rateLimit == 128 << 10)
             try await Task.sleep(for: .milliseconds(500))   // the restart reconnects; the burst passes
@@ -79,7 +79,7 @@ struct RuntimeLimitTests {
         try await withTemporaryDirectory { (dir) async throws in
             let downloader = resumeDownloader(connections: 2)
             let download = downloader.download(url(server, "/ranges.bin"), to: .directory(dir))
-            try await waitUntil { (download.completedRanges ?? []).reduce(0) { $0 + $1.count } > 0 }
+            await eventually(timeout: .seconds(10)) { (download.completedRanges ?? []).reduce(0) { $0 + $1.count } > 0 }
             let ranges = try #require(download.completedRanges)
             #expect(ranges.allSatisfy { $0.upperBound <= resource.size })
             #expect(ranges.count <= 2)
@@ -88,15 +88,4 @@ struct RuntimeLimitTests {
         }
     }
 
-    /// Polls `condition` every 10 ms for up to 10 s.
-    private func waitUntil(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("timed out")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-    }
 }
