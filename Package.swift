@@ -30,14 +30,16 @@ let package = Package(
 
         // The layers of the library, lowest first: each imports only those above it here.
         .target(name: "HaulCore", dependencies: ["CHaulSys"]),
+        // JSON values, their parser and writer: the daemon's JSON-RPC and the CLI's --json events.
+        .target(name: "HaulJSON"),
         .target(name: "HaulHTTP", dependencies: ["HaulCore", "CHaulTLS", "CHaulSys"]),
         .target(name: "Haul", dependencies: ["HaulCore", "HaulHTTP", "CHaulTLS", "CHaulSys"]),
         .target(name: "HaulURLSession", dependencies: ["Haul", "HaulHTTP", "HaulCore"]),
         // The persistent download service (SQLite), and the daemon that serves it over JSON-RPC.
         .target(name: "HaulService", dependencies: ["Haul", "HaulCore", "CSQLite"]),
-        .target(name: "HaulDaemon", dependencies: ["HaulService", "HaulDashboard", "Haul", "HaulCore", "CHaulTLS"]),
+        .target(name: "HaulDaemon", dependencies: ["HaulService", "HaulDashboard", "Haul", "HaulCore", "HaulJSON", "CHaulTLS"]),
         .target(name: "HaulServer", dependencies: ["CHaulTLS", "CHaulSys"]),
-        .target(name: "HaulCLI", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulServer", "HaulService", "HaulDaemon", "HaulDashboard"]),
+        .target(name: "HaulCLI", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulJSON", "HaulServer", "HaulService", "HaulDaemon", "HaulDashboard"]),
         // The web dashboard `haul daemon` serves: files under Assets/, embedded by Scripts/embed-dashboard.py.
         .target(name: "HaulDashboard", exclude: ["Assets"]),
         .executableTarget(name: "haul", dependencies: ["HaulCLI"]),
@@ -55,10 +57,10 @@ let package = Package(
         .testTarget(name: "HaulServerTests", dependencies: ["HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulDashboardTests", dependencies: ["HaulDashboard", "CHaulTLS", "HaulTestSupport"]),
         .testTarget(name: "HaulServiceTests", dependencies: ["HaulService", "Haul", "HaulCore", "HaulServer", "HaulTestSupport"]),
-        .testTarget(name: "HaulDaemonTests", dependencies: ["HaulDaemon", "HaulDashboard", "HaulService", "Haul", "HaulCore", "HaulServer",
+        .testTarget(name: "HaulDaemonTests", dependencies: ["HaulDaemon", "HaulDashboard", "HaulService", "Haul", "HaulCore", "HaulJSON", "HaulServer",
                                                         "HaulTestSupport"]),
         .testTarget(name: "HaulCLITests", dependencies: ["HaulCLI", "Haul", "HaulHTTP", "HaulCore", "HaulURLSession", "HaulServer", "HaulTestSupport",
-                                                     "HaulDaemon"]),
+                                                     "HaulDaemon", "HaulJSON"]),
 
         // Examples (Scripts/run-examples.sh runs them): each serves itself from HaulServer on loopback.
         .target(name: "ExampleSupport", dependencies: ["HaulServer"], path: "Examples/Support"),
@@ -74,7 +76,7 @@ let package = Package(
 
 // The fuzz targets (a library, so the tests replay their corpora) and, with HAUL_FUZZ=1, the
 // libFuzzer program that runs them (Scripts/fuzz.sh builds it with -sanitize=fuzzer,address).
-package.targets.append(.target(name: "HaulFuzzTargets", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulService", "HaulDaemon"]))
+package.targets.append(.target(name: "HaulFuzzTargets", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulJSON", "HaulService", "HaulDaemon"]))
 package.targets.append(.testTarget(name: "HaulFuzzTests", dependencies: ["HaulFuzzTargets"]))
 if Context.environment["HAUL_FUZZ"] == "1" {
     package.products.append(.executable(name: "haul-fuzz", targets: ["HaulFuzz"]))

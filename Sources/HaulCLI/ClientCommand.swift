@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import HaulDaemon
-
+import HaulJSON
 
 /// `haul add|ls|pause|resume|rm`: one call per item to a running daemon.
 ///
@@ -72,7 +72,7 @@ struct ClientCommand {
     }
 
     private func add(_ url: String, _ client: DaemonClient) throws(DaemonClientError) -> String {
-        var object = HaulDaemon.JSONObject()
+        var object = JSONObject()
         if let directory = options.directory { object.append("dir", .string(directory)) }
         if let output = options.output { object.append("out", .string(output)) }
         return try client.call("aria2.addUri", [[.string(url)], .object(object)]).string ?? ""
@@ -90,8 +90,8 @@ struct ClientCommand {
 
     /// Every download: active, then the queue, then the results, as a table.
     private func list(_ client: DaemonClient) -> Int32 {
-        let keys: HaulDaemon.JSONValue = ["gid", "status", "totalLength", "completedLength", "downloadSpeed", "files"]
-        var rows: [HaulDaemon.JSONValue] = []
+        let keys: JSONValue = ["gid", "status", "totalLength", "completedLength", "downloadSpeed", "files"]
+        var rows: [JSONValue] = []
         do throws(DaemonClientError) {
             rows += try client.call("aria2.tellActive", [keys]).array ?? []
             for method in ["aria2.tellWaiting", "aria2.tellStopped"] {
@@ -111,7 +111,7 @@ struct ClientCommand {
         return ExitStatus.success
     }
 
-    private func line(_ row: HaulDaemon.JSONObject) -> String {
+    private func line(_ row: JSONObject) -> String {
         let total = Int64(row["totalLength"]?.string ?? "") ?? 0
         let done = Int64(row["completedLength"]?.string ?? "") ?? 0
         let speed = Double(row["downloadSpeed"]?.string ?? "") ?? 0

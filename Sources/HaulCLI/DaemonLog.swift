@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import HaulJSON
 import HaulHTTP
 import HaulService
 
@@ -56,6 +57,6 @@ struct DaemonLog: Sendable {
 
     /// One JSON object per line, members in the given order.
     private func object(_ fields: [(String, String)]) -> String {
-        JSONValue.object(fields.map { ($0.0, .string($0.1)) }).encoded + "\n"
+        JSONWriter.text(.object(fields.map { ($0.0, JSONValue.string($0.1)) })) + "\n"
     }
 }

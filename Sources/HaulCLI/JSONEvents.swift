@@ -1,67 +1,5 @@
 import Haul
-
-/// A JSON value, encoded by hand so the output is exactly what CONTRACT.md shows: keys in the
-/// given order, one line, `null` for unknowns.
-indirect enum JSONValue: Sendable, Equatable {
-    case null
-    case bool(Bool)
-    case integer(Int64)
-    case number(Double)
-    case string(String)
-    case object([(String, JSONValue)])
-
-    static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.encoded == rhs.encoded }
-
-    /// The value as compact JSON text.
-    var encoded: String {
-        var text = ""
-        encode(into: &text)
-        return text
-    }
-
-    private func encode(into text: inout String) {
-        switch self {
-        case .null: text += "null"
-        case .bool(let value): text += value ? "true" : "false"
-        case .integer(let value): text += String(value)
-        case .number(let value):
-            // JSON has no NaN or infinity; Swift's shortest round-trip form is valid JSON otherwise.
-            text += value.isFinite ? "\(value)" : "null"
-        case .string(let value): Self.encodeString(value, into: &text)
-        case .object(let members):
-            text += "{"
-            for (index, (key, value)) in members.enumerated() {
-                if index > 0 { text += "," }
-                Self.encodeString(key, into: &text)
-                text += ":"
-                value.encode(into: &text)
-            }
-            text += "}"
-        }
-    }
-
-    /// Quotes `string`: `"` and `\` escaped, control characters as `\n`, `\t`... or `\u00XX`,
-    /// everything else (including non-ASCII) passed through as UTF-8.
-    static func encodeString(_ string: String, into text: inout String) {
-        text += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
-            case "\u{08}": text += "\\b"
-            case "\u{0C}": text += "\\f"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                let hex = String(scalar.value, radix: 16)
-                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: text.unicodeScalars.append(scalar)
-            }
-        }
-        text += "\""
-    }
-}
+import HaulJSON
 
 /// The `--json` events of CONTRACT.md, one object per line on standard output.
 enum JSONEvent: Sendable {
@@ -82,7 +20,7 @@ enum JSONEvent: Sendable {
     case failed(id: String, exitCode: Int32, error: DownloadError, partial: String?)
 
     /// The event as one line of JSON, ending with a newline.
-    var line: String { value.encoded + "\n" }
+    var line: String { JSONWriter.text(value) + "\n" }
 
     /// The event as a JSON object.
     var value: JSONValue {
@@ -90,19 +28,19 @@ enum JSONEvent: Sendable {
         case let .started(id, url, file, total, resumedFrom, connections):
             return .object([
                 ("event", .string("started")), ("id", .string(id)), ("url", .string(url)),
-                ("file", .string(file)), ("total", total.map(JSONValue.integer) ?? .null),
+                ("file", .string(file)), ("total", total.map { .integer($0) } ?? .null),
                 ("resumedFrom", .integer(resumedFrom)), ("connections", .integer(Int64(connections))),
             ])
         case let .progress(id, bytes, total, speed, eta):
             return .object([
                 ("event", .string("progress")), ("id", .string(id)), ("bytes", .integer(bytes)),
-                ("total", total.map(JSONValue.integer) ?? .null), ("speed", .number(speed)),
-                ("eta", eta.map(JSONValue.number) ?? .null),
+                ("total", total.map { .integer($0) } ?? .null), ("speed", .double(speed)),
+                ("eta", eta.map(JSONValue.double) ?? .null),
             ])
         case let .retrying(id, attempt, delay, error):
             return .object([
                 ("event", .string("retrying")), ("id", .string(id)), ("attempt", .integer(Int64(attempt))),
-                ("delay", .number(delay)), ("error", Self.errorObject(error)),
+                ("delay", .double(delay)), ("error", Self.errorObject(error)),
             ])
         case let .finished(id, file, bytes, sha256, skipped, alreadyComplete):
             var members: [(String, JSONValue)] = [

@@ -2,6 +2,7 @@ import Foundation
 import Haul
 import HaulDaemon
 import HaulService
+import HaulJSON
 
 /// Targets for the parsers of `haul daemon`: its HTTP request heads, WebSocket frames, JSON and
 /// JSON-RPC requests.

@@ -1,6 +1,7 @@
 import Foundation
 import HaulDaemon
 import Testing
+import HaulJSON
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -57,7 +58,7 @@ final class DaemonProcess: Sendable {
 
     /// Calls `method` (the token added).
     @discardableResult
-    func call(_ method: String, _ params: [HaulDaemon.JSONValue] = []) throws -> HaulDaemon.JSONValue {
+    func call(_ method: String, _ params: [JSONValue] = []) throws -> JSONValue {
         try client.call(method, params)
     }
 
@@ -97,7 +98,7 @@ final class DaemonProcess: Sendable {
     /// Every download the daemon lists (active, queue, results) as `gid -> status`.
     func statuses() throws -> [String: String] {
         var found: [String: String] = [:]
-        let keys: HaulDaemon.JSONValue = ["gid", "status"]
+        let keys: JSONValue = ["gid", "status"]
         var entries = try call("aria2.tellActive", [keys]).array ?? []
         entries += try call("aria2.tellWaiting", [0, 1000, keys]).array ?? []
         entries += try call("aria2.tellStopped", [0, 1000, keys]).array ?? []

@@ -3,6 +3,7 @@ import HaulDaemon
 import HaulServer
 import HaulTestSupport
 import Testing
+import HaulJSON
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -2,6 +2,7 @@ import Foundation
 import HaulDaemon
 import HaulTestSupport
 import Testing
+import HaulJSON
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

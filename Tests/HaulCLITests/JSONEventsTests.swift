@@ -5,6 +5,7 @@ import HaulHTTP
 @testable import HaulCLI
 import HaulTestSupport
 import Testing
+import HaulJSON
 
 /// Parses one line of `--json` output back with Foundation.
 private func object(_ line: String) throws -> [String: Any] {
@@ -24,17 +25,17 @@ private func object(_ line: String) throws -> [String: Any] {
         ("", #""""#),
     ])
     func stringsAreEscaped(input: String, expected: String) throws {
-        let encoded = JSONValue.string(input).encoded
+        let encoded = JSONWriter.text(.string(input))
         #expect(encoded == expected)
         let decoded = try JSONSerialization.jsonObject(with: Data(encoded.utf8), options: .fragmentsAllowed)
         #expect(decoded as? String == input)
     }
 
     @Test func nonFiniteNumbersBecomeNull() {
-        #expect(JSONValue.number(.nan).encoded == "null")
-        #expect(JSONValue.number(.infinity).encoded == "null")
-        #expect(JSONValue.number(1.2e7).encoded == "12000000.0")
-        #expect(JSONValue.number(0.04).encoded == "0.04")
+        #expect(JSONWriter.text(.double(.nan)) == "null")
+        #expect(JSONWriter.text(.double(.infinity)) == "null")
+        #expect(JSONWriter.text(.double(1.2e7)) == "12000000.0")
+        #expect(JSONWriter.text(.double(0.04)) == "0.04")
     }
 
     @Test func startedHasEveryField() throws {

@@ -6,6 +6,7 @@ import HaulTestSupport
 import Testing
 @testable import HaulDaemon
 import HaulCore
+import HaulJSON
 
 /// The JSON-RPC dispatcher without a socket: JSON-RPC's error codes and aria2's conventions
 /// (tokens, strings for numbers, "OK", words of the errors) over a real service.

@@ -3,6 +3,7 @@ import Testing
 @testable import HaulService
 @testable import Haul
 @testable import HaulDaemon
+import HaulJSON
 
 /// aria2's conventions as pure functions: pagination, the bitfield, error codes, options.
 @Suite struct Aria2Tests {

@@ -6,6 +6,7 @@ import HaulTestSupport
 import Synchronization
 import Testing
 @testable import HaulDaemon
+import HaulJSON
 
 /// The daemon's server over loopback sockets: every security rule seen from a client, the
 /// WebSocket's calls, pings and notifications, and the stop.

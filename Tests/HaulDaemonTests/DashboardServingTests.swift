@@ -6,6 +6,7 @@ import HaulService
 import HaulTestSupport
 import Testing
 @testable import HaulDaemon
+import HaulJSON
 
 /// The web dashboard as `haul daemon` serves it, seen from a loopback client: the page and its
 /// headers, no path out of the embedded files, the daemon's rules before it; and the `segments`

@@ -1,6 +1,7 @@
 import HaulTestSupport
 import Testing
 @testable import HaulDaemon
+import HaulJSON
 
 /// The JSON parser and writer: strict, bounded, and exact about numbers and strings.
 @Suite struct JSONTests {

@@ -1,4 +1,5 @@
 import Foundation
+import HaulJSON
 import HaulService
 import HaulTestSupport
 import Testing

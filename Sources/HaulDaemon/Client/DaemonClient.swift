@@ -1,4 +1,5 @@
 import HaulCore
+import HaulJSON
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,4 +1,5 @@
 import HaulService
+import HaulJSON
 
 /// One call of an aria2 method: its parameters (the token already taken off), what it may
 /// reach, and the state file commit its reply must wait for.

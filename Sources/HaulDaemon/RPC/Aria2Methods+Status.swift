@@ -1,5 +1,6 @@
 import Haul
 import HaulService
+import HaulJSON
 
 // MARK: - What the list holds
 

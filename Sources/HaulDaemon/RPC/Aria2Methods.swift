@@ -1,5 +1,6 @@
 import Haul
 import HaulService
+import HaulJSON
 
 /// One aria2 method: its name, whether it takes the token, and what it does.
 struct Aria2Method: Sendable {

@@ -1,5 +1,6 @@
 import Haul
 import HaulService
+import HaulJSON
 
 /// The defaults for new downloads that aria2's global options set (`split`,
 /// `max-connection-per-server`, `max-download-limit`), changed by `changeGlobalOption`.

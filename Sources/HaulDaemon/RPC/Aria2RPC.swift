@@ -1,5 +1,6 @@
 import HaulCore
 import HaulService
+import HaulJSON
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

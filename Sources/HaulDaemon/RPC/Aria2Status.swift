@@ -1,5 +1,6 @@
 import Haul
 import HaulService
+import HaulJSON
 
 /// aria2's view of a download (`tellStatus` and the lists): every number and Boolean a string,
 /// members in aria2's (alphabetical) order, `keys` filtering.

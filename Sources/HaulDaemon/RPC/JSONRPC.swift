@@ -1,3 +1,4 @@
+import HaulJSON
 /// A JSON-RPC 2.0 error object: `{"code":…,"message":…}`.
 public struct RPCFault: Error, Sendable, Equatable {
     /// The code: 1 for every failure of a method (aria2's convention), or a JSON-RPC code.

@@ -1,6 +1,7 @@
 import HaulCore
 import HaulService
 import Synchronization
+import HaulJSON
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,5 +1,5 @@
 /// Writes JSON text: compact, members in their order, strings escaped as RFC 8259 requires
-/// (`"`, `\` and control characters; everything else as UTF-8).
+/// (`"`, `\` and control characters, and DEL so no terminal acts on it; everything else as UTF-8).
 public struct JSONWriter {
     /// The text so far.
     public private(set) var bytes: [UInt8] = []
@@ -7,6 +7,11 @@ public struct JSONWriter {
     /// An empty writer, with room for `capacity` bytes.
     public init(capacity: Int = 256) {
         bytes.reserveCapacity(capacity)
+    }
+
+    /// The JSON text of `value` as a string.
+    public static func text(_ value: JSONValue) -> String {
+        String(decoding: encode(value), as: UTF8.self)
     }
 
     /// The JSON text of `value`.
@@ -48,7 +53,7 @@ public struct JSONWriter {
         var text = string
         text.withUTF8 { utf8 in
             var runStart = 0
-            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
                 appendEscape(byte)
                 runStart = index + 1

@@ -1,4 +1,4 @@
-/// A JSON value (RFC 8259), as the daemon reads and writes it.
+/// A JSON value (RFC 8259), as the daemon's JSON-RPC and the CLI's `--json` events read and write it.
 ///
 /// Numbers keep the text they were written with, so an `id` is echoed exactly as the client
 /// sent it; objects keep their members in order (the first member of a repeated name wins
@@ -20,6 +20,17 @@ public enum JSONValue: Sendable, Equatable {
     /// An integer number.
     public static func integer(_ value: some BinaryInteger) -> JSONValue {
         .number(JSONNumber(text: String(value)))
+    }
+
+    /// A floating-point number in Swift's shortest form that reads back the same (`0.04`,
+    /// `12000000.0`); `null` for NaN and the infinities, which JSON cannot write.
+    public static func double(_ value: Double) -> JSONValue {
+        value.isFinite ? .number(JSONNumber(text: "\(value)")) : .null
+    }
+
+    /// An object of these members, in this order.
+    public static func object(_ members: [(String, JSONValue)]) -> JSONValue {
+        .object(JSONObject(members.map { JSONObject.Member($0.0, $0.1) }))
     }
 
     /// The string, if this is one.
