@@ -38,8 +38,8 @@ let package = Package(
         .target(name: "HaulDaemon", dependencies: ["HaulService", "HaulDashboard", "Haul", "HaulCore", "CHaulTLS"]),
         .target(name: "HaulServer", dependencies: ["CHaulTLS", "CHaulSys"]),
         .target(name: "HaulCLI", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulServer", "HaulService", "HaulDaemon", "HaulDashboard"]),
-        // The web dashboard `haul daemon` serves: files under Assets/, embedded by Scripts/embed-dashboard.py.
-        .target(name: "HaulDashboard", exclude: ["Assets"]),
+        // The web dashboard `haul daemon` serves: the files under Assets/, embedded in the code at build time.
+        .target(name: "HaulDashboard", dependencies: ["CHaulTLS"], resources: [.embedInCode("Assets")]),
         .executableTarget(name: "haul", dependencies: ["HaulCLI"]),
         .executableTarget(name: "HaulURLSessionCommand", dependencies: ["HaulCLI", "HaulURLSession"],
                           path: "Sources/haul-urlsession"),

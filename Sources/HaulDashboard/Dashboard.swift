@@ -6,8 +6,8 @@
 /// (`/jsonrpc`, or nothing at all) and the server goes on with its own routes. No path from a
 /// request reaches the file system: only the exact paths of the embedded files match.
 ///
-/// The files live in `Sources/HaulDashboard/Assets/`; `Scripts/embed-dashboard.py` writes them
-/// into `DashboardAssets+Generated.swift`, and a test fails while that file is stale.
+/// The files live in `Sources/HaulDashboard/Assets/`; SwiftPM embeds them in the code at build
+/// time (`.embedInCode`), and ``assets`` names each by its request path.
 public enum Dashboard {
     /// The policy every dashboard response carries: only the daemon's own origin, for scripts,
     /// styles, images and connections (its WebSocket included); no inline script or style, no
@@ -51,7 +51,7 @@ public enum Dashboard {
         if let ifNoneMatch, matches(ifNoneMatch, entityTag: asset.entityTag) {
             return DashboardResponse(status: 304, headers: securityHeaders + cacheHeaders, body: [])
         }
-        let body = Array(asset.text.utf8)
+        let body = asset.body
         return DashboardResponse(status: 200, headers: securityHeaders + cacheHeaders + [
             ("Content-Type", asset.contentType),
             ("Content-Length", String(body.count)),
@@ -112,16 +112,6 @@ public enum Dashboard {
             }
         }
         return String(decoding: encoded, as: UTF8.self)
-    }
-
-    /// One embedded file: its text, its media type, and a strong entity tag made from its bytes.
-    struct Asset: Sendable {
-        /// The `Content-Type` value, with its charset.
-        var contentType: String
-        /// The quoted strong entity tag: the first 128 bits of the file's SHA-256, in hex.
-        var entityTag: String
-        /// The file's contents (every dashboard file is UTF-8 text).
-        var text: String
     }
 }
 

@@ -18,8 +18,8 @@ import Testing
         let response = try #require(Dashboard.response(method: "GET", path: path, ifNoneMatch: nil))
         let asset = try #require(Dashboard.asset(at: path))
         #expect(response.status == 200)
-        #expect(response.body == Array(asset.text.utf8))
-        #expect(response.value(forHeader: "Content-Length") == String(asset.text.utf8.count))
+        #expect(response.body == asset.body)
+        #expect(response.value(forHeader: "Content-Length") == String(asset.body.count))
         let types = ["html": "text/html", "js": "text/javascript", "css": "text/css", "svg": "image/svg+xml"]
         let fileName = path == "/" ? "index.html" : path
         let type = try #require(types[String(fileName.split(separator: ".").last ?? "")])
@@ -30,7 +30,7 @@ import Testing
         "/jsonrpc", "/jsonrpc?tm=1", "/nope", "/app.js/", "//app.js", "/../app.js", "/./app.js",
         "/%2e%2e/app.js", "/app%2Ejs", "/%2Fapp.js", "/Assets/app.js", "/APP.JS", "app.js", "",
         "/static/../app.js", "/app.js%00", "/app.js;x", "http://127.0.0.1:6800/app.js",
-        "/Dashboard.swift", "/DashboardAssets+Generated.swift", "/index.html/..",
+        "/Dashboard.swift", "/Dashboard+Assets.swift", "/Assets", "/index.html/..",
     ])
     func aPathThatIsNotAnEmbeddedFileIsLeftToTheDaemon(path: String) {
         #expect(Dashboard.response(method: "GET", path: path, ifNoneMatch: nil) == nil)
