@@ -35,11 +35,12 @@ let package = Package(
         .target(name: "HaulURLSession", dependencies: ["Haul", "HaulHTTP", "HaulCore"]),
         // The persistent download service (SQLite), and the daemon that serves it over JSON-RPC.
         .target(name: "HaulService", dependencies: ["Haul", "HaulCore", "CSQLite"]),
-        .target(name: "HaulDaemon", dependencies: ["HaulService", "HaulDashboard", "Haul", "HaulCore", "CHaulTLS"]),
+        .target(name: "HaulDaemon", dependencies: ["HaulService", "Haul", "HaulCore", "CHaulTLS"]),
+        // The web dashboard, a page provider the CLI hands to the daemon's server: the files under
+        // Assets/, embedded in the code at build time.
+        .target(name: "HaulDashboard", dependencies: ["HaulDaemon", "CHaulTLS"], resources: [.embedInCode("Assets")]),
         .target(name: "HaulServer", dependencies: ["CHaulTLS", "CHaulSys"]),
         .target(name: "HaulCLI", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulServer", "HaulService", "HaulDaemon", "HaulDashboard"]),
-        // The web dashboard `haul daemon` serves: the files under Assets/, embedded in the code at build time.
-        .target(name: "HaulDashboard", dependencies: ["CHaulTLS"], resources: [.embedInCode("Assets")]),
         .executableTarget(name: "haul", dependencies: ["HaulCLI"]),
         .executableTarget(name: "HaulURLSessionCommand", dependencies: ["HaulCLI", "HaulURLSession"],
                           path: "Sources/haul-urlsession"),
@@ -53,7 +54,7 @@ let package = Package(
         .testTarget(name: "HaulHTTPTests", dependencies: ["HaulHTTP", "HaulCore", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulServerTests", dependencies: ["HaulServer", "HaulTestSupport"]),
-        .testTarget(name: "HaulDashboardTests", dependencies: ["HaulDashboard", "CHaulTLS", "HaulTestSupport"]),
+        .testTarget(name: "HaulDashboardTests", dependencies: ["HaulDashboard", "HaulDaemon", "CHaulTLS", "HaulTestSupport"]),
         .testTarget(name: "HaulServiceTests", dependencies: ["HaulService", "Haul", "HaulCore", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulDaemonTests", dependencies: ["HaulDaemon", "HaulDashboard", "HaulService", "Haul", "HaulCore", "HaulServer",
                                                         "HaulTestSupport"]),
