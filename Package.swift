@@ -37,11 +37,12 @@ let package = Package(
         .target(name: "HaulURLSession", dependencies: ["Haul", "HaulHTTP", "HaulCore"]),
         // The persistent download service (SQLite), and the daemon that serves it over JSON-RPC.
         .target(name: "HaulService", dependencies: ["Haul", "HaulCore", "CSQLite"]),
-        .target(name: "HaulDaemon", dependencies: ["HaulService", "HaulDashboard", "Haul", "HaulCore", "HaulJSON", "CHaulTLS"]),
+        .target(name: "HaulDaemon", dependencies: ["HaulService", "Haul", "HaulCore", "HaulJSON", "CHaulTLS"]),
+        // The web dashboard, a page provider the CLI hands to the daemon's server: the files under
+        // Assets/, embedded in the code at build time.
+        .target(name: "HaulDashboard", dependencies: ["HaulDaemon", "CHaulTLS"], resources: [.embedInCode("Assets")]),
         .target(name: "HaulServer", dependencies: ["CHaulTLS", "CHaulSys"]),
         .target(name: "HaulCLI", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulJSON", "HaulServer", "HaulService", "HaulDaemon", "HaulDashboard"]),
-        // The web dashboard `haul daemon` serves: files under Assets/, embedded by Scripts/embed-dashboard.py.
-        .target(name: "HaulDashboard", exclude: ["Assets"]),
         .executableTarget(name: "haul", dependencies: ["HaulCLI"]),
         .executableTarget(name: "HaulURLSessionCommand", dependencies: ["HaulCLI", "HaulURLSession"],
                           path: "Sources/haul-urlsession"),
@@ -55,7 +56,7 @@ let package = Package(
         .testTarget(name: "HaulHTTPTests", dependencies: ["HaulHTTP", "HaulCore", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulServerTests", dependencies: ["HaulServer", "HaulTestSupport"]),
-        .testTarget(name: "HaulDashboardTests", dependencies: ["HaulDashboard", "CHaulTLS", "HaulTestSupport"]),
+        .testTarget(name: "HaulDashboardTests", dependencies: ["HaulDashboard", "HaulDaemon", "CHaulTLS", "HaulTestSupport"]),
         .testTarget(name: "HaulServiceTests", dependencies: ["HaulService", "Haul", "HaulCore", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulDaemonTests", dependencies: ["HaulDaemon", "HaulDashboard", "HaulService", "Haul", "HaulCore", "HaulJSON", "HaulServer",
                                                         "HaulTestSupport"]),

@@ -107,6 +107,7 @@ struct DaemonCommand {
         let root = URL(fileURLWithPath: absolute(options.directory ?? "."), isDirectory: true)
         var server = DaemonServer.Configuration(listen: listen)
         server.allowedOrigins = options.allowedOrigins
+        server.pages = [Dashboard()]
         return Daemon.Configuration(service: .init(root: root, stateFile: URL(fileURLWithPath: stateFile), downloader: engine),
                                     server: server, secret: secret)
     }

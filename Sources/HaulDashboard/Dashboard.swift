@@ -1,14 +1,17 @@
+import HaulDaemon
+
 /// The web dashboard `haul daemon` serves at `/`: static HTML, CSS and JavaScript modules,
 /// embedded in the binary, that talk to the daemon's JSON-RPC at `/jsonrpc` over a WebSocket.
 ///
-/// The daemon's HTTP server asks ``response(method:path:ifNoneMatch:)`` first for every request
-/// that passed its Host and Origin checks; a `nil` answer means the path is not the dashboard's
-/// (`/jsonrpc`, or nothing at all) and the server goes on with its own routes. No path from a
-/// request reaches the file system: only the exact paths of the embedded files match.
+/// A ``PageProvider``: `haul daemon` puts one in ``DaemonServer/Configuration/pages``, and the
+/// daemon's HTTP server asks it for every `GET` and `HEAD` outside `/jsonrpc` that passed its
+/// Host and Origin checks; a `nil` answer means the path is not the dashboard's and the server
+/// goes on (to the next provider, or 404). No path from a request reaches the file system: only
+/// the exact paths of the embedded files match.
 ///
-/// The files live in `Sources/HaulDashboard/Assets/`; `Scripts/embed-dashboard.py` writes them
-/// into `DashboardAssets+Generated.swift`, and a test fails while that file is stale.
-public enum Dashboard {
+/// The files live in `Sources/HaulDashboard/Assets/`; SwiftPM embeds them in the code at build
+/// time (`.embedInCode`), and ``assets`` names each by its request path.
+public struct Dashboard: PageProvider {
     /// The policy every dashboard response carries: only the daemon's own origin, for scripts,
     /// styles, images and connections (its WebSocket included); no inline script or style, no
     /// framing, no `<base>`, no form submission.
@@ -18,6 +21,20 @@ public enum Dashboard {
     /// The request paths of the embedded files, sorted; `/` serves `/index.html`.
     public static var paths: [String] {
         (["/"] + assets.keys).sorted()
+    }
+
+    /// The dashboard, to hand to the daemon's server as one of its pages.
+    public init() {}
+
+    /// The dashboard's answer to one request the daemon's server passes on, or `nil` when the
+    /// path is not the dashboard's: ``response(method:path:ifNoneMatch:)`` with the request's
+    /// `If-None-Match` fields joined.
+    ///
+    /// - Parameter head: the request's head, as the daemon parsed it.
+    /// - Returns: the complete response, or `nil`.
+    public func response(to head: HTTPRequestHead) -> PageResponse? {
+        let tags = head.values("If-None-Match")
+        return Self.response(method: head.method, path: head.target, ifNoneMatch: tags.isEmpty ? nil : tags.joined(separator: ", "))
     }
 
     /// The dashboard's answer to one request, or `nil` when the path is not the dashboard's.
@@ -36,25 +53,25 @@ public enum Dashboard {
     ///     fields joined with `, `).
     /// - Returns: the complete response: write its status line, its headers as given (they
     ///   include `Content-Length`), then its body; or `nil` for a path that is not the dashboard's.
-    public static func response(method: String, path: String, ifNoneMatch: String?) -> DashboardResponse? {
+    public static func response(method: String, path: String, ifNoneMatch: String?) -> PageResponse? {
         guard let asset = asset(at: path) else { return nil }
         guard method == "GET" || method == "HEAD" else {
             let body = Array("Method Not Allowed\n".utf8)
-            return DashboardResponse(status: 405, headers: securityHeaders + [
-                ("Allow", "GET, HEAD"),
-                ("Content-Type", "text/plain; charset=utf-8"),
-                ("Content-Length", String(body.count)),
-                ("Cache-Control", "no-store"),
+            return PageResponse(status: 405, fields: securityHeaders + [
+                .init("Allow", "GET, HEAD"),
+                .init("Content-Type", "text/plain; charset=utf-8"),
+                .init("Content-Length", String(body.count)),
+                .init("Cache-Control", "no-store"),
             ], body: body)
         }
-        let cacheHeaders = [("ETag", asset.entityTag), ("Cache-Control", "no-cache")]
+        let cacheHeaders = [HTTPResponse.HTTPField("ETag", asset.entityTag), .init("Cache-Control", "no-cache")]
         if let ifNoneMatch, matches(ifNoneMatch, entityTag: asset.entityTag) {
-            return DashboardResponse(status: 304, headers: securityHeaders + cacheHeaders, body: [])
+            return PageResponse(status: 304, fields: securityHeaders + cacheHeaders, body: [])
         }
-        let body = Array(asset.text.utf8)
-        return DashboardResponse(status: 200, headers: securityHeaders + cacheHeaders + [
-            ("Content-Type", asset.contentType),
-            ("Content-Length", String(body.count)),
+        let body = asset.body
+        return PageResponse(status: 200, fields: securityHeaders + cacheHeaders + [
+            .init("Content-Type", asset.contentType),
+            .init("Content-Length", String(body.count)),
         ], body: method == "HEAD" ? [] : body)
     }
 
@@ -73,10 +90,10 @@ public enum Dashboard {
     }
 
     /// The headers of every response: the policy above, no MIME sniffing, no referrer.
-    static let securityHeaders: [(String, String)] = [
-        ("Content-Security-Policy", contentSecurityPolicy),
-        ("X-Content-Type-Options", "nosniff"),
-        ("Referrer-Policy", "no-referrer"),
+    static let securityHeaders: [HTTPResponse.HTTPField] = [
+        .init("Content-Security-Policy", contentSecurityPolicy),
+        .init("X-Content-Type-Options", "nosniff"),
+        .init("Referrer-Policy", "no-referrer"),
     ]
 
     /// The embedded file a request target names, if any.
@@ -112,55 +129,5 @@ public enum Dashboard {
             }
         }
         return String(decoding: encoded, as: UTF8.self)
-    }
-
-    /// One embedded file: its text, its media type, and a strong entity tag made from its bytes.
-    struct Asset: Sendable {
-        /// The `Content-Type` value, with its charset.
-        var contentType: String
-        /// The quoted strong entity tag: the first 128 bits of the file's SHA-256, in hex.
-        var entityTag: String
-        /// The file's contents (every dashboard file is UTF-8 text).
-        var text: String
-    }
-}
-
-/// An HTTP response of the dashboard, complete: the daemon writes it as it is.
-public struct DashboardResponse: Sendable {
-    /// The status code: 200, 304 or 405.
-    public var status: Int
-    /// The header fields in order, `Content-Length` included (the size of the file for `HEAD`).
-    public var headers: [(name: String, value: String)]
-    /// The body; empty for `HEAD` and 304.
-    public var body: [UInt8]
-
-    /// The reason phrase of ``status``, for the status line.
-    public var reason: String {
-        switch status {
-        case 200: "OK"
-        case 304: "Not Modified"
-        case 405: "Method Not Allowed"
-        default: "Unknown"
-        }
-    }
-
-    /// The value of the first header field named `name` (compared without regard to case).
-    ///
-    /// - Parameter name: a field name, such as `Content-Type`.
-    /// - Returns: its value, or `nil` when the response has no such field.
-    public func value(forHeader name: String) -> String? {
-        headers.first { $0.name.lowercased() == name.lowercased() }?.value
-    }
-
-    /// A response from its parts.
-    ///
-    /// - Parameters:
-    ///   - status: the status code.
-    ///   - headers: the header fields in order.
-    ///   - body: the body bytes.
-    public init(status: Int, headers: [(String, String)], body: [UInt8]) {
-        self.status = status
-        self.headers = headers.map { (name: $0.0, value: $0.1) }
-        self.body = body
     }
 }

@@ -141,6 +141,18 @@ struct DaemonProcessTests {
         }
     }
 
+    @Test func theDaemonServesTheDashboardAtTheRoot() async throws {
+        try await withTemporaryDirectory { (dir) async throws in
+            let daemon = try await DaemonProcess(in: dir)
+            let fetched = try await haul(["-q", "-o", "page.html", "-d", dir.path, "http://127.0.0.1:\(daemon.port)/"], in: dir)
+            #expect(fetched.status == 0, "\(fetched.standardError)")
+            let page = try String(contentsOf: dir.appendingPathComponent("page.html"), encoding: .utf8)
+            #expect(page.hasPrefix("<!doctype html>"), "the CLI hands the dashboard to the daemon")
+            daemon.send(SIGTERM)
+            #expect(await daemon.waitForExit() == 0)
+        }
+    }
+
     @Test func aSecondDaemonOnTheSameStateFileIsRefusedAndTheFirstGoesOn() async throws {
         try await withTemporaryDirectory { (dir) async throws in
             let first = try await DaemonProcess(in: dir)

@@ -9,8 +9,8 @@ import Testing
 import HaulJSON
 
 /// The web dashboard as `haul daemon` serves it, seen from a loopback client: the page and its
-/// headers, no path out of the embedded files, the daemon's rules before it; and the `segments`
-/// key of `tellStatus` the page's segment map draws.
+/// headers, no path out of the embedded files, the daemon's rules before it, the page providers
+/// asked in order; and the `segments` key of `tellStatus` the page's segment map draws.
 /// Exclusive: real sockets and a paced transfer, as ``DaemonServerTests``.
 @Suite(.exclusive, .serialized, .timeLimit(.minutes(2)))
 struct DashboardServingTests {
@@ -20,8 +20,13 @@ struct DashboardServingTests {
         return try RawConnection(port: port).exchange(Array((head + "\r\n").utf8))
     }
 
+    /// `haul daemon`'s pages: the dashboard alone.
+    static func dashboard(_ server: inout DaemonServer.Configuration) {
+        server.pages = [Dashboard()]
+    }
+
     @Test func thePageIsServedAtTheRootWithItsPolicy() async throws {
-        try await DaemonServerTests.withDaemon { daemon in
+        try await DaemonServerTests.withDaemon(configure: Self.dashboard) { daemon in
             let port = daemon.server.address.port
             let page = try Self.get(port, "/")
             #expect(page.status == 200)
@@ -44,7 +49,7 @@ struct DashboardServingTests {
     @Test(arguments: ["/%2e%2e/", "/../Package.swift", "/%2e%2e/Package.swift", "/..%2fPackage.swift", "//app.js",
                       "/app.js/", "/Assets/app.js", "/Sources/HaulDashboard/Assets/app.js", "/etc/passwd", "/jsonrpc/../app.js"])
     func noPathLeavesTheEmbeddedFiles(_ target: String) async throws {
-        try await DaemonServerTests.withDaemon { daemon in
+        try await DaemonServerTests.withDaemon(configure: Self.dashboard) { daemon in
             let answer = try Self.get(daemon.server.address.port, target)
             #expect(answer.status == 404, "\(target): \(answer.status)")
             #expect(!answer.body.contains("swift-tools-version") && !answer.body.contains("root:"))
@@ -53,7 +58,7 @@ struct DashboardServingTests {
     }
 
     @Test func theDaemonsRulesComeFirst() async throws {
-        try await DaemonServerTests.withDaemon { daemon in
+        try await DaemonServerTests.withDaemon(configure: Self.dashboard) { daemon in
             let port = daemon.server.address.port
             let rebound = try RawConnection(port: port).exchange(Array("GET / HTTP/1.1\r\nHost: attacker.example:\(port)\r\n\r\n".utf8))
             #expect(rebound.status == 403 && !rebound.body.contains("<!doctype"), "DNS rebinding")
@@ -65,17 +70,24 @@ struct DashboardServingTests {
         }
     }
 
-    @Test func withoutTheDashboardTheRootIsNotFound() async throws {
-        try await withTemporaryDirectory { (dir) async throws in
-            var server = DaemonServer.Configuration(listen: ListenAddress(host: "127.0.0.1", port: 0))
-            server.servesDashboard = false
-            let daemon = try Daemon(configuration: .init(
-                service: .init(root: dir.appendingPathComponent("root"), stateFile: dir.appendingPathComponent("state.db"),
-                               downloader: Downloader.Configuration()),
-                server: server, secret: "sekret"))
-            try daemon.start()
-            defer { daemon.stop() }
-            #expect(try Self.get(daemon.server.address.port, "/").status == 404)
+    @Test func withoutPagesTheRootIsNotFound() async throws {
+        try await DaemonServerTests.withDaemon { daemon in
+            let answer = try Self.get(daemon.server.address.port, "/")
+            #expect(answer.status == 404 && !answer.body.contains("<!doctype"))
+        }
+    }
+
+    @Test func theProvidersAreAskedInOrderAndTheFirstAnswerIsSent() async throws {
+        try await DaemonServerTests.withDaemon(configure: {
+            $0.pages = [Dashboard(), TextPages(pages: ["/": "shadowed", "/notes.txt": "notes"])]
+        }) { daemon in
+            let port = daemon.server.address.port
+            let page = try Self.get(port, "/")
+            #expect(page.status == 200 && page.body.hasPrefix("<!doctype html>"), "the dashboard comes first")
+            let notes = try Self.get(port, "/notes.txt?x=1")
+            #expect(notes.status == 200 && notes.body == "notes" && notes.field("Content-Type") == "text/plain")
+            #expect(notes.field("ETag") == nil && notes.field("Content-Security-Policy") == nil, "its own fields only")
+            #expect(try Self.get(port, "/missing.txt").status == 404)
         }
     }
 
@@ -118,5 +130,18 @@ struct DashboardServingTests {
             _ = try DaemonServerTests.post(daemon, paused)
             #expect(!(try DaemonServerTests.post(daemon, status).body.contains("segments")), "none while paused")
         }
+    }
+}
+
+/// Fixed text pages by path (the query string ignored): a provider besides the dashboard.
+struct TextPages: PageProvider {
+    let pages: [String: String]
+
+    /// The text at the request's path, with its type and length; `nil` for another path.
+    func response(to head: HTTPRequestHead) -> PageResponse? {
+        guard let text = pages[String(head.path)] else { return nil }
+        let body = Array(text.utf8)
+        return PageResponse(status: 200, fields: [.init("Content-Type", "text/plain"), .init("Content-Length", String(body.count))],
+                            body: head.method == "HEAD" ? [] : body)
     }
 }

@@ -63,6 +63,7 @@ public struct HTTPResponse: Sendable, Equatable {
         case 101: "Switching Protocols"
         case 200: "OK"
         case 204: "No Content"
+        case 304: "Not Modified"
         case 400: "Bad Request"
         case 403: "Forbidden"
         case 404: "Not Found"

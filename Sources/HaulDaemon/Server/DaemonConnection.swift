@@ -1,5 +1,4 @@
 import HaulCore
-import HaulDashboard
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -95,8 +94,8 @@ struct DaemonConnection {
                 .init("Access-Control-Allow-Headers", "Content-Type"), .init("Access-Control-Max-Age", "600"),
             ]
             return after(send(HTTPResponse(status: 204, fields: fields), keepAlive: keepAlive), keepAlive)
-        case .staticFile(let path):
-            return after(sendFile(head, path), keepAlive)
+        case .staticFile:
+            return after(sendPage(head), keepAlive)
         case .rpc:
             return answer(.init(body: body, keepAlive: keepAlive, fields: server.policy.corsFields(for: head)))
         case .webSocket:
@@ -148,18 +147,12 @@ struct DaemonConnection {
         return send(response, keepAlive: true) ? .hold : .close
     }
 
-    private func sendFile(_ head: HTTPRequestHead, _ path: String) -> Bool {
-        let tags = head.values("If-None-Match")
-        if configuration.servesDashboard, let page = Dashboard.response(
-            method: head.method, path: head.target, ifNoneMatch: tags.isEmpty ? nil : tags.joined(separator: ", ")) {
-            return send(page, keepAlive: head.keepsAlive)
-        }
-        guard let file = configuration.staticFiles?.file(at: path) else {
+    /// Answers a `GET` or `HEAD` outside `/jsonrpc`: the first page provider's answer, or 404.
+    private func sendPage(_ head: HTTPRequestHead) -> Bool {
+        guard let page = configuration.pages.lazy.compactMap({ $0.response(to: head) }).first else {
             return send(.text(404, "not found"), keepAlive: head.keepsAlive)
         }
-        var response = HTTPResponse(status: 200, contentType: file.contentType, fields: file.fields, body: file.body)
-        if head.method == "HEAD" { response.body = [] }
-        return send(response, keepAlive: head.keepsAlive)
+        return write(page.serialized(keepAlive: head.keepsAlive))
     }
 
     private func after(_ sent: Bool, _ keepAlive: Bool) -> Next {
@@ -181,14 +174,6 @@ struct DaemonConnection {
     @discardableResult
     private func send(_ response: HTTPResponse, keepAlive: Bool) -> Bool {
         write(response.serialized(keepAlive: keepAlive))
-    }
-
-    /// Writes a dashboard response as it is (its fields are complete, `Content-Length` included).
-    private func send(_ page: DashboardResponse, keepAlive: Bool) -> Bool {
-        var text = "HTTP/1.1 \(page.status) \(page.reason)\r\n"
-        for (name, value) in page.headers { text += "\(name): \(value)\r\n" }
-        if !keepAlive { text += "Connection: close\r\n" }
-        return write(Array((text + "\r\n").utf8) + page.body)
     }
 }
 

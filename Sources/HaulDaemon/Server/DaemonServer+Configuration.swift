@@ -39,11 +39,9 @@ extension DaemonServer {
         public var maximumUnauthenticatedWebSockets = 64
         /// A WebSocket silent this long is pinged, and closed when silent as long again.
         public var webSocketPingInterval: Duration = .seconds(30)
-        /// Whether the web dashboard is served at `/` (its files at their own paths): asked
-        /// before ``staticFiles``.
-        public var servesDashboard = true
-        /// The files served outside `/jsonrpc` besides the dashboard's; `nil` answers 404 there.
-        public var staticFiles: (any StaticFileProvider)?
+        /// What is served outside `/jsonrpc` (`haul daemon` gives the web dashboard), asked in
+        /// order; the first answer is sent, and 404 when none answers. Empty, every such path is 404.
+        public var pages: [any PageProvider] = []
         /// Starts the server's threads (tests make it fail).
         package var threadStarter: ThreadPool.Starter = ThreadPool.systemStarter
 

@@ -9,8 +9,8 @@ import Darwin
 #endif
 
 /// The daemon's HTTP/1.1 server: JSON-RPC over `POST /jsonrpc`, the same over a WebSocket at
-/// `/jsonrpc`, the web dashboard (HaulDashboard) at `/`, and (through a ``StaticFileProvider``)
-/// files at other paths.
+/// `/jsonrpc`, and at other paths the pages of its ``PageProvider``s (the web dashboard, which
+/// `haul daemon` hands in).
 ///
 /// Threads: one event loop holds every connection that waits (for a request's bytes, for a
 /// WebSocket's next message or notification, for a throttled answer's time) in one `poll`, and
