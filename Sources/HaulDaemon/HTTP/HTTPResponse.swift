@@ -48,7 +48,8 @@ public struct HTTPResponse: Sendable, Equatable {
     /// - Parameter keepAlive: whether the connection stays open (else `Connection: close`).
     public func serialized(keepAlive: Bool) -> [UInt8] {
         var head = "HTTP/1.1 \(status) \(Self.reasonPhrase(status))\r\n"
-        for field in fields where !field.value.contains(where: { $0 == "\r" || $0 == "\n" }) {
+        // By bytes: "\r\n" is one Character, equal to neither "\r" nor "\n".
+        for field in fields where !field.value.utf8.contains(where: { $0 == 13 || $0 == 10 }) {
             head += "\(field.name): \(field.value)\r\n"
         }
         if status != 101 && status != 204 && status != 304 { head += "Content-Length: \(body.count)\r\n" }
