@@ -42,8 +42,9 @@ let package = Package(
         // Assets/, embedded in the code at build time.
         .target(name: "HaulDashboard", dependencies: ["HaulDaemon", "CHaulTLS"], resources: [.embedInCode("Assets")]),
         .target(name: "HaulServer", dependencies: ["CHaulTLS", "CHaulSys"]),
-        .target(name: "HaulCLI", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulJSON", "HaulServer", "HaulService", "HaulDaemon", "HaulDashboard"]),
-        .executableTarget(name: "haul", dependencies: ["HaulCLI"]),
+        .target(name: "HaulCLI", dependencies: ["Haul", "HaulCore", "HaulJSON", "HaulService", "HaulDaemon", "HaulDashboard"]),
+        // `haul demo` downloads from the test server, linked here only.
+        .executableTarget(name: "haul", dependencies: ["HaulCLI", "HaulServer"]),
         .executableTarget(name: "HaulURLSessionCommand", dependencies: ["HaulCLI", "HaulURLSession"],
                           path: "Sources/haul-urlsession"),
         // Scripts/soak.sh: many downloads against a server with random faults; checks bytes and leaks.

@@ -5,7 +5,35 @@ import Foundation
 #endif
 import HaulHTTP
 
+/// A URL as ``DownloadRequest/checkedURL(_:parsed:)`` let it through: the URL, and the engine's
+/// parse of its text when a download can reuse it (a command line checks every URL before it
+/// starts any download, and need not parse them again).
+public struct CheckedURL: Sendable, Equatable {
+    /// The URL.
+    public let url: URL
+    /// The engine's parse of the URL's own text, or `nil` when the download parses it.
+    package let parsed: HTTPURL?
+
+    /// A checked URL and its parse.
+    package init(url: URL, parsed: HTTPURL?) {
+        self.url = url
+        self.parsed = parsed
+    }
+
+    /// A URL another check let through (an `s3://` or `oss://` one that a signer turns into
+    /// http(s)): the download parses what the signer makes of it.
+    public init(unparsed url: URL) {
+        self.init(url: url, parsed: nil)
+    }
+}
+
 extension DownloadRequest {
+    /// Takes `checked`'s URL, with its parse so that the download does not parse it again.
+    public mutating func setURL(_ checked: CheckedURL) {
+        url = checked.url
+        parsedURL = checked.parsed
+    }
+
     /// Checks URL text the way every download checks its URL, with no network I/O.
     ///
     /// Accepts an absolute `http` or `https` URL whose host is an ASCII name, an international
@@ -39,7 +67,7 @@ extension DownloadRequest {
     /// international host, a non-ASCII path), since a download parses the URL's own text.
     ///
     /// - Throws: as ``validatedURL(_:)``.
-    package static func checkedURL(_ text: String, parsed url: URL?) throws(DownloadError) -> (url: URL, parsed: HTTPURL?) {
+    package static func checkedURL(_ text: String, parsed url: URL?) throws(DownloadError) -> CheckedURL {
         assert(url == URL(string: text), "parsed must be URL(string: text)")
         var parsed: HTTPURL?
         do throws(HTTPClientError) {
@@ -51,7 +79,7 @@ extension DownloadRequest {
             throw withoutQuotedURL(DownloadError(error), quoted: text)
         }
         guard let url else { throw DownloadError(.invalidURL, "invalid URL") }
-        return (url, url.absoluteString == text ? parsed : nil)
+        return CheckedURL(url: url, parsed: url.absoluteString == text ? parsed : nil)
     }
 
     /// Whether the authority of `text` (after `://`, up to `/`, `?` or `#`) has a non-ASCII byte.
@@ -103,5 +131,11 @@ extension DownloadRequest {
     public static func redactedURL(_ text: String) -> String {
         let parses = (try? HTTPURL.parse(text)) != nil
         return redactedURLString(text, aggressive: !parses)
+    }
+
+    /// `text` with every occurrence of `secret` replaced by `REDACTED`, also where some of its
+    /// bytes are percent-encoded (as they may be in a URL); an empty secret leaves it as it is.
+    public static func hiding(_ secret: String, in text: String) -> String {
+        redactingSecret(secret, in: text)
     }
 }

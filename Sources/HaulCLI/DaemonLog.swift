@@ -3,8 +3,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Haul
 import HaulJSON
-import HaulHTTP
 import HaulService
 
 /// `haul daemon`'s log: one line per event, as text on standard error or as a JSON object on
@@ -29,7 +29,7 @@ struct DaemonLog: Sendable {
 
     /// The line about one download's event, and the stream it goes to.
     func line(_ event: ServiceEvent, _ download: ServiceDownload?) -> (String, StandardStream) {
-        let url = hidingSecret(download?.urls.first.map { redactedURLString($0) } ?? "")
+        let url = hidingSecret(download?.urls.first.map { DownloadRequest.redactedURL($0) } ?? "")
         var detail = ""
         switch event.kind {
         case .completed: detail = download?.filePath ?? ""
@@ -52,7 +52,7 @@ struct DaemonLog: Sendable {
     /// `text` with the secret's text replaced by `REDACTED`.
     private func hidingSecret(_ text: String) -> String {
         guard let secret else { return text }
-        return redactingSecret(secret, in: text)
+        return DownloadRequest.hiding(secret, in: text)
     }
 
     /// One JSON object per line, members in the given order.

@@ -9,7 +9,6 @@ import Glibc
 import Darwin
 #endif
 import Haul
-import HaulServer
 
 /// `haul demo`: Haul working with no internet.
 ///
@@ -17,10 +16,12 @@ import HaulServer
 /// do, then downloads a generated file from it twice with the normal progress display: with
 /// 1 connection, then with N (`--connections`, default 4). Each copy is checked byte for byte
 /// against what the server generated and removed; the two times and the speed-up are printed.
-/// Everything it writes goes into a fresh temporary folder, removed on every path.
+/// Everything it writes goes into a fresh temporary folder, removed on every path. The server
+/// comes from the program (``DemoOrigin``): the command library links none.
 struct Demo {
     let options: DemoOptions
     let terminal: any Terminal
+    let origin: DemoOrigin.Starter?
 
     /// Each connection's speed cap on the demo server, in bytes per second: slow enough that one
     /// connection is clearly the bottleneck, fast enough that the default 512 MiB takes about
@@ -31,9 +32,13 @@ struct Demo {
     static let fileName = "haul-demo.bin"
 
     func run() async -> Int32 {
-        let server: HaulServer
+        guard let origin else {
+            terminal.write("haul: demo: this program has no built-in server; run `haul demo`\n", to: .error)
+            return ExitStatus.failure
+        }
+        let server: DemoOrigin
         do {
-            server = try HaulServer(configuration: .init(rateLimit: Self.connectionCap))
+            server = try origin(Self.connectionCap)
         } catch {
             terminal.write("haul: demo: cannot start the built-in server: \(error)\n", to: .error)
             return ExitStatus.failure
@@ -51,7 +56,7 @@ struct Demo {
         for (number, connections) in rounds.enumerated() {
             say("")
             say("\(number + 1) of \(rounds.count): haul -x \(connections) \(url)")
-            switch await round(url: url, connections: connections, folder: folder) {
+            switch await round(url: url, connections: connections, folder: folder, server: server) {
             case .success(let seconds): times.append(seconds)
             case .failure(let failure): return failure.status
             }
@@ -78,7 +83,7 @@ struct Demo {
     /// Downloads the file once with `connections` connections, verifies it and removes it.
     ///
     /// - Returns: the download's duration, or the exit status to end the demo with.
-    private func round(url: String, connections: Int, folder: URL) async -> Result<Double, RoundFailure> {
+    private func round(url: String, connections: Int, folder: URL, server: DemoOrigin) async -> Result<Double, RoundFailure> {
         var download = CommandOptions()
         download.urls = [url]
         download.directory = folder.path
@@ -92,7 +97,7 @@ struct Demo {
 
         let file = folder.appendingPathComponent(Self.fileName)
         defer { try? FileManager.default.removeItem(at: file) }
-        if let problem = verify(file) {
+        if let problem = verify(file, against: server) {
             terminal.write("haul: demo: \(problem)\n", to: .error)
             return .failure(RoundFailure(status: DownloadError.Code.checksumMismatch.exitStatus))
         }
@@ -112,11 +117,10 @@ struct Demo {
     /// Compares the file with the server's deterministic content, 1 MiB at a time.
     ///
     /// - Returns: `nil` when every byte matches, else what differs.
-    private func verify(_ file: URL) -> String? {
+    private func verify(_ file: URL, against server: DemoOrigin) -> String? {
         let fd = open(file.path, O_RDONLY)
         guard fd >= 0 else { return "cannot open \(file.path)" }
         defer { close(fd) }
-        let content = HaulServer.content()
         let size = 1 << 20
         let got = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
         let expected = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
@@ -126,7 +130,7 @@ struct Demo {
             let n = read(fd, got.baseAddress, size)
             if n < 0 { return "cannot read \(file.path)" }
             if n == 0 { break }
-            content.fill(UnsafeMutableRawBufferPointer(rebasing: expected[0..<n]), from: offset)
+            server.fill(UnsafeMutableRawBufferPointer(rebasing: expected[0..<n]), offset)
             guard memcmp(got.baseAddress!, expected.baseAddress!, n) == 0 else {
                 return "byte mismatch in the block at offset \(offset)"
             }
@@ -134,5 +138,32 @@ struct Demo {
         }
         guard offset == options.size else { return "the file has \(offset) bytes, expected \(options.size)" }
         return nil
+    }
+}
+
+/// The server `haul demo` downloads from: a loopback server that caps each connection, started
+/// by the program that links one (`haul` starts the test server, HaulServer), so the command
+/// library itself links no server.
+public struct DemoOrigin: Sendable {
+    /// Starts a server that caps each connection at the given bytes per second.
+    public typealias Starter = @Sendable (_ bytesPerSecond: Int) throws -> DemoOrigin
+
+    /// The server's base URL (`http://127.0.0.1:PORT`).
+    public var baseURL: String
+    /// The URL of a path on the server; `/bytes/N/NAME` serves N generated bytes as NAME.
+    public var url: @Sendable (_ path: String) -> String
+    /// Fills a buffer with the generated bytes from an offset, to check a copy against.
+    public var fill: @Sendable (_ buffer: UnsafeMutableRawBufferPointer, _ offset: Int64) -> Void
+    /// Stops the server.
+    public var stop: @Sendable () -> Void
+
+    /// A server described by its parts.
+    public init(baseURL: String, url: @escaping @Sendable (_ path: String) -> String,
+                fill: @escaping @Sendable (_ buffer: UnsafeMutableRawBufferPointer, _ offset: Int64) -> Void,
+                stop: @escaping @Sendable () -> Void) {
+        self.baseURL = baseURL
+        self.url = url
+        self.fill = fill
+        self.stop = stop
     }
 }

@@ -13,13 +13,15 @@ import Darwin
 public enum HaulCommand {
     /// Runs the command with the process arguments and exits with its status.
     ///
-    /// - Parameter urlSession: the URLSession transport when this program links it
-    ///   (`haul-urlsession`); `nil` for `haul`, which runs that program for `--engine=urlsession`.
-    public static func main(urlSession: Downloader.Transport? = nil) async -> Never {
+    /// - Parameters:
+    ///   - urlSession: the URLSession transport when this program links it (`haul-urlsession`);
+    ///     `nil` for `haul`, which runs that program for `--engine=urlsession`.
+    ///   - demo: the server `haul demo` downloads from, when this program links one (`haul`).
+    public static func main(urlSession: Downloader.Transport? = nil, demo: DemoOrigin.Starter? = nil) async -> Never {
         signal(SIGPIPE, SIG_IGN)   // a closed socket or pipe is an error to report, not a reason to die
         let held = HeldUntilExit()
         let status = await run(arguments: Array(CommandLine.arguments.dropFirst()), terminal: SystemTerminal(),
-                               urlSession: urlSession.map { .linked($0) } ?? .companion, holding: held)
+                               urlSession: urlSession.map { .linked($0) } ?? .companion, demo: demo, holding: held)
         // `held` lives while the closure runs, and the closure never returns.
         withExtendedLifetime(held) { exit(status) }
     }
@@ -30,16 +32,17 @@ public enum HaulCommand {
     ///   - arguments: the arguments without the program name.
     ///   - terminal: where output goes and where stdin, the working directory and Ctrl-C come from.
     ///   - urlSession: where `--engine=urlsession` comes from (``URLSessionEngine``).
+    ///   - demo: the server `haul demo` downloads from (``DemoOrigin``); without one it fails.
     /// - Returns: the exit status (CONTRACT.md): 0 success, 2 usage error, the lowest failure status...
     public static func run(arguments: [String], terminal: some Terminal,
-                           urlSession: URLSessionEngine = .unavailable) async -> Int32 {
-        await run(arguments: arguments, terminal: terminal, urlSession: urlSession, holding: nil)
+                           urlSession: URLSessionEngine = .unavailable, demo: DemoOrigin.Starter? = nil) async -> Int32 {
+        await run(arguments: arguments, terminal: terminal, urlSession: urlSession, demo: demo, holding: nil)
     }
 
-    /// ``run(arguments:terminal:urlSession:)``, leaving the downloads' objects in `held`, if any,
+    /// ``run(arguments:terminal:urlSession:demo:)``, leaving the downloads' objects in `held`, if any,
     /// instead of releasing them (``HeldUntilExit``).
     static func run(arguments: [String], terminal: some Terminal, urlSession: URLSessionEngine,
-                    holding held: HeldUntilExit?) async -> Int32 {
+                    demo: DemoOrigin.Starter?, holding held: HeldUntilExit?) async -> Int32 {
         let command: ParsedCommand
         do throws(UsageError) {
             command = try ArgumentParser.parse(arguments)
@@ -58,7 +61,7 @@ public enum HaulCommand {
             terminal.write("haul \(HaulInfo.version)\n", to: .output)
             return ExitStatus.success
         case .demo(let options):
-            return await Demo(options: options, terminal: terminal).run()
+            return await Demo(options: options, terminal: terminal, origin: demo).run()
         case .daemonHelp:
             terminal.write(HelpText.daemon, to: .output)
             return ExitStatus.success

@@ -6,7 +6,7 @@ import HaulCore
 /// requests and results) would be released one object at a time before `exit`: 3.7 ms of the
 /// run's tail with 1,000 small files (`strace`: from the last folder `fsync` to `exit_group`,
 /// 4.9 → 1.2 ms). The kernel takes the process's memory back at once. Only ``HaulCommand/main(urlSession:)``
-/// makes one; a test or an embedding program that calls ``HaulCommand/run(arguments:terminal:urlSession:)``
+/// makes one; a test or an embedding program that calls ``HaulCommand/run(arguments:terminal:urlSession:demo:)``
 /// releases everything as usual.
 final class HeldUntilExit: Sendable {
     private let storage = SharedStateLock<[any Sendable]>([])

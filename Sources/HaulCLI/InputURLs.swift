@@ -10,7 +10,6 @@ import Darwin
 #endif
 import Dispatch
 import Haul
-import HaulHTTP
 import HaulCore
 
 /// Where the URLs of a run come from and how they are checked before any network I/O.
@@ -70,13 +69,13 @@ enum InputURLs {
     /// ``check(_:)`` of each text, in order. A long list is checked on several threads at once:
     /// the check costs ~13,000 instructions per URL (two parses), which for 1,000 URLs held the
     /// first request back by ~3 ms.
-    static func checkAll(_ texts: [String]) -> [Result<(url: URL, parsed: HTTPURL?), DownloadError>] {
-        @Sendable func checkOne(_ text: String) -> Result<(url: URL, parsed: HTTPURL?), DownloadError> {
+    static func checkAll(_ texts: [String]) -> [Result<CheckedURL, DownloadError>] {
+        @Sendable func checkOne(_ text: String) -> Result<CheckedURL, DownloadError> {
             do throws(DownloadError) { return .success(try check(text)) } catch { return .failure(error) }
         }
         let parts = min(ProcessInfo.processInfo.activeProcessorCount, texts.count / parallelCheckMinimum, 8)
         guard parts > 1 else { return texts.map(checkOne) }
-        let checked = SharedStateLock([[Result<(url: URL, parsed: HTTPURL?), DownloadError>]](repeating: [], count: parts))
+        let checked = SharedStateLock([[Result<CheckedURL, DownloadError>]](repeating: [], count: parts))
         DispatchQueue.concurrentPerform(iterations: parts) { part in
             let range = texts.count * part / parts ..< texts.count * (part + 1) / parts
             let results = texts[range].map(checkOne)
@@ -97,7 +96,7 @@ enum InputURLs {
     ///   ``DownloadRequest/parsedURL`` (`nil` for `s3://` and `oss://`, and for a URL that
     ///   `URL(string:)` rewrote).
     /// - Throws: ``DownloadError/Code/invalidURL`` or ``DownloadError/Code/unsupportedScheme``.
-    static func check(_ text: String) throws(DownloadError) -> (url: URL, parsed: HTTPURL?) {
+    static func check(_ text: String) throws(DownloadError) -> CheckedURL {
         let isPlain = { (byte: UInt8) in byte > 0x20 && byte < 0x7F }
         // The usual case, checked fast (contiguous bytes: the generic walk cost ~1,300 instructions).
         let plainASCII = text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isPlain) } ?? text.utf8.allSatisfy(isPlain)
@@ -121,7 +120,7 @@ enum InputURLs {
             throw DownloadError(.invalidURL, "invalid URL: port \(port) is out of range")
         }
         // s3:// and oss:// name a bucket and key; their signer makes the http(s) URL.
-        if StorageURL.schemes.contains(scheme) { return (url, nil) }
+        if StorageURL.schemes.contains(scheme) { return CheckedURL(unparsed: url) }
         // Whatever the library would refuse once the download starts (a host such as `host!` or
         // `[zz::1]`, a malformed %-escape) is refused here, before any download does network I/O.
         return try DownloadRequest.checkedURL(text, parsed: url)

@@ -4,7 +4,6 @@ import FoundationEssentials
 import Foundation
 #endif
 import Haul
-import HaulHTTP
 import HaulCore
 
 /// Runs the downloads of one `haul` invocation and computes its exit status.
@@ -43,7 +42,7 @@ struct Runner {
             return ExitStatus.usage
         }
 
-        var urls: [(url: URL, parsed: HTTPURL?)] = []
+        var urls: [CheckedURL] = []
         for (text, check) in zip(texts, InputURLs.checkAll(texts)) {
             do throws(DownloadError) {
                 let checked = try check.get()
@@ -101,13 +100,14 @@ struct Runner {
     ///
     /// The key includes the index, so the same URL listed twice runs twice instead of joining
     /// the (just finished) first run.
-    func request(for url: URL, parsed: HTTPURL? = nil, index: Int) -> DownloadRequest {
+    func request(for checked: CheckedURL, index: Int) -> DownloadRequest {
+        let url = checked.url
         var request = DownloadRequest(url: url, headers: options.headers.map { (name: $0.name, value: $0.value) },
                                       conflictPolicy: options.conflictPolicy, key: "haul-cli-\(index) \(url.absoluteString)")
         request.startOver = !options.continuesPartial
         request.checksum = options.checksum
         request.signer = try? StorageURL.signer(for: url, endpoint: options.endpoint, environment: terminal.environment)
-        request.parsedURL = parsed
+        request.setURL(checked)
         request.credentials = options.credentials
         return request
     }
@@ -129,7 +129,7 @@ struct Runner {
 
     /// Starts every download through one ``Downloader`` (which runs `-j` of them at once and
     /// queues the rest), follows their events concurrently, and reports them from this task only.
-    private func download(_ urls: [(url: URL, parsed: HTTPURL?)], texts: [String], reach: Reach) async -> Int32 {
+    private func download(_ urls: [CheckedURL], texts: [String], reach: Reach) async -> Int32 {
         let style: Reporter.Style = options.json ? .json : options.quiet ? .quiet : .progress
         let reporter = Reporter(style: style, terminal: terminal, urlsAsGiven: texts)
         reporter.retriesRefusedConnections = options.retriesRefusedConnections
@@ -156,7 +156,7 @@ struct Runner {
         let unfinished = SharedStateLock(urls.count)
         let tokens = urls.enumerated().map { index, url in
             let start = SharedStateLock<DownloadStart?>(nil)
-            return downloader.start(request(for: url.url, parsed: url.parsed, index: index), to: destination, onEvent: { event in
+            return downloader.start(request(for: url, index: index), to: destination, onEvent: { event in
                 if !quiet {
                     sink.yield(.event(index, event))
                 } else if case .started(let started) = event {

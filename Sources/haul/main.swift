@@ -1,3 +1,3 @@
 import HaulCLI
 
-await HaulCommand.main()
+await HaulCommand.main(demo: DemoOrigin.testServer)

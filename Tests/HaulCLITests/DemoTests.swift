@@ -33,6 +33,13 @@ struct DemoTests {
         }
     }
 
+    @Test func aProgramWithoutAServerSaysSoInOneLine() async {
+        let terminal = CapturedTerminal()
+        let status = await HaulCommand.run(arguments: ["demo", "--size=1M"], terminal: terminal)
+        #expect(status == 1)
+        #expect(terminal.standardError == "haul: demo: this program has no built-in server; run `haul demo`\n")
+    }
+
     @Test func theSummaryGivesBothTimesAndTheSpeedUp() {
         #expect(Demo.summary(size: 512 << 20, connections: 4, single: 12.8, multiple: 3.2)
                 == "1 connection: 12.8s (40.0 MiB/s); 4 connections: 3.2s (160.0 MiB/s); speed-up 4.0x")

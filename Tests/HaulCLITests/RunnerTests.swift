@@ -144,7 +144,7 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
             let urls = (1...3).map { server.url("/bytes/\(1_000 * $0)/held-\($0).bin") }
             let terminal = CapturedTerminal(currentDirectory: dir)
             let status = await HaulCommand.run(arguments: ["-q", "-d", dir.path] + urls, terminal: terminal,
-                                               urlSession: .unavailable, holding: held)
+                                               urlSession: .unavailable, demo: nil, holding: held)
             #expect(status == 0, "\(terminal.standardError)")
             let objects = held.objects
             #expect(objects.count == 2)
@@ -213,10 +213,10 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
         #expect(configuration.tls.insecure)
         #expect(configuration.tls.extraCAFile == "/work/here/certs/ca.pem")
         #expect(configuration.conflictPolicy == .fail)
-        let request = runner.request(for: URL(string: "http://h/")!, index: 0)
+        let request = runner.request(for: CheckedURL(unparsed: URL(string: "http://h/")!), index: 0)
         #expect(request.headers.map(\.name) == ["Authorization"] && request.headers.map(\.value) == ["Bearer x"])
         #expect(request.conflictPolicy == .fail)
-        #expect(request.key != runner.request(for: URL(string: "http://h/")!, index: 1).key)
+        #expect(request.key != runner.request(for: CheckedURL(unparsed: URL(string: "http://h/")!), index: 1).key)
         #expect(!request.startOver)
         // Defaults reach the downloader unchanged.
         #expect(configuration.connectionsPerDownload == 4 && configuration.maximumActiveDownloads == 4)
@@ -233,7 +233,7 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
         #expect(configuration.maximumActiveDownloads == 2)
         #expect(configuration.rateLimit == 524_288)
         #expect(configuration.retry == RetryPolicy(maximumRetries: 3, initialDelay: .milliseconds(250)))
-        #expect(runner.request(for: URL(string: "http://h/")!, index: 0).startOver)
+        #expect(runner.request(for: CheckedURL(unparsed: URL(string: "http://h/")!), index: 0).startOver)
     }
 
     @Test(arguments: [
