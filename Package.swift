@@ -33,14 +33,16 @@ let package = Package(
         // JSON values, their parser and writer: the daemon's JSON-RPC and the CLI's --json events.
         .target(name: "HaulJSON"),
         .target(name: "HaulHTTP", dependencies: ["HaulCore", "CHaulTLS", "CHaulSys"]),
-        .target(name: "Haul", dependencies: ["HaulCore", "HaulHTTP", "CHaulTLS", "CHaulSys"]),
+        // Hashes and HMAC through the system OpenSSL: checksums, resume records, URL signing, the daemon's handshakes.
+        .target(name: "HaulCrypto", dependencies: ["HaulCore", "CHaulTLS"]),
+        .target(name: "Haul", dependencies: ["HaulCore", "HaulCrypto", "HaulHTTP", "CHaulTLS", "CHaulSys"]),
         .target(name: "HaulURLSession", dependencies: ["Haul", "HaulHTTP", "HaulCore"]),
         // The persistent download service (SQLite), and the daemon that serves it over JSON-RPC.
         .target(name: "HaulService", dependencies: ["Haul", "HaulCore", "CSQLite"]),
-        .target(name: "HaulDaemon", dependencies: ["HaulService", "Haul", "HaulCore", "HaulJSON", "CHaulTLS"]),
+        .target(name: "HaulDaemon", dependencies: ["HaulService", "Haul", "HaulCore", "HaulCrypto", "HaulJSON"]),
         // The web dashboard, a page provider the CLI hands to the daemon's server: the files under
         // Assets/, embedded in the code at build time.
-        .target(name: "HaulDashboard", dependencies: ["HaulDaemon", "CHaulTLS"], resources: [.embedInCode("Assets")]),
+        .target(name: "HaulDashboard", dependencies: ["HaulDaemon", "HaulCore", "HaulCrypto"], resources: [.embedInCode("Assets")]),
         .target(name: "HaulServer", dependencies: ["CHaulTLS", "CHaulSys"]),
         .target(name: "HaulCLI", dependencies: ["Haul", "HaulCore", "HaulJSON", "HaulService", "HaulDaemon", "HaulDashboard"]),
         // `haul demo` downloads from the test server, linked here only.
@@ -55,7 +57,7 @@ let package = Package(
         .target(name: "HaulTestSupport", dependencies: ["Haul", "HaulCore", "HaulServer"], path: "Tests/HaulTestSupport"),
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore", "HaulTestSupport"]),
         .testTarget(name: "HaulHTTPTests", dependencies: ["HaulHTTP", "HaulCore", "HaulServer", "HaulTestSupport"]),
-        .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
+        .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulCrypto", "HaulHTTP", "HaulCore", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulServerTests", dependencies: ["HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulDashboardTests", dependencies: ["HaulDashboard", "HaulDaemon", "CHaulTLS", "HaulTestSupport"]),
         .testTarget(name: "HaulServiceTests", dependencies: ["HaulService", "Haul", "HaulCore", "HaulServer", "HaulTestSupport"]),

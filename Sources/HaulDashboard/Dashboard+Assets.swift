@@ -1,4 +1,5 @@
-import CHaulTLS
+import HaulCore
+import HaulCrypto
 
 extension Dashboard {
     /// The embedded files by request path: each one's media type, entity tag and bytes.
@@ -61,12 +62,7 @@ extension Dashboard {
         /// - Parameter bytes: a file's contents.
         /// - Returns: the quoted tag, 34 characters.
         static func entityTag(of bytes: [UInt8]) -> String {
-            var digest = [UInt8](repeating: 0, count: 32)
-            let length = bytes.withUnsafeBytes { haul_digest_once(Int32(HAUL_DIGEST_SHA256), $0.baseAddress, $0.count, &digest) }
-            precondition(length == 32, "OpenSSL could not compute a SHA-256 digest")
-            let hex = Array("0123456789abcdef".utf8)
-            let text = digest.prefix(16).flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 0x0F)]] }
-            return "\"" + String(decoding: text, as: UTF8.self) + "\""
+            "\"" + Hex.encode(Digest.hash(.sha256, bytes).prefix(16)) + "\""
         }
     }
 }

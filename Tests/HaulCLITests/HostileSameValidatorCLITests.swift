@@ -5,6 +5,7 @@ import Testing
 @testable import Haul
 import HaulCore
 import HaulHTTP
+import HaulCrypto
 
 /// The CLI side of "content changed with the same ETag and length": only `--checksum` catches
 /// the resumed mix (exit 9, one line, no file left).

@@ -1,4 +1,5 @@
 import HaulCore
+import HaulCrypto
 /// The digest a download must have: an algorithm and the expected bytes.
 ///
 /// Written `ALGO=HEX` on the command line (`--checksum=sha256=9f86d0…`).

@@ -1,5 +1,6 @@
 import HaulHTTP
 import HaulCore
+import HaulCrypto
 /// A digest of the whole file that the server sent without being asked, to verify the
 /// download against.
 ///

@@ -1,6 +1,7 @@
 import CHaulSys
 import Synchronization
 import HaulCore
+import HaulCrypto
 
 /// Hashes a download on a thread of its own, following the bytes as they are written, and the
 /// rest from the file once it is complete.

@@ -1,6 +1,7 @@
 import HaulCore
 import Synchronization
 import HaulHTTP
+import HaulCrypto
 
 /// The digests a finished download must match before it gets its final name: the user's
 /// checksum (``DownloadRequest/checksum``) and the server's own digest (``ServerDigest``), each

@@ -1,4 +1,5 @@
 import HaulCore
+import HaulCrypto
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

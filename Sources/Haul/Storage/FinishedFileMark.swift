@@ -1,4 +1,5 @@
 import CHaulSys
+import HaulCrypto
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,3 +1,4 @@
+import HaulCrypto
 /// The text form of a resume record.
 ///
 /// ```

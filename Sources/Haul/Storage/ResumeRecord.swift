@@ -1,4 +1,5 @@
 import HaulHTTP
+import HaulCrypto
 /// What a later run needs to continue a download: the file `NAME.resume` beside `NAME.part`.
 ///
 /// It says which resource the partial file holds (``resourceKey``, ``etag``, ``lastModified``,

@@ -1,4 +1,4 @@
-import CHaulTLS
+import HaulCrypto
 import HaulCore
 
 /// The RPC secret (`token:SECRET`), kept as its SHA-256 and compared in constant time.
@@ -29,9 +29,7 @@ public struct RPCSecret: Sendable {
     }
 
     private static func sha256(_ bytes: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
-        _ = haul_digest_once(Int32(HAUL_DIGEST_SHA256), bytes, bytes.count, &out)
-        return out
+        Digest.hash(.sha256, bytes)
     }
 }
 

@@ -1,4 +1,4 @@
-import CHaulTLS
+import HaulCrypto
 import HaulCore
 
 /// The server side of the WebSocket opening handshake (RFC 6455 section 4.2): a pure check of
@@ -36,9 +36,6 @@ public enum WebSocketHandshake {
 
     /// `base64(SHA-1(key + GUID))`.
     public static func acceptKey(for key: String) -> String {
-        let input = Array((key + guid).utf8)
-        var digest = [UInt8](repeating: 0, count: 20)
-        _ = haul_digest_once(Int32(HAUL_DIGEST_SHA1), input, input.count, &digest)
-        return Base64.encode(digest)
+        Base64.encode(Digest.hash(.sha1, Array((key + guid).utf8)))
     }
 }

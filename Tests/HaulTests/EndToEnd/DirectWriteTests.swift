@@ -3,6 +3,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 @testable import Haul
+import HaulCrypto
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -7,6 +7,7 @@ import Testing
 @testable import Haul
 import HaulCore
 import HaulHTTP
+import HaulCrypto
 
 /// Running a download again once it finished (a list rerun after an interruption): a file an
 /// earlier run finished, unchanged on disk and on the server, is recognised by its mark

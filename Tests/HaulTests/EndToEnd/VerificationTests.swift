@@ -4,6 +4,7 @@ import HaulTestSupport
 import Testing
 @testable import Haul
 import HaulCore
+import HaulCrypto
 
 /// How a verified download moves its bytes.
 enum TransferShape: String, CaseIterable, CustomStringConvertible {

@@ -3,6 +3,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 @testable import Haul
+import HaulCrypto
 
 /// A small file whose whole body comes in one write with its head: the download streams it from
 /// the receive buffer (``ResponseReaderBufferedTests`` pins when that is). Whatever the path, a

@@ -5,6 +5,7 @@ import Testing
 @testable import Haul
 import HaulCore
 import HaulHTTP
+import HaulCrypto
 
 /// Content changed on the server with the same ETag and length: nothing in HTTP can tell, so the
 /// resumed file is old bytes followed by new ones. Only a checksum catches it (issue 4, "Range

@@ -2,6 +2,7 @@ import HaulTestSupport
 import Testing
 @testable import Haul
 import HaulCore
+import HaulCrypto
 
 @Suite struct ChecksumTests {
     static let emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"

@@ -3,6 +3,7 @@ import HaulTestSupport
 import Testing
 @testable import Haul
 import HaulCore
+import HaulCrypto
 
 @Suite struct DigestTests {
     // Known answers.

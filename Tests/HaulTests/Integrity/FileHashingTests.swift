@@ -3,6 +3,7 @@ import Testing
 import HaulTestSupport
 @testable import Haul
 import HaulCore
+import HaulCrypto
 
 @Suite(.throttled) struct FileHashingTests {
     static func content(count: Int) -> [UInt8] {

@@ -2,6 +2,7 @@ import HaulTestSupport
 import Testing
 @testable import Haul
 import HaulCore
+import HaulCrypto
 
 @Suite struct HMACTests {
     // HMAC-SHA256: RFC 4231 section 4 (test cases 1, 2, 3, 4, 6, 7; case 5 is truncated output).

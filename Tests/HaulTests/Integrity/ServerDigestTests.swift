@@ -3,6 +3,7 @@ import Testing
 @testable import Haul
 import HaulCore
 import HaulHTTP
+import HaulCrypto
 
 @Suite struct ServerDigestTests {
     // The examples of RFC 9530 appendix B (https://www.rfc-editor.org/rfc/rfc9530#appendix-B):

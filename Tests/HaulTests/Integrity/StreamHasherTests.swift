@@ -5,6 +5,7 @@ import Testing
 @testable import Haul
 import HaulCore
 import HaulHTTP
+import HaulCrypto
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

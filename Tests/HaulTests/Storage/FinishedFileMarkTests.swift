@@ -2,6 +2,7 @@ import Foundation
 import HaulTestSupport
 import Testing
 @testable import Haul
+import HaulCrypto
 
 /// The mark a finished download leaves on its file, without I/O: its encoding, and which
 /// responses it matches.

@@ -4,6 +4,7 @@ import Testing
 @testable import Haul
 import HaulCore
 import HaulHTTP
+import HaulCrypto
 
 /// Sample records shared by the codec and file tests.
 enum ResumeRecordSamples {

@@ -2,15 +2,15 @@ import HaulCore
 /// SHA-256 shortcuts for the resume record (its own checksum and its resource key).
 ///
 /// A thin layer over ``Digest``; streams use `Digest(.sha256)` directly.
-enum SHA256 {
+package enum SHA256 {
     /// The length of a digest in bytes.
-    static let byteCount = ChecksumAlgorithm.sha256.byteCount
+    package static let byteCount = ChecksumAlgorithm.sha256.byteCount
 
     /// The digest of `bytes` as 64 lowercase hexadecimal digits.
     ///
     /// - Parameter bytes: the message.
     /// - Returns: the lowercase hex digest.
-    static func hex(_ bytes: UnsafeRawBufferPointer) -> String {
+    package static func hex(_ bytes: UnsafeRawBufferPointer) -> String {
         Hex.encode(Digest.hash(.sha256, bytes))
     }
 
@@ -18,7 +18,7 @@ enum SHA256 {
     ///
     /// - Parameter bytes: the message.
     /// - Returns: the lowercase hex digest.
-    static func hex(_ bytes: [UInt8]) -> String {
+    package static func hex(_ bytes: [UInt8]) -> String {
         bytes.withUnsafeBytes { hex($0) }
     }
 }

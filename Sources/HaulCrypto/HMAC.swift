@@ -1,7 +1,7 @@
 import CHaulTLS
 
 /// HMAC (RFC 2104) through OpenSSL, for request signatures.
-enum HMAC {
+package enum HMAC {
     /// The authentication code of `message` under `key`.
     ///
     /// - Parameters:
@@ -10,7 +10,7 @@ enum HMAC {
     ///   - key: the secret key (any length; OpenSSL hashes keys longer than a block).
     ///   - message: the text to authenticate.
     /// - Returns: the raw code, ``ChecksumAlgorithm/byteCount`` bytes.
-    static func code(_ algorithm: ChecksumAlgorithm, key: [UInt8], message: [UInt8]) -> [UInt8] {
+    package static func code(_ algorithm: ChecksumAlgorithm, key: [UInt8], message: [UInt8]) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: Int(EVP_MAX_MD_SIZE)) { buffer, count in
             let length = key.withUnsafeBytes { key in
                 message.withUnsafeBytes { message in
@@ -30,7 +30,7 @@ enum HMAC {
     ///   - key: the secret key.
     ///   - message: the text to authenticate, as UTF-8.
     /// - Returns: the raw code.
-    static func code(_ algorithm: ChecksumAlgorithm, key: [UInt8], message: String) -> [UInt8] {
+    package static func code(_ algorithm: ChecksumAlgorithm, key: [UInt8], message: String) -> [UInt8] {
         code(algorithm, key: key, message: Array(message.utf8))
     }
 }
