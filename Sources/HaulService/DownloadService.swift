@@ -21,8 +21,11 @@ import HaulCore
 /// paused, results stay until removed. Progress is not written to the state file (the partial
 /// files' resume records hold the bytes), so a transfer costs it nothing.
 ///
-/// Operations never wait for a transfer's network or disk I/O: state changes happen under one
-/// lock in memory, the engine is told after, and its threads report back.
+/// Operations never wait for a transfer's network or disk I/O, nor for another caller's file
+/// system checks: a change is decided under one lock in memory (``ServiceQueue``, a pure value,
+/// returns what is to be done), and what it comes to is done after the lock is released: a
+/// run's plan (its folder's components and its file looked up), the engine's start and stop,
+/// the snapshots. The engine's threads report back the same way.
 public final class DownloadService: Sendable {
     /// Where a service keeps its downloads and its list, and how it runs them.
     public struct Configuration: Sendable {
@@ -38,9 +41,6 @@ public final class DownloadService: Sendable {
         /// The most results (complete, failed, removed) held in memory: the newest ones. Older
         /// results stay in the state file until removed, and are read from it when asked for.
         public var residentResults = 1_000
-        /// Called before a run's plan looks at the file system (tests hold it to show that
-        /// nothing else waits for it).
-        package var beforeRunPlan: (@Sendable () -> Void)?
 
         /// Creates a configuration.
         ///
@@ -93,9 +93,22 @@ public final class DownloadService: Sendable {
     /// - Parameter configuration: the root, the state file and the engine's settings.
     /// - Throws: `store` when the state file cannot be opened or read, or gets no writer thread;
     ///   `unsafePath` when the root cannot be made.
-    public init(configuration: Configuration) throws(ServiceError) {
+    public convenience init(configuration: Configuration) throws(ServiceError) {
+        try self.init(configuration: configuration, fileSystem: SystemFileSystem())
+    }
+
+    /// Opens (or creates) the state file, restores its list and starts what should run, looking
+    /// at the folders and files below the root through `fileSystem`.
+    ///
+    /// - Parameters:
+    ///   - configuration: the root, the state file and the engine's settings.
+    ///   - fileSystem: what checks a download's folder and file before it is added or started
+    ///     (tests hold it as a slow mount would; see ``SystemFileSystem``).
+    /// - Throws: `store` when the state file cannot be opened or read, or gets no writer thread;
+    ///   `unsafePath` when the root cannot be made.
+    package init(configuration: Configuration, fileSystem: any ServiceFileSystem) throws(ServiceError) {
         self.configuration = configuration
-        root = DownloadRoot(configuration.root)
+        root = DownloadRoot(configuration.root, fileSystem: fileSystem)
         do {
             try FileManager.default.createDirectory(atPath: root.path, withIntermediateDirectories: true)
         } catch {
