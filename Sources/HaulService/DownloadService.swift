@@ -12,8 +12,8 @@ import HaulCore
 /// Each download has an identifier (``DownloadID``) and a status (``ServiceDownload/Status``):
 /// active, waiting or paused in the queue, then complete, failed or removed until its result is
 /// forgotten. Add, pause, resume, remove, reorder and change options; follow the service-wide
-/// events (``events()``, ``addObserver(_:)``) or one download's snapshots
-/// (``modelSource(for:)`` for a ``DownloadModel``).
+/// events (``events()``, ``addObserver(_:)``) or one download's snapshots (``snapshots(of:)``,
+/// plain ``ServiceDownload`` values; the `HaulModel` module mirrors them in a `DownloadModel`).
 ///
 /// A change returns once it is durable in the state file: a download added and acknowledged
 /// is in the list after a `kill -9` or a power loss. The next service made on the same file

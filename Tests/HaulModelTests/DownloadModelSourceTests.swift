@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import Haul
+import Haul
+import HaulModel
 import HaulCore
 
 /// A `DownloadModel` that mirrors a download something else runs (`init(observing:)`), driven
