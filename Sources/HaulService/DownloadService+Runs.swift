@@ -26,7 +26,7 @@ extension DownloadService {
 
     /// Runs `body` on the queue under the lock, submits the rows it changed to the state file
     /// and queues its events (both under the lock, so in the order of the changes), then hands
-    /// what the engine must be told to ``carryOutQueuedWork()``.
+    /// what the engine must be told to the service's thread (``carryOutQueuedWork()``).
     func perform<Value: Sendable>(
         _ body: (inout ServiceQueue) throws(ServiceError) -> (Value, [ServiceQueue.Effect])
     ) throws(ServiceError) -> Acknowledged<Value> {
@@ -36,8 +36,19 @@ extension DownloadService {
             let (work, ticket) = prepare(effects, state: &state)
             return (value, ticket, state.work.append(work))
         }
-        if carry { carryOutQueuedWork() }
+        if carry { handOverQueuedWork() }
         return Acknowledged(value: value, ticket: ticket)
+    }
+
+    /// Carries out the queued work on the service's own thread, so that neither a caller nor an
+    /// engine thread waits for a run's file system checks or the engine's start; on the caller
+    /// when the system gives no thread.
+    private func handOverQueuedWork() {
+        do throws(ResourceError) {
+            try runner.run(name: "haul-service") { [self] in carryOutQueuedWork() }
+        } catch {
+            carryOutQueuedWork()
+        }
     }
 
     /// Carries out the queued work, in the order it was queued, until none is left; one thread

@@ -23,9 +23,10 @@ import HaulCore
 ///
 /// Operations never wait for a transfer's network or disk I/O, nor for another caller's file
 /// system checks: a change is decided under one lock in memory (``ServiceQueue``, a pure value,
-/// returns what is to be done), and what it comes to is done after the lock is released: a
-/// run's plan (its folder's components and its file looked up), the engine's start and stop,
-/// the snapshots. The engine's threads report back the same way.
+/// returns what is to be done), and what it comes to is done after the lock is released, in the
+/// order decided, on the service's own thread: a run's plan (its folder's components and its
+/// file looked up), the engine's start and stop, the snapshots. The engine's threads report
+/// back the same way.
 public final class DownloadService: Sendable {
     /// Where a service keeps its downloads and its list, and how it runs them.
     public struct Configuration: Sendable {
@@ -67,6 +68,8 @@ public final class DownloadService: Sendable {
     let writer: StoreWriter
     let hub = ServiceEventHub()
     let state: SharedStateLock<State>
+    /// The thread that carries out the queued work (it exits when idle).
+    let runner = ThreadPool(maximumThreads: 1)
     /// Signalled when a run ends and when the queued work is all done (``shutDown(timeout:)``
     /// waits for both).
     let runEnded = Monitor()

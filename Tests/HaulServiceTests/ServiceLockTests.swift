@@ -73,13 +73,21 @@ struct ServiceLockTests {
     static let held = DownloadID(rawValue: 0x36)!
 
     /// Adds the download named `held.bin` on a thread of its own (its run's check of the name
-    /// is what the gate holds); returns once the check is held.
-    static func addHeld(_ service: DownloadService, _ server: HaulServer, _ fileSystem: GatedFileSystem) -> Bool {
+    /// is what the gate holds); returns once the check is held, with whether it is and whether
+    /// the add was answered by then.
+    static func addHeld(_ service: DownloadService, _ server: HaulServer,
+                        _ fileSystem: GatedFileSystem) -> (held: Bool, answered: Bool) {
         var options = ServiceDownloadOptions()
         options.fileName = "held.bin"
         let request = ServiceRequest(urls: [server.url("/held.bin")], options: options, id: held)
-        Thread { _ = try? service.add(request) }.start()
-        return fileSystem.waitUntilHeld()
+        let added = ConditionLock(false)
+        Thread {
+            _ = try? service.add(request)
+            added.withLockBroadcasting { $0 = true }
+        }.start()
+        let isHeld = fileSystem.waitUntilHeld()
+        added.wait(until: .now + .seconds(10)) { !$0 }
+        return (isHeld, added.withLock { $0 } && fileSystem.gate.withLock { $0.released == 0 })
     }
 
     @Test func queriesAreAnsweredWhileARunsFileCheckIsHeldAndTheRunThenCompletes() async throws {
@@ -92,7 +100,9 @@ struct ServiceLockTests {
             let fileSystem = GatedFileSystem(holding: "held.bin")
             let service = try DownloadService(configuration: serviceConfiguration(dir), fileSystem: fileSystem)
             defer { service.shutDown() }
-            #expect(Self.addHeld(service, server, fileSystem), "the run's file check started")
+            let (held, added) = Self.addHeld(service, server, fileSystem)
+            #expect(held, "the run's file check started")
+            #expect(added, "the add waited for its run's file check")
             // When other callers ask for the list and change it meanwhile
             let answered = ConditionLock<ServiceStatistics?>(nil)
             Thread {
@@ -128,7 +138,7 @@ struct ServiceLockTests {
             defer { service.shutDown() }
             let events = SharedStateLock<[ServiceEvent.Kind]>([])
             service.addObserver { event in events.withLock { $0.append(event.kind) } }
-            #expect(Self.addHeld(service, server, fileSystem))
+            #expect(Self.addHeld(service, server, fileSystem).held)
             // When it is removed meanwhile (the remove returns at once)
             try service.remove(Self.held)
             #expect(fileSystem.gate.withLock { $0.released } == 0, "the remove waited for the held check")
