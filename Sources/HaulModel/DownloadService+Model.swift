@@ -69,7 +69,10 @@ struct ServiceDownloadSource: DownloadModelSource {
         return stream
     }
 
+    /// Pauses the download in the service.
     func pause() { try? service.pause(id) }
+    /// Puts the paused download back in the service's queue.
     func resume() { try? service.resume(id) }
+    /// Removes the download from the service's queue (its partial file stays).
     func cancel() { try? service.remove(id) }
 }

@@ -50,8 +50,9 @@ extension DownloadService {
     /// root by the engine, component by component without following links (checked here too, to
     /// fail before any network I/O: a link may have appeared since it was added).
     ///
-    /// Looks at the file system, so it runs with the service's lock released (a slow mount holds
-    /// up this run only).
+    /// Looks at the file system, so it runs on the service's thread with its lock released: a
+    /// slow mount holds up the engine work queued behind it (in the order decided), never a
+    /// caller or a query.
     func runPlan(_ entry: ServiceQueue.Entry) throws(ServiceError) -> (DownloadRequest, Destination) {
         guard let url = entry.urls.first.flatMap(URL.init(string:)) else {
             throw ServiceError(.invalidArgument, "the download has no usable URL")

@@ -9,6 +9,7 @@ import Testing
 /// How a `DownloadModel` shows a service's download: each status as a model state, with no
 /// service, file or socket.
 @Suite struct ServiceSnapshotMappingTests {
+    /// A download of the service with `status`, 100 bytes long.
     static func download(_ status: ServiceDownload.Status, completed: Int64 = 0, speed: Double = 0,
                          failure: ServiceFailure? = nil) -> ServiceDownload {
         ServiceDownload(id: DownloadID(rawValue: 1)!, urls: ["http://127.0.0.1:1/f"], options: .init(), status: status,

@@ -9,8 +9,10 @@ import Testing
 /// What a change's effects come to, decided under the service's lock: the engine's starts and
 /// stops in the order decided, the rows and the events, with no service, file or socket.
 @Suite struct ServicePlanTests {
+    /// The identifier `value`.
     static func id(_ value: UInt64) -> DownloadID { DownloadID(rawValue: value)! }
 
+    /// A waiting entry with identifier `value`.
     static func entry(_ value: UInt64) -> ServiceQueue.Entry {
         ServiceQueue.Entry(id: id(value), urls: ["http://127.0.0.1:1/\(value)"], options: .init(), status: .waiting, position: 0)
     }
@@ -56,6 +58,7 @@ import Testing
         #expect(plan.changes == [.delete(gone)])
     }
 
+    /// The download a row change is about.
     static func rowID(_ change: ServiceStore.Change) -> DownloadID {
         switch change {
         case .save(let row): row.id
@@ -70,6 +73,7 @@ import Testing
 /// Serialized: holds a run's start on a gate for up to 20 s.
 @Suite("File system work outside the lock", .throttled, .serialized, .timeLimit(.minutes(1)))
 struct ServiceLockTests {
+    /// The held download's identifier.
     static let held = DownloadID(rawValue: 0x36)!
 
     /// Adds the download named `held.bin` on a thread of its own (its run's check of the name
@@ -158,12 +162,15 @@ final class GatedFileSystem: ServiceFileSystem {
     let heldName: String
     let gate = ConditionLock((held: 0, released: 0, open: false))
 
+    /// A file system that holds the look at a file named `name`.
     init(holding name: String) { heldName = name }
 
+    /// The system's walk of the folder, never held.
     func checkExisting(_ folder: ContainedPath, belowRoot rootPath: String) throws(ContainedPath.Refusal) {
         try SystemFileSystem().checkExisting(folder, belowRoot: rootPath)
     }
 
+    /// The system's `lstat`, held on the gate first when `path` names the held file.
     func entryExists(atPath path: String) -> Bool {
         if path.hasSuffix("/" + heldName) {
             gate.withLockBroadcasting { $0.held += 1 }
