@@ -69,7 +69,7 @@ public final class DownloadService: Sendable {
     let hub = ServiceEventHub()
     let state: SharedStateLock<State>
     /// The thread that carries out the queued work (it exits when idle).
-    let runner = ThreadPool(maximumThreads: 1)
+    let runner: ThreadPool
     /// Signalled when a run ends and when the queued work is all done (``shutDown(timeout:)``
     /// waits for both).
     let runEnded = Monitor()
@@ -107,10 +107,14 @@ public final class DownloadService: Sendable {
     ///   - configuration: the root, the state file and the engine's settings.
     ///   - fileSystem: what checks a download's folder and file before it is added or started
     ///     (tests hold it as a slow mount would; see ``SystemFileSystem``).
+    ///   - threadStarter: starts the thread that carries out the queued work (tests make it
+    ///     fail: the work is then carried out by the caller).
     /// - Throws: `store` when the state file cannot be opened or read, or gets no writer thread;
     ///   `unsafePath` when the root cannot be made.
-    package init(configuration: Configuration, fileSystem: any ServiceFileSystem) throws(ServiceError) {
+    package init(configuration: Configuration, fileSystem: any ServiceFileSystem,
+                 threadStarter: @escaping ThreadPool.Starter = ThreadPool.systemStarter) throws(ServiceError) {
         self.configuration = configuration
+        runner = ThreadPool(maximumThreads: 1, starter: threadStarter)
         root = DownloadRoot(configuration.root, fileSystem: fileSystem)
         do {
             try FileManager.default.createDirectory(atPath: root.path, withIntermediateDirectories: true)

@@ -132,6 +132,25 @@ struct ServiceLockTests {
         }
     }
 
+    @Test func withoutItsOwnThreadTheServiceCarriesOutItsWorkOnTheCaller() async throws {
+        let server = try HaulServer()
+        let resource = HaulServer.Resource(size: 100_000, seed: 39, etag: "\"n1\"")
+        server.setResource("/unthreaded.bin", resource)
+        try await withTemporaryDirectory { (dir) async throws in
+            // Given a service whose own thread never starts
+            let attempts = SharedStateLock(0)
+            let service = try DownloadService(configuration: serviceConfiguration(dir), fileSystem: SystemFileSystem(),
+                                              threadStarter: { _, _ in attempts.withLock { $0 += 1 }; return EAGAIN })
+            defer { service.shutDown() }
+            // When a download is added
+            let id = try service.add(ServiceRequest(urls: [server.url("/unthreaded.bin")]))
+            // Then its run started on the caller, and it lands
+            #expect(attempts.withLock { $0 } > 0, "the service asked for its thread")
+            await eventually { service.download(id)?.status == .complete }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: service.rootPath + "/unthreaded.bin")) == Data(bytes(of: resource)))
+        }
+    }
+
     @Test func aRemoveWhileARunsFileCheckIsHeldStopsTheRunItMakes() async throws {
         let server = try HaulServer()
         server.setResource("/held.bin", HaulServer.Resource(size: 300_000, seed: 38, etag: "\"h2\""))
