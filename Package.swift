@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "Haul", targets: ["Haul"]),
+        // The SwiftUI-facing view model, apart so that the engine and the service carry no UI type.
+        .library(name: "HaulModel", targets: ["HaulModel"]),
         // The URLSession transport, apart so that programs without it do not load Foundation's networking.
         .library(name: "HaulURLSession", targets: ["HaulURLSession"]),
         .library(name: "HaulServer", targets: ["HaulServer"]),
@@ -39,6 +41,8 @@ let package = Package(
         .target(name: "HaulURLSession", dependencies: ["Haul", "HaulHTTP", "HaulCore"]),
         // The persistent download service (SQLite), and the daemon that serves it over JSON-RPC.
         .target(name: "HaulService", dependencies: ["Haul", "HaulCore", "CSQLite"]),
+        // The view model (an @Observable DownloadModel) over a Downloader or a service's download.
+        .target(name: "HaulModel", dependencies: ["Haul", "HaulService"]),
         .target(name: "HaulDaemon", dependencies: ["HaulService", "Haul", "HaulCore", "HaulCrypto", "HaulJSON"]),
         // The web dashboard, a page provider the CLI hands to the daemon's server: the files under
         // Assets/, embedded in the code at build time.
@@ -61,6 +65,7 @@ let package = Package(
         .testTarget(name: "HaulServerTests", dependencies: ["HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulDashboardTests", dependencies: ["HaulDashboard", "HaulDaemon", "CHaulTLS", "HaulTestSupport"]),
         .testTarget(name: "HaulServiceTests", dependencies: ["HaulService", "Haul", "HaulCore", "HaulServer", "HaulTestSupport"]),
+        .testTarget(name: "HaulModelTests", dependencies: ["HaulModel", "HaulService", "Haul", "HaulCore", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulDaemonTests", dependencies: ["HaulDaemon", "HaulDashboard", "HaulService", "Haul", "HaulCore", "HaulJSON", "HaulServer",
                                                         "HaulTestSupport"]),
         .testTarget(name: "HaulCLITests", dependencies: ["HaulCLI", "Haul", "HaulHTTP", "HaulCore", "HaulURLSession", "HaulServer", "HaulTestSupport",

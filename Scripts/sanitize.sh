@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 mode=${1:?usage: Scripts/sanitize.sh thread|address|probe [FILTER]}
-concurrent='HaulCoreTests|HaulServiceTests|HaulDaemonTests|HaulTests\.(WriteBehind|DirectWrite|Segment|Resume|HostSlot|Queue|Cancellation|Sharing|KeepAlive|Download|Callback|Failure|WholeBody|ReceiveBuffers|RateLimiter|TokenBucket)'
+concurrent='HaulCoreTests|HaulServiceTests|HaulModelTests|HaulDaemonTests|HaulTests\.(WriteBehind|DirectWrite|Segment|Resume|HostSlot|Queue|Cancellation|Sharing|KeepAlive|Download|Callback|Failure|WholeBody|ReceiveBuffers|RateLimiter|TokenBucket)'
 
 # Builds and runs Scripts/sanitizer-probes/NAME.swift with SANITIZER; passes when the report
 # names WHAT.

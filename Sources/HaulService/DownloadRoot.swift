@@ -18,9 +18,14 @@ import HaulCore
 package struct DownloadRoot: Sendable {
     /// The root, absolute and without a trailing slash.
     package let path: String
+    /// What looks at the folders and files below the root.
+    let fileSystem: any ServiceFileSystem
 
-    /// - Parameter url: the root folder (made absolute against the working directory).
-    package init(_ url: URL) {
+    /// - Parameters:
+    ///   - url: the root folder (made absolute against the working directory).
+    ///   - fileSystem: what looks at the file system (tests hold it; see ``SystemFileSystem``).
+    package init(_ url: URL, fileSystem: any ServiceFileSystem = SystemFileSystem()) {
+        self.fileSystem = fileSystem
         var path = url.standardizedFileURL.path
         while path.utf8.count > 1 && path.utf8.last == UInt8(ascii: "/") {
             path = String(decoding: path.utf8.dropLast(), as: UTF8.self)   // the byte: "\u{600}/" is one Character
@@ -83,12 +88,48 @@ package struct DownloadRoot: Sendable {
     /// - Throws: `unsafePath` when a component is refused, is a symbolic link or not a folder.
     package func checkNoLinks(_ relative: String, shown: String) throws(ServiceError) {
         do {
-            let folder = try ContainedPath(folder: relative)
-            let root = try ContainedPath.openRoot(path)
-            defer { close(root) }
-            try folder.checkExisting(below: root)
+            try fileSystem.checkExisting(try ContainedPath(folder: relative), belowRoot: path)
         } catch {
             throw ServiceError(.unsafePath, "the folder '\(shown)' is refused: \(error)")
         }
+    }
+
+    /// Whether something (a symbolic link included) is at `name` in the folder `relative`.
+    func contains(_ name: String, inFolder relative: String) -> Bool {
+        fileSystem.entryExists(atPath: absolute(relative) + "/" + name)
+    }
+}
+
+/// What a ``DownloadService`` asks of the file system before it adds or starts a download: a
+/// replaceable boundary, so that a test can hold it as a slow mount would and show that nothing
+/// else waits for it.
+package protocol ServiceFileSystem: Sendable {
+    /// Walks the existing components of `folder` below the root at `rootPath`, relative to each
+    /// parent's descriptor, without following links.
+    ///
+    /// - Throws: a ``ContainedPath/Refusal`` when a component is a symbolic link or not a folder,
+    ///   or the root cannot be opened.
+    func checkExisting(_ folder: ContainedPath, belowRoot rootPath: String) throws(ContainedPath.Refusal)
+
+    /// Whether something (a symbolic link included) is at `path` (`lstat`).
+    func entryExists(atPath path: String) -> Bool
+}
+
+/// The system's file system, through descriptors and `lstat`.
+package struct SystemFileSystem: ServiceFileSystem {
+    /// The system's file system.
+    package init() {}
+
+    /// Opens the root and walks `folder` below it (``ContainedPath/checkExisting(below:)``).
+    package func checkExisting(_ folder: ContainedPath, belowRoot rootPath: String) throws(ContainedPath.Refusal) {
+        let root = try ContainedPath.openRoot(rootPath)
+        defer { close(root) }
+        try folder.checkExisting(below: root)
+    }
+
+    /// `lstat` succeeds on `path`.
+    package func entryExists(atPath path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
     }
 }

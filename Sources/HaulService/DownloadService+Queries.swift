@@ -158,58 +158,15 @@ extension DownloadService {
     }
 
     /// One download's snapshots (the current one first, then one per change, progress at most
-    /// about ten a second), until it is over; empty when there is no such download.
-    public func snapshots(of id: DownloadID) -> AsyncStream<DownloadModel.Snapshot> {
+    /// about ten a second), until it is a result (the last snapshot) or forgotten; empty when
+    /// there is no such download.
+    public func snapshots(of id: DownloadID) -> AsyncStream<ServiceDownload> {
         guard let current = download(id) else { return AsyncStream { $0.finish() } }
-        return hub.follow(id, current: Self.modelSnapshot(current), onEnd: {})
+        return hub.follow(id, current: current, onEnd: {})
     }
 
-    /// A source a ``DownloadModel`` can mirror (``DownloadModel/init(observing:)``).
-    ///
-    /// - Throws: `notFound` when there is no such download.
-    public func modelSource(for id: DownloadID) throws(ServiceError) -> some DownloadModelSource {
-        guard let current = download(id), let url = current.urls.first.flatMap(URL.init(string:)) else {
-            throw ServiceError(.notFound, "GID \(id.hex) is not found")
-        }
-        let destination: Destination = current.filePath.map { .file(URL(fileURLWithPath: $0)) } ?? .directory(current.directory)
-        return ServiceDownloadSource(service: self, id: id, request: DownloadRequest(url: url, key: id.hex),
-                                     destination: destination)
-    }
-
+    /// Gives the streams that follow `id` its snapshot as it is now.
     func publishSnapshot(_ id: DownloadID) {
-        guard let current = download(id) else {
-            hub.publish(id, DownloadModel.Snapshot(state: .cancelled))
-            return
-        }
-        hub.publish(id, Self.modelSnapshot(current))
+        hub.publish(id, download(id))
     }
-
-    /// How a ``DownloadModel`` shows a download of the service.
-    static func modelSnapshot(_ download: ServiceDownload) -> DownloadModel.Snapshot {
-        let state: DownloadModel.State = switch download.status {
-        case .waiting: .queued
-        case .active: download.bytesPerSecond > 0 || download.completedBytes > 0 ? .running : .queued
-        case .paused: .paused
-        case .complete: .finished
-        case .error: .failed
-        case .removed: .cancelled
-        }
-        let error = download.failure.map { DownloadError(.internalError, $0.message, httpStatus: $0.httpStatus) }
-        return DownloadModel.Snapshot(state: state, completedBytes: download.completedBytes, totalBytes: download.totalBytes,
-                                      bytesPerSecond: download.bytesPerSecond,
-                                      fileURL: download.status == .complete ? download.fileURL : nil, error: error)
-    }
-}
-
-/// A download of a ``DownloadService`` as a ``DownloadModel`` sees it.
-struct ServiceDownloadSource: DownloadModelSource {
-    let service: DownloadService
-    let id: DownloadID
-    let request: DownloadRequest
-    let destination: Destination
-
-    func snapshots() -> AsyncStream<DownloadModel.Snapshot> { service.snapshots(of: id) }
-    func pause() { try? service.pause(id) }
-    func resume() { try? service.resume(id) }
-    func cancel() { try? service.remove(id) }
 }

@@ -3,11 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Haul
 import HaulCore
 
@@ -54,6 +49,10 @@ extension DownloadService {
     /// The engine's request and destination for a run of `entry`: its folder is opened below the
     /// root by the engine, component by component without following links (checked here too, to
     /// fail before any network I/O: a link may have appeared since it was added).
+    ///
+    /// Looks at the file system, so it runs on the service's thread with its lock released: a
+    /// slow mount holds up the engine work queued behind it (in the order decided), never a
+    /// caller or a query.
     func runPlan(_ entry: ServiceQueue.Entry) throws(ServiceError) -> (DownloadRequest, Destination) {
         guard let url = entry.urls.first.flatMap(URL.init(string:)) else {
             throw ServiceError(.invalidArgument, "the download has no usable URL")
@@ -75,10 +74,8 @@ extension DownloadService {
         guard let name = entry.options.fileName else {
             return (request, .contained(root: root.url, folder: folder, name: nil))
         }
-        let path = root.absolute(folder) + "/" + name
-        var info = stat()
-        if !entry.options.overwrite, lstat(path, &info) == 0 {
-            throw ServiceError(.invalidState, "the file \(path) exists (allow-overwrite is false)")
+        if !entry.options.overwrite, root.contains(name, inFolder: folder) {
+            throw ServiceError(.invalidState, "the file \(root.absolute(folder) + "/" + name) exists (allow-overwrite is false)")
         }
         return (request, .contained(root: root.url, folder: folder, name: name))
     }

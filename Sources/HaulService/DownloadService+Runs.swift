@@ -26,7 +26,7 @@ extension DownloadService {
 
     /// Runs `body` on the queue under the lock, submits the rows it changed to the state file
     /// and queues its events (both under the lock, so in the order of the changes), then hands
-    /// what the engine must be told to ``carryOutQueuedWork()``.
+    /// what the engine must be told to the service's thread (``carryOutQueuedWork()``).
     func perform<Value: Sendable>(
         _ body: (inout ServiceQueue) throws(ServiceError) -> (Value, [ServiceQueue.Effect])
     ) throws(ServiceError) -> Acknowledged<Value> {
@@ -36,8 +36,19 @@ extension DownloadService {
             let (work, ticket) = prepare(effects, state: &state)
             return (value, ticket, state.work.append(work))
         }
-        if carry { carryOutQueuedWork() }
+        if carry { handOverQueuedWork() }
         return Acknowledged(value: value, ticket: ticket)
+    }
+
+    /// Carries out the queued work on the service's own thread, so that neither a caller nor an
+    /// engine thread waits for a run's file system checks or the engine's start; on the caller
+    /// when the system gives no thread.
+    private func handOverQueuedWork() {
+        do throws(ResourceError) {
+            try runner.run(name: "haul-service") { [self] in carryOutQueuedWork() }
+        } catch {
+            carryOutQueuedWork()
+        }
     }
 
     /// Carries out the queued work, in the order it was queued, until none is left; one thread
@@ -51,34 +62,54 @@ extension DownloadService {
         runEnded.withLock { runEnded.broadcast() }   // a shutdown waits for the work as for the runs
     }
 
-    /// Turns effects into store changes and events (now) and engine work (for later, outside the
-    /// lock: making a run's plan looks at the file system). The work is carried out in the order
-    /// it was queued, so a stop decided after a start finds the run that start made.
+    /// Queues a change's store rows and events (under the lock, so in the order of the changes)
+    /// and returns the engine's work for later, outside the lock.
+    ///
+    /// The rows are only queued here (the writer commits them on its own thread); their ticket
+    /// is taken under the lock because a row queued after a newer one of the same download would
+    /// win. The work is carried out in the order it was queued, so a stop decided after a start
+    /// finds the run that start made.
     private func prepare(_ effects: [ServiceQueue.Effect], state: inout State) -> (Work, UInt64?) {
+        let plan = Self.plan(effects, entries: state.queue.entries)
+        hub.enqueue(plan.events)
+        return (plan.work, plan.changes.isEmpty ? nil : writer.submit(plan.changes))
+    }
+
+    /// What a change's effects come to: the rows for the state file, the events, and the work
+    /// for after the lock.
+    struct Plan {
         var work = Work()
         var changes: [ServiceStore.Change] = []
         var events: [ServiceEvent] = []
+    }
+
+    /// Turns a change's effects into a ``Plan``, given the entries as the change left them.
+    ///
+    /// A pure function (no lock, no I/O), tested without a service. A start carries its entry as
+    /// it is now, so that the run's plan, made after the lock is released, needs no lock; a
+    /// start or a row of a download no longer in memory is dropped.
+    static func plan(_ effects: [ServiceQueue.Effect], entries: [DownloadID: ServiceQueue.Entry]) -> Plan {
+        var plan = Plan()
         for effect in effects {
             switch effect {
             case .save(let id):
-                if let entry = state.queue.entries[id] { changes.append(.save(StoreRow(entry))) }
-                work.changed.append(id)
+                if let entry = entries[id] { plan.changes.append(.save(StoreRow(entry))) }
+                plan.work.changed.append(id)
             case .saveStatus(let id):
-                if let entry = state.queue.entries[id] { changes.append(.status(id, entry.status)) }
-                work.changed.append(id)
+                if let entry = entries[id] { plan.changes.append(.status(id, entry.status)) }
+                plan.work.changed.append(id)
             case .delete(let id):
-                changes.append(.delete(id))
+                plan.changes.append(.delete(id))
             case .event(let event):
-                events.append(event)
-                work.changed.append(event.id)
+                plan.events.append(event)
+                plan.work.changed.append(event.id)
             case .start(let id, let generation):
-                if let entry = state.queue.entries[id] { work.runs.append(.start(id, generation: generation, entry)) }
+                if let entry = entries[id] { plan.work.runs.append(.start(id, generation: generation, entry)) }
             case .stop(let id, let generation):
-                work.runs.append(.stop(id, generation: generation))
+                plan.work.runs.append(.stop(id, generation: generation))
             }
         }
-        hub.enqueue(events)
-        return (work, changes.isEmpty ? nil : writer.submit(changes))
+        return plan
     }
 
     /// How a run that could not start fails: an unsafe folder is a local file error (exit 3),
@@ -107,7 +138,6 @@ extension DownloadService {
     /// Plans a run (its folder checked again: a link may have appeared since it was added),
     /// hands it to the engine and follows it; a run that cannot start ends as a failure.
     private func startRun(_ id: DownloadID, generation: Int, _ entry: ServiceQueue.Entry) {
-        configuration.beforeRunPlan?()
         do throws(ServiceError) {
             let (request, destination) = try runPlan(entry)
             let download = downloader.download(request, to: destination)

@@ -12,8 +12,8 @@ import HaulCore
 /// Each download has an identifier (``DownloadID``) and a status (``ServiceDownload/Status``):
 /// active, waiting or paused in the queue, then complete, failed or removed until its result is
 /// forgotten. Add, pause, resume, remove, reorder and change options; follow the service-wide
-/// events (``events()``, ``addObserver(_:)``) or one download's snapshots
-/// (``modelSource(for:)`` for a ``DownloadModel``).
+/// events (``events()``, ``addObserver(_:)``) or one download's snapshots (``snapshots(of:)``,
+/// plain ``ServiceDownload`` values; the `HaulModel` module mirrors them in a `DownloadModel`).
 ///
 /// A change returns once it is durable in the state file: a download added and acknowledged
 /// is in the list after a `kill -9` or a power loss. The next service made on the same file
@@ -21,8 +21,12 @@ import HaulCore
 /// paused, results stay until removed. Progress is not written to the state file (the partial
 /// files' resume records hold the bytes), so a transfer costs it nothing.
 ///
-/// Operations never wait for a transfer's network or disk I/O: state changes happen under one
-/// lock in memory, the engine is told after, and its threads report back.
+/// Operations never wait for a transfer's network or disk I/O, nor for another caller's file
+/// system checks: a change is decided under one lock in memory (``ServiceQueue``, a pure value,
+/// returns what is to be done), and what it comes to is done after the lock is released, in the
+/// order decided, on the service's own thread: a run's plan (its folder's components and its
+/// file looked up), the engine's start and stop, the snapshots. The engine's threads report
+/// back the same way.
 public final class DownloadService: Sendable {
     /// Where a service keeps its downloads and its list, and how it runs them.
     public struct Configuration: Sendable {
@@ -38,9 +42,6 @@ public final class DownloadService: Sendable {
         /// The most results (complete, failed, removed) held in memory: the newest ones. Older
         /// results stay in the state file until removed, and are read from it when asked for.
         public var residentResults = 1_000
-        /// Called before a run's plan looks at the file system (tests hold it to show that
-        /// nothing else waits for it).
-        package var beforeRunPlan: (@Sendable () -> Void)?
 
         /// Creates a configuration.
         ///
@@ -67,6 +68,8 @@ public final class DownloadService: Sendable {
     let writer: StoreWriter
     let hub = ServiceEventHub()
     let state: SharedStateLock<State>
+    /// The thread that carries out the queued work (it exits when idle).
+    let runner: ThreadPool
     /// Signalled when a run ends and when the queued work is all done (``shutDown(timeout:)``
     /// waits for both).
     let runEnded = Monitor()
@@ -93,9 +96,26 @@ public final class DownloadService: Sendable {
     /// - Parameter configuration: the root, the state file and the engine's settings.
     /// - Throws: `store` when the state file cannot be opened or read, or gets no writer thread;
     ///   `unsafePath` when the root cannot be made.
-    public init(configuration: Configuration) throws(ServiceError) {
+    public convenience init(configuration: Configuration) throws(ServiceError) {
+        try self.init(configuration: configuration, fileSystem: SystemFileSystem())
+    }
+
+    /// Opens (or creates) the state file, restores its list and starts what should run, looking
+    /// at the folders and files below the root through `fileSystem`.
+    ///
+    /// - Parameters:
+    ///   - configuration: the root, the state file and the engine's settings.
+    ///   - fileSystem: what checks a download's folder and file before it is added or started
+    ///     (tests hold it as a slow mount would; see ``SystemFileSystem``).
+    ///   - threadStarter: starts the thread that carries out the queued work (tests make it
+    ///     fail: the work is then carried out by the caller).
+    /// - Throws: `store` when the state file cannot be opened or read, or gets no writer thread;
+    ///   `unsafePath` when the root cannot be made.
+    package init(configuration: Configuration, fileSystem: any ServiceFileSystem,
+                 threadStarter: @escaping ThreadPool.Starter = ThreadPool.systemStarter) throws(ServiceError) {
         self.configuration = configuration
-        root = DownloadRoot(configuration.root)
+        runner = ThreadPool(maximumThreads: 1, starter: threadStarter)
+        root = DownloadRoot(configuration.root, fileSystem: fileSystem)
         do {
             try FileManager.default.createDirectory(atPath: root.path, withIntermediateDirectories: true)
         } catch {

@@ -1,4 +1,3 @@
-import Haul
 import HaulCore
 
 /// Hands a ``DownloadService``'s events to their observers in the order the service made them,
@@ -9,7 +8,7 @@ import HaulCore
 /// events to it, and observers are never called twice at once.
 final class ServiceEventHub: Sendable {
     typealias Observer = @Sendable (ServiceEvent) -> Void
-    typealias SnapshotStream = AsyncStream<DownloadModel.Snapshot>
+    typealias SnapshotStream = AsyncStream<ServiceDownload>
 
     private struct State {
         var observers: [Int: Observer] = [:]
@@ -57,11 +56,12 @@ final class ServiceEventHub: Sendable {
         }
     }
 
-    /// A stream of a download's snapshots, beginning with `current`.
-    func follow(_ id: DownloadID, current: DownloadModel.Snapshot, onEnd: @escaping @Sendable () -> Void) -> SnapshotStream {
+    /// A stream of a download's snapshots, beginning with `current`; it ends once the download
+    /// is a result.
+    func follow(_ id: DownloadID, current: ServiceDownload, onEnd: @escaping @Sendable () -> Void) -> SnapshotStream {
         let (stream, continuation) = SnapshotStream.makeStream(bufferingPolicy: .bufferingNewest(64))
         continuation.yield(current)
-        if current.state.isOver {
+        if current.status.isStopped {
             continuation.finish()
             return stream
         }
@@ -90,16 +90,18 @@ final class ServiceEventHub: Sendable {
         state.withLock { state in state.followers.isEmpty ? [] : ids.filter { state.followers[$0] != nil } }
     }
 
-    /// Gives the streams that follow `id` its new snapshot; ends them once the download is over.
-    func publish(_ id: DownloadID, _ snapshot: DownloadModel.Snapshot) {
+    /// Gives the streams that follow `id` its new snapshot; ends them once the download is a
+    /// result, or gone (`nil`: forgotten).
+    func publish(_ id: DownloadID, _ snapshot: ServiceDownload?) {
+        let isOver = snapshot?.status.isStopped ?? true
         let continuations = state.withLock { state -> [SnapshotStream.Continuation] in
             let found = state.followers[id].map { Array($0.values) } ?? []
-            if snapshot.state.isOver { state.followers[id] = nil }
+            if isOver { state.followers[id] = nil }
             return found
         }
         for continuation in continuations {
-            continuation.yield(snapshot)
-            if snapshot.state.isOver { continuation.finish() }
+            if let snapshot { continuation.yield(snapshot) }
+            if isOver { continuation.finish() }
         }
     }
 }

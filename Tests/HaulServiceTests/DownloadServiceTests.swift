@@ -174,30 +174,30 @@ struct DownloadServiceTests {
         }
     }
 
-    @Test func aDownloadModelMirrorsAServiceDownload() async throws {
+    @Test func aDownloadsSnapshotsFollowItToItsResult() async throws {
         let server = try HaulServer()
-        let resource = HaulServer.Resource(size: 1_000_000, seed: 8, etag: "\"d1\"", rate: 2_000_000)
-        server.setResource("/model.bin", resource)
+        let resource = HaulServer.Resource(size: 300_000, seed: 8, etag: "\"d1\"")
+        server.setResource("/followed.bin", resource)
         try await withTemporaryDirectory { (dir) async throws in
+            // Given a download added paused, and a stream of its snapshots
             let service = try DownloadService(configuration: serviceConfiguration(dir))
             defer { service.shutDown() }
-            let id = try service.add(ServiceRequest(urls: [server.url("/model.bin")]))
-            let source = try service.modelSource(for: id)
-            let (state, bytes, name) = await Self.mirror(source)
-            #expect(state == .finished)
-            #expect(bytes == resource.size)
-            #expect(name == "model.bin")
+            let id = try service.add(ServiceRequest(urls: [server.url("/followed.bin")], paused: true))
+            let snapshots = service.snapshots(of: id)
+            // When it is resumed and runs to the end
+            try service.resume(id)
+            var seen: [ServiceDownload] = []
+            for await snapshot in snapshots { seen.append(snapshot) }
+            // Then the stream began with the paused download and ended with its result
+            #expect(seen.first?.status == .paused)
+            #expect(seen.last?.status == .complete)
+            #expect(seen.last?.completedBytes == resource.size)
+            #expect(seen.last?.filePath == service.rootPath + "/followed.bin")
+            // And a download there is not has an empty stream
+            var unknown = 0
+            for await _ in service.snapshots(of: DownloadID(rawValue: 0x99)!) { unknown += 1 }
+            #expect(unknown == 0)
         }
-    }
-
-    /// Runs a model over `source` until it is over; its final state, bytes and file name.
-    @MainActor
-    private static func mirror(_ source: some DownloadModelSource) async -> (DownloadModel.State, Int64, String?) {
-        let model = DownloadModel(observing: source)
-        model.start()
-        let deadline = ContinuousClock.now + .seconds(15)
-        while !model.state.isOver && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
-        return (model.state, model.completedBytes, model.fileURL?.lastPathComponent)
     }
 
     private func named(_ name: String) -> ServiceDownloadOptions {

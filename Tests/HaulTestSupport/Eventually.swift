@@ -4,10 +4,12 @@ import Testing
 /// what another thread or process does. The timeout only bounds a failure; a passing test waits
 /// for the condition, never for a clock.
 ///
+/// The condition runs in the caller's isolation (a `@MainActor` test reads its model directly).
+///
 /// - Returns: whether it held; when it did not, an issue is also recorded at the caller's line.
 @discardableResult
 package func eventually(timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation,
-                        _ condition: () -> Bool) async -> Bool {
+                        isolation: isolated (any Actor)? = #isolation, _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         guard ContinuousClock.now < deadline else {

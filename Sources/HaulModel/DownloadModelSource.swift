@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Haul
 
 /// A download that something other than a ``Downloader`` runs (a persistent download service,
 /// say), seen the way a ``DownloadModel`` mirrors it: a stream of snapshots and three controls.

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Haul
 import Observation
 
 /// One download as an observable object, ready to drive a SwiftUI view.

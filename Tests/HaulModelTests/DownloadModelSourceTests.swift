@@ -1,7 +1,9 @@
 import Foundation
 import Testing
-@testable import Haul
+import Haul
+import HaulModel
 import HaulCore
+import HaulTestSupport
 
 /// A `DownloadModel` that mirrors a download something else runs (`init(observing:)`), driven
 /// by a scripted source: no server, no files.
@@ -43,15 +45,6 @@ struct DownloadModelSourceTests {
         source.send(.init(state: .failed, error: DownloadError(.httpStatus, "the server answered 404", httpStatus: 404)))
         #expect(await eventually { model.state == .failed })
         #expect(model.error?.httpStatus == 404)
-    }
-
-    private func eventually(_ condition: @MainActor () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while !condition() {
-            if ContinuousClock.now > deadline { return false }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return true
     }
 }
 

@@ -3,7 +3,8 @@ import HaulServer
 import HaulTestSupport
 import Observation
 import Testing
-@testable import Haul
+import Haul
+import HaulModel
 import HaulCore
 
 /// `DownloadModel` seen the way SwiftUI sees it: through `withObservationTracking`, against the
