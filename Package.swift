@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "HaulHTTP", dependencies: ["HaulCore", "CHaulTLS", "CHaulSys"]),
         // Hashes and HMAC through the system OpenSSL: checksums, resume records, URL signing, the daemon's handshakes.
         .target(name: "HaulCrypto", dependencies: ["HaulCore", "CHaulTLS"]),
-        .target(name: "Haul", dependencies: ["HaulCore", "HaulCrypto", "HaulHTTP", "CHaulTLS", "CHaulSys"]),
+        .target(name: "Haul", dependencies: ["HaulCore", "HaulCrypto", "HaulHTTP", "CHaulSys"]),
         .target(name: "HaulURLSession", dependencies: ["Haul", "HaulHTTP", "HaulCore"]),
         // The persistent download service (SQLite), and the daemon that serves it over JSON-RPC.
         .target(name: "HaulService", dependencies: ["Haul", "HaulCore", "CSQLite"]),

@@ -20,7 +20,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 ASSETS = ROOT / "Sources/HaulDashboard/Assets"
 LOOPBACK = "127.0.0.1"
 
-# The headers Dashboard.response sends (Sources/HaulDashboard/Dashboard.swift); the aria2c front
+# The headers the Dashboard page provider sends (Sources/HaulDashboard/Dashboard.swift); the aria2c front
 # sends the same, so the page runs under the policy it ships with.
 SECURITY_HEADERS = {
     "Content-Security-Policy":
