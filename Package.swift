@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "HaulModel", targets: ["HaulModel"]),
         // The URLSession transport, apart so that programs without it do not load Foundation's networking.
         .library(name: "HaulURLSession", targets: ["HaulURLSession"]),
+        .library(name: "HaulSigning", targets: ["HaulSigning"]),
         .library(name: "HaulServer", targets: ["HaulServer"]),
         .library(name: "HaulCLI", targets: ["HaulCLI"]),
         .library(name: "HaulService", targets: ["HaulService"]),
@@ -39,6 +40,8 @@ let package = Package(
         .target(name: "HaulCrypto", dependencies: ["HaulCore", "CHaulTLS"]),
         .target(name: "Haul", dependencies: ["HaulCore", "HaulCrypto", "HaulHTTP", "CHaulSys"]),
         .target(name: "HaulURLSession", dependencies: ["Haul", "HaulHTTP", "HaulCore"]),
+        // The S3 and OSS URL signers: Haul's URLSigner protocol implemented, apart from the engine.
+        .target(name: "HaulSigning", dependencies: ["Haul", "HaulCore", "HaulCrypto", "HaulHTTP"]),
         // The persistent download service (SQLite), and the daemon that serves it over JSON-RPC.
         .target(name: "HaulService", dependencies: ["Haul", "HaulCore", "CSQLite"]),
         // The view model (an @Observable DownloadModel) over a Downloader or a service's download.
@@ -48,7 +51,7 @@ let package = Package(
         // Assets/, embedded in the code at build time.
         .target(name: "HaulDashboard", dependencies: ["HaulDaemon", "HaulCore", "HaulCrypto"], resources: [.embedInCode("Assets")]),
         .target(name: "HaulServer", dependencies: ["CHaulTLS", "CHaulSys"]),
-        .target(name: "HaulCLI", dependencies: ["Haul", "HaulCore", "HaulJSON", "HaulService", "HaulDaemon", "HaulDashboard"]),
+        .target(name: "HaulCLI", dependencies: ["Haul", "HaulCore", "HaulJSON", "HaulSigning", "HaulService", "HaulDaemon", "HaulDashboard"]),
         // `haul demo` downloads from the test server, linked here only.
         .executableTarget(name: "haul", dependencies: ["HaulCLI", "HaulServer"]),
         .executableTarget(name: "HaulURLSessionCommand", dependencies: ["HaulCLI", "HaulURLSession"],
@@ -61,7 +64,7 @@ let package = Package(
         .target(name: "HaulTestSupport", dependencies: ["Haul", "HaulCore", "HaulServer"], path: "Tests/HaulTestSupport"),
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore", "HaulTestSupport"]),
         .testTarget(name: "HaulHTTPTests", dependencies: ["HaulHTTP", "HaulCore", "HaulServer", "HaulTestSupport"]),
-        .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulCrypto", "HaulHTTP", "HaulCore", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
+        .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulCrypto", "HaulSigning", "HaulHTTP", "HaulCore", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulServerTests", dependencies: ["HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulDashboardTests", dependencies: ["HaulDashboard", "HaulDaemon", "CHaulTLS", "HaulTestSupport"]),
         .testTarget(name: "HaulServiceTests", dependencies: ["HaulService", "Haul", "HaulCore", "HaulServer", "HaulTestSupport"]),
@@ -69,7 +72,7 @@ let package = Package(
         .testTarget(name: "HaulDaemonTests", dependencies: ["HaulDaemon", "HaulDashboard", "HaulService", "Haul", "HaulCore", "HaulJSON", "HaulServer",
                                                         "HaulTestSupport"]),
         .testTarget(name: "HaulCLITests", dependencies: ["HaulCLI", "Haul", "HaulHTTP", "HaulCore", "HaulURLSession", "HaulServer", "HaulTestSupport",
-                                                     "HaulDaemon", "HaulJSON"]),
+                                                     "HaulDaemon", "HaulJSON", "HaulSigning"]),
 
         // Examples (Scripts/run-examples.sh runs them): each serves itself from HaulServer on loopback.
         .target(name: "ExampleSupport", dependencies: ["HaulServer"], path: "Examples/Support"),

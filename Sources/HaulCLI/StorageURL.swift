@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Haul
+import HaulSigning
 
 /// `s3://bucket/key` and `oss://bucket/key`: the signer each needs, with credentials from the
 /// usual environment variables.

@@ -1,5 +1,6 @@
 import Foundation
 import Haul
+import HaulSigning
 import HaulTestSupport
 import Testing
 @testable import HaulCLI

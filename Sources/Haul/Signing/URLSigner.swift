@@ -10,7 +10,8 @@ import HaulCore
 /// The downloader calls ``sign(_:now:)`` for every attempt and every connection, so each
 /// request carries a signature made moments before it is sent; resuming re-validates the file
 /// (ETag, length), not the URL. Implementations must be cheap and safe to call concurrently.
-/// Built in: ``S3Presigner`` (AWS Signature Version 4) and ``OSSSigner`` (Aliyun OSS V1 and V4).
+/// Built in, in the module `HaulSigning`: `S3Presigner` (AWS Signature Version 4) and
+/// `OSSSigner` (Aliyun OSS V1 and V4).
 public protocol URLSigner: Sendable {
     /// Signs `url` as of `now`.
     ///

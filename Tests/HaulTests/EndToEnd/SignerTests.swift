@@ -3,6 +3,7 @@ import HaulServer
 import HaulTestSupport
 import Testing
 @testable import Haul
+@testable import HaulSigning
 import HaulCore
 
 /// A signing service for tests: every call returns `?X-Amz-Signature=SECRETSIG<n>&t=<issued ms>`,

@@ -2,6 +2,7 @@ import Foundation
 import HaulTestSupport
 import Testing
 @testable import Haul
+@testable import HaulSigning
 
 @Suite struct OSSSignerTests {
     // The AccessKey pair of Aliyun's V1 signature examples.

@@ -2,6 +2,7 @@ import Foundation
 import HaulTestSupport
 import Testing
 @testable import Haul
+@testable import HaulSigning
 
 @Suite struct S3PresignerTests {
     static let credentials = S3Presigner.Credentials(

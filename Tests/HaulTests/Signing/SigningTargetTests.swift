@@ -2,6 +2,7 @@ import Foundation
 import HaulTestSupport
 import Testing
 @testable import Haul
+@testable import HaulSigning
 import HaulCore
 import HaulHTTP
 

@@ -5,6 +5,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Haul
 import HaulHTTP
 
 /// Signs GET URLs for Aliyun (Alibaba Cloud) Object Storage Service, with the V4 algorithm

@@ -4,6 +4,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Haul
 import HaulHTTP
 
 /// The parts of a URL that a query-string signature covers, decoded, plus the canonical

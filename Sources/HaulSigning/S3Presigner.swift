@@ -1,3 +1,4 @@
+import Haul
 import HaulCore
 import HaulCrypto
 #if canImport(FoundationEssentials)
