@@ -161,43 +161,28 @@ package struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    private static func parseHostAndPort(_ authority: ArraySlice<UInt8>, into url: inout HTTPURL, original: String) throws(HTTPClientError) {
-        var portText: ArraySlice<UInt8>?
-        if authority.first == UInt8(ascii: "[") {
-            guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else {
-                throw invalid(original, "'[' is not closed by ']'")
-            }
-            let literal = String(decoding: authority[(authority.startIndex + 1)..<close], as: UTF8.self).lowercased()
-            guard isIPv6Address(literal) else {
-                throw invalid(original, "'[\(literal)]' is not a valid IPv6 address")
-            }
-            let rest = authority[(close + 1)...]
-            if let first = rest.first {
-                guard first == UInt8(ascii: ":") else { throw invalid(original, "unexpected characters after ']'") }
-                portText = rest.dropFirst()
-            }
-            url.host = literal
-            url.isIPv6Literal = true
-        } else {
-            let colon = authority.firstIndex(of: UInt8(ascii: ":"))
-            let name = authority[..<(colon ?? authority.endIndex)]
-            portText = colon.map { authority[($0 + 1)...] }
-            guard !name.isEmpty else { throw invalid(original, "the host is empty") }
-            if name.contains(where: { $0 >= 0x80 }) {
-                throw invalid(original, "non-ASCII host names are not supported (no IDNA); use the xn-- (punycode) form")
-            }
-            guard name.allSatisfy({ isAlphanumeric($0) || isOneOf($0, "-._") }) else {
-                throw invalid(original, "the host contains a character that is not allowed in a host name")
-            }
-            url.host = String(decoding: name, as: UTF8.self).lowercased()
+    private static func parseHostAndPort(_ bytes: ArraySlice<UInt8>, into url: inout HTTPURL, original: String) throws(HTTPClientError) {
+        let authority: Authority
+        do throws(Authority.Failure) {
+            authority = try Authority.parse(bytes, emptyPortAllowed: true)
+        } catch {
+            throw invalid(original, reason(error))
         }
-        if let portText, !portText.isEmpty {
-            guard portText.count <= 5, portText.allSatisfy(isDigit),
-                  let port = Int(String(decoding: portText, as: UTF8.self)), (1...65535).contains(port)
-            else {
-                throw invalid(original, "the port must be a number from 1 to 65535")
-            }
-            url.port = port
+        url.host = authority.host
+        url.isIPv6Literal = authority.isIPv6Literal
+        if let port = authority.port { url.port = port }
+    }
+
+    /// How a refused authority is worded in a URL's error.
+    private static func reason(_ failure: Authority.Failure) -> String {
+        switch failure {
+        case .unclosedBracket: "'[' is not closed by ']'"
+        case .notIPv6(let literal): "'[\(literal)]' is not a valid IPv6 address"
+        case .junkAfterBracket: "unexpected characters after ']'"
+        case .emptyHost: "the host is empty"
+        case .nonASCIIHost: "non-ASCII host names are not supported (no IDNA); use the xn-- (punycode) form"
+        case .badHostCharacter: "the host contains a character that is not allowed in a host name"
+        case .badPort: "the port must be a number from 1 to 65535"
         }
     }
 
@@ -247,12 +232,6 @@ package func isOneOf(_ byte: UInt8, _ set: StaticString) -> Bool {
 package func isSchemeName(_ bytes: ArraySlice<UInt8>) -> Bool {
     guard let first = bytes.first, isAlphanumeric(first), !isDigit(first) else { return false }
     return bytes.allSatisfy { isAlphanumeric($0) || isOneOf($0, "+-.") }
-}
-
-private func isIPv6Address(_ text: String) -> Bool {
-    guard !text.isEmpty, text.utf8.allSatisfy({ Hex.value(of: $0) != nil || isOneOf($0, ":.") }) else { return false }
-    var storage = in6_addr()
-    return inet_pton(AF_INET6, text, &storage) == 1
 }
 
 /// Keeps valid escapes and the characters RFC 3986 allows in a path (or query); encodes the rest.

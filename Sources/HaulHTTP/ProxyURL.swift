@@ -105,35 +105,27 @@ package struct ProxyURL: Sendable, Hashable, CustomStringConvertible {
         return colon
     }
 
-    private static func parseHostAndPort(_ authority: ArraySlice<UInt8>, into proxy: inout ProxyURL) throws(HTTPClientError) {
-        var portText: ArraySlice<UInt8>?
-        if authority.first == UInt8(ascii: "[") {
-            guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else { throw invalid("'[' is not closed by ']'") }
-            let literal = String(decoding: authority[(authority.startIndex + 1)..<close], as: UTF8.self).lowercased()
-            guard IPAddress(literal)?.isIPv6 == true else { throw invalid("'[\(quotedForMessage(literal))]' is not an IPv6 address") }
-            let after = authority[(close + 1)...]
-            if let first = after.first {
-                guard first == UInt8(ascii: ":") else { throw invalid("unexpected characters after ']'") }
-                portText = after.dropFirst()
-            }
-            proxy.host = literal
-            proxy.isIPv6Literal = true
-        } else {
-            let colon = authority.firstIndex(of: UInt8(ascii: ":"))
-            let name = authority[..<(colon ?? authority.endIndex)]
-            portText = colon.map { authority[($0 + 1)...] }
-            guard !name.isEmpty else { throw invalid("the proxy host is empty") }
-            guard name.allSatisfy({ isAlphanumeric($0) || isOneOf($0, "-._") }) else {
-                throw invalid("the proxy host contains a character that is not allowed in a host name")
-            }
-            proxy.host = String(decoding: name, as: UTF8.self).lowercased()
+    private static func parseHostAndPort(_ bytes: ArraySlice<UInt8>, into proxy: inout ProxyURL) throws(HTTPClientError) {
+        let authority: Authority
+        do throws(Authority.Failure) {
+            authority = try Authority.parse(bytes, emptyPortAllowed: false)
+        } catch {
+            throw invalid(reason(error))
         }
-        if let portText {
-            guard !portText.isEmpty, portText.count <= 5, portText.allSatisfy(isDigit),
-                  let port = Int(String(decoding: portText, as: UTF8.self)), (1...65535).contains(port) else {
-                throw invalid("the proxy port must be a number from 1 to 65535")
-            }
-            proxy.port = port
+        proxy.host = authority.host
+        proxy.isIPv6Literal = authority.isIPv6Literal
+        if let port = authority.port { proxy.port = port }
+    }
+
+    /// How a refused authority is worded in a proxy URL's error.
+    private static func reason(_ failure: Authority.Failure) -> String {
+        switch failure {
+        case .unclosedBracket: "'[' is not closed by ']'"
+        case .notIPv6(let literal): "'[\(quotedForMessage(literal))]' is not an IPv6 address"
+        case .junkAfterBracket: "unexpected characters after ']'"
+        case .emptyHost: "the proxy host is empty"
+        case .nonASCIIHost, .badHostCharacter: "the proxy host contains a character that is not allowed in a host name"
+        case .badPort: "the proxy port must be a number from 1 to 65535"
         }
     }
 
