@@ -34,6 +34,19 @@ package struct Authority: Equatable {
         case badHostCharacter
         /// A port that is not 1 to 65535 (or empty where an empty one is not allowed).
         case badPort
+
+        /// The failure in words, naming the host as `host` (`the host`, `the proxy host`).
+        package func reason(host: String) -> String {
+            switch self {
+            case .unclosedBracket: "'[' is not closed by ']'"
+            case .notIPv6(let literal): "'[\(quotedForMessage(literal))]' is not a valid IPv6 address"
+            case .junkAfterBracket: "unexpected characters after ']'"
+            case .emptyHost: "\(host) is empty"
+            case .nonASCIIHost: "non-ASCII host names are not supported (no IDNA); use the xn-- (punycode) form"
+            case .badHostCharacter: "\(host) contains a character that is not allowed in a host name"
+            case .badPort: "the port must be a number from 1 to 65535"
+            }
+        }
     }
 
     /// Parses `bytes`, the authority without userinfo.

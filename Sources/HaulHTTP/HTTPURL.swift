@@ -166,24 +166,11 @@ package struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
         do throws(Authority.Failure) {
             authority = try Authority.parse(bytes, emptyPortAllowed: true)
         } catch {
-            throw invalid(original, reason(error))
+            throw invalid(original, error.reason(host: "the host"))
         }
         url.host = authority.host
         url.isIPv6Literal = authority.isIPv6Literal
         if let port = authority.port { url.port = port }
-    }
-
-    /// How a refused authority is worded in a URL's error.
-    private static func reason(_ failure: Authority.Failure) -> String {
-        switch failure {
-        case .unclosedBracket: "'[' is not closed by ']'"
-        case .notIPv6(let literal): "'[\(literal)]' is not a valid IPv6 address"
-        case .junkAfterBracket: "unexpected characters after ']'"
-        case .emptyHost: "the host is empty"
-        case .nonASCIIHost: "non-ASCII host names are not supported (no IDNA); use the xn-- (punycode) form"
-        case .badHostCharacter: "the host contains a character that is not allowed in a host name"
-        case .badPort: "the port must be a number from 1 to 65535"
-        }
     }
 
     /// The error for an unusable URL; quotes it redacted and with control characters escaped.

@@ -110,23 +110,11 @@ package struct ProxyURL: Sendable, Hashable, CustomStringConvertible {
         do throws(Authority.Failure) {
             authority = try Authority.parse(bytes, emptyPortAllowed: false)
         } catch {
-            throw invalid(reason(error))
+            throw invalid(error.reason(host: "the proxy host"))
         }
         proxy.host = authority.host
         proxy.isIPv6Literal = authority.isIPv6Literal
         if let port = authority.port { proxy.port = port }
-    }
-
-    /// How a refused authority is worded in a proxy URL's error.
-    private static func reason(_ failure: Authority.Failure) -> String {
-        switch failure {
-        case .unclosedBracket: "'[' is not closed by ']'"
-        case .notIPv6(let literal): "'[\(quotedForMessage(literal))]' is not an IPv6 address"
-        case .junkAfterBracket: "unexpected characters after ']'"
-        case .emptyHost: "the proxy host is empty"
-        case .nonASCIIHost, .badHostCharacter: "the proxy host contains a character that is not allowed in a host name"
-        case .badPort: "the proxy port must be a number from 1 to 65535"
-        }
     }
 
     private static func invalid(_ reason: String) -> HTTPClientError {
