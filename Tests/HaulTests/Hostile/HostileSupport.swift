@@ -1,4 +1,5 @@
 import Haul
+import HaulTestSupport
 
 /// A downloader for the hostile tests: one connection, short timeouts, quick retries.
 func hostileDownloader(retries: Int = 3, _ adjust: (inout Downloader.Configuration) -> Void = { _ in }) -> Downloader {
