@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fails, listing them, when a public symbol of HaulHTTP, Haul, HaulURLSession, HaulService, HaulDaemon,
-# HaulServer, HaulCLI or HaulDashboard has no doc comment.
+# Fails, listing them, when a public symbol of a library module (MODULES below) has no doc
+# comment.
 #
 # Builds the modules, extracts their symbol graphs with the toolchain's swift-symbolgraph-extract
 # (public symbols only), and reports every symbol declared in this package whose doc comment is
@@ -16,7 +16,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 cd "$HAUL_REPO_ROOT"
 
-MODULES=${MODULES:-"HaulHTTP Haul HaulURLSession HaulService HaulDaemon HaulServer HaulCLI HaulDashboard"}
+MODULES=${MODULES:-"HaulCore HaulJSON HaulCrypto HaulHTTP Haul HaulURLSession HaulSigning HaulService HaulModel HaulDaemon HaulServer HaulCLI HaulDashboard"}
 require_command jq
 
 if [[ -z "${SKIP_BUILD:-}" ]]; then
