@@ -216,7 +216,7 @@ package final class ThreadPool: Sendable {
     package static let systemStarter: Starter = { _, body in startThread(body) }
 
     private static func startThread(_ body: @escaping @Sendable () -> Void) -> Int32 {
-        final class Box: @unchecked Sendable {   // handed to exactly one thread, read once
+        final class Box: Sendable {   // handed to exactly one thread, read once
             let body: @Sendable () -> Void
             init(_ body: @escaping @Sendable () -> Void) { self.body = body }
         }
