@@ -15,9 +15,9 @@ import HaulCore
 /// - Through the page cache (one connection, a rate limit, a small file, a server without ranges):
 ///   it reads them back from the cache, in the idle scheduling class, using only CPU that
 ///   neither the download nor anything else wants (hashing on the writer's thread, or at normal
-///   priority, slows the download itself). Writers never wait for it: they keep the
-///   written ranges under a lock of their own, publish how far they reach from byte 0 in an
-///   atomic, and take the follower's lock only to wake it, at most once per 4 MiB.
+///   priority, slows the download itself). Writers never wait for it: they note the written
+///   ranges under the hasher's lock (the follower takes it only to sleep, and at its start and
+///   end), publish how far they reach from byte 0 in an atomic, and wake it at most once per 4 MiB.
 /// - Past the page cache (``readPastCache(_:window:)``), where nothing is left to read back
 ///   cheaply: writers copy each slice into a window of 64 MiB (the bytes from the hashed point
 ///   on, at their offset modulo its size) and the follower hashes from there. Reading them from
