@@ -9,22 +9,6 @@ import Darwin
 
 @Suite("A cancellation flag that wakes sleepers and shuts down sockets")
 struct CancellationSignalTests {
-    /// Starts `body` on a thread of `threads` (never a task: the test's own thread then waits
-    /// for it without holding up the cooperative pool); the lock returned holds its result.
-    private func start<T: Sendable>(_ threads: ThreadPool, _ body: @escaping @Sendable () -> T) -> ConditionLock<T?> {
-        let result = ConditionLock<T?>(nil)
-        threads.runInTest {
-            let value = body()
-            result.withLockBroadcasting { $0 = value }
-        }
-        return result
-    }
-
-    /// What `body` of ``start(_:_:)`` returned; `nil` when it did not return within 30 s.
-    private func result<T>(of started: ConditionLock<T?>) -> T? {
-        started.withLock(waitingWhile: { $0 == nil }, until: .now + .seconds(30)) { $0 }
-    }
-
     /// A connected pair of stream sockets, closed after `body`.
     private func withSocketPair<T>(_ body: (Int32, Int32) throws -> T) throws -> T {
         var fds: [Int32] = [-1, -1]
@@ -42,14 +26,14 @@ struct CancellationSignalTests {
     func cancelWakesSleeper() {
         let signal = CancellationSignal()
         let ready = ConditionLock(false)
-        let slept = start(ThreadPool()) { () -> Bool in
+        let slept = ThreadPool().startInTest { () -> Bool in
             ready.withLockBroadcasting { $0 = true }
             return signal.sleep(for: .seconds(600))   // only the cancellation ends it within the test's wait
         }
         ready.wait(until: .now + .seconds(30)) { !$0 }
         let begin = ContinuousClock.now
         signal.cancel()
-        #expect(result(of: slept) == false)
+        #expect(slept.result == false)
         #expect(ContinuousClock.now - begin < .seconds(20))
     }
 
@@ -88,14 +72,14 @@ struct CancellationSignalTests {
             let signal = CancellationSignal()
             let token = try #require(signal.register(socket: mine))
             let ready = ConditionLock(false)
-            let received = start(ThreadPool()) { () -> Int in
+            let received = ThreadPool().startInTest { () -> Int in
                 ready.withLockBroadcasting { $0 = true }
                 var byte: UInt8 = 0
                 return recv(mine, &byte, 1, 0)   // blocks: the peer sends nothing
             }
             ready.wait(until: .now + .seconds(30)) { !$0 }
             signal.cancel()
-            #expect(result(of: received) == 0, "end of stream after the shutdown")
+            #expect(received.result == 0, "end of stream after the shutdown")
             signal.unregister(token)
         }
     }

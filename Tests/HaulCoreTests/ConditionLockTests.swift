@@ -11,37 +11,11 @@ struct ConditionLockTests {
         var items: [Int] = []
     }
 
-    /// Starts `body` on a thread of `threads` (never a task: the test's own thread then waits
-    /// for it without holding up the cooperative pool); the lock returned holds its result.
-    private func start<T: Sendable>(_ threads: ThreadPool, _ body: @escaping @Sendable () -> T) -> ConditionLock<T?> {
-        let result = ConditionLock<T?>(nil)
-        threads.runInTest {
-            let value = body()
-            result.withLockBroadcasting { $0 = value }
-        }
-        return result
-    }
-
-    /// What `body` of ``start(_:_:)`` returned; `nil` when it did not return within 30 s.
-    private func result<T>(of started: ConditionLock<T?>) -> T? {
-        started.withLock(waitingWhile: { $0 == nil }, until: .now + .seconds(30)) { $0 }
-    }
-
     @Test("increments from several threads add up")
     func concurrentIncrementsAddUp() async {
         let lock = ConditionLock(Box())
-        let threads = ThreadPool(maximumThreads: 4)
-        await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<4 {
-                group.addTask {
-                    await withCheckedContinuation { continuation in
-                        threads.runInTest {
-                            for _ in 0..<20_000 { lock.withLock { $0.value += 1 } }
-                            continuation.resume()
-                        }
-                    }
-                }
-            }
+        await ThreadPool(maximumThreads: 4).runTogether(4) {
+            for _ in 0..<20_000 { lock.withLock { $0.value += 1 } }
         }
         #expect(lock.withLock { $0.value } == 80_000)
     }
@@ -49,7 +23,7 @@ struct ConditionLockTests {
     @Test("a waiter woken by withLockBroadcasting sees the new state")
     func broadcastWakesWaiter() {
         let lock = ConditionLock(Box())
-        let seen = start(ThreadPool()) { () -> (ended: Bool, value: Int) in
+        let seen = ThreadPool().startInTest { () -> (ended: Bool, value: Int) in
             lock.withLockBroadcasting { $0.waiterReady = true }
             let ended = lock.wait(until: .now + .seconds(30)) { $0.value == 0 }
             return (ended, lock.withLock { $0.value })
@@ -57,7 +31,7 @@ struct ConditionLockTests {
         lock.wait(until: .now + .seconds(30)) { !$0.waiterReady }
         let begin = ContinuousClock.now
         lock.withLockBroadcasting { $0.value = 42 }
-        let result = result(of: seen)
+        let result = seen.result
         #expect(result?.ended == true, "the predicate stopped holding before the deadline")
         #expect(result?.value == 42)
         #expect(ContinuousClock.now - begin < .seconds(20), "woken by the broadcast, not by the deadline")
@@ -87,13 +61,13 @@ struct ConditionLockTests {
             lock.withLockBroadcasting { $0.value += 1 }   // counts the takers about to wait
             return lock.withLock(waitingWhile: { $0.items.isEmpty }, until: .now + .seconds(30)) { $0.items.popLast() }
         }
-        let first = start(threads, take), second = start(threads, take)
+        let first = threads.startInTest(take), second = threads.startInTest(take)
         lock.wait(until: .now + .seconds(30)) { $0.value < 2 }
         for item in [1, 2] {
             lock.withLock { $0.items.append(item) }
             lock.signal()
         }
-        let taken = [result(of: first), result(of: second)]
+        let taken = [first.result, second.result]
         #expect(taken.compactMap { $0 ?? nil }.sorted() == [1, 2])
     }
 
@@ -115,5 +89,44 @@ struct ConditionLockTests {
             }
         }
         #expect(lock.withLock { $0.value } == 7)
+    }
+}
+
+extension ThreadPool {
+    /// Starts `body` on a thread of the pool (never a task: the test's own thread then waits for
+    /// it without holding up the cooperative pool); ``StartedBody/result`` waits for what it returns.
+    func startInTest<T: Sendable>(_ body: @escaping @Sendable () -> T) -> StartedBody<T> {
+        let started = StartedBody<T>()
+        runInTest {
+            let value = body()
+            started.value.withLockBroadcasting { $0 = value }
+        }
+        return started
+    }
+
+    /// Runs `body` on `count` threads of the pool at once and returns when every one returned.
+    func runTogether(_ count: Int, _ body: @escaping @Sendable () -> Void) async {
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<count {
+                group.addTask {
+                    await withCheckedContinuation { continuation in
+                        self.runInTest {
+                            body()
+                            continuation.resume()
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A body started with ``ThreadPool/startInTest(_:)``.
+final class StartedBody<T: Sendable>: Sendable {
+    let value = ConditionLock<T?>(nil)
+
+    /// What the body returned; `nil` when it did not return within 30 s.
+    var result: T? {
+        value.withLock(waitingWhile: { $0 == nil }, until: .now + .seconds(30)) { $0 }
     }
 }

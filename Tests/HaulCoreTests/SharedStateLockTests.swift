@@ -7,18 +7,8 @@ struct SharedStateLockTests {
     @Test("increments from several threads add up")
     func concurrentIncrementsAddUp() async {
         let lock = SharedStateLock(0)
-        let threads = ThreadPool(maximumThreads: 4)
-        await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<4 {
-                group.addTask {
-                    await withCheckedContinuation { continuation in
-                        threads.runInTest {
-                            for _ in 0..<50_000 { lock.withLock { $0 += 1 } }
-                            continuation.resume()
-                        }
-                    }
-                }
-            }
+        await ThreadPool(maximumThreads: 4).runTogether(4) {
+            for _ in 0..<50_000 { lock.withLock { $0 += 1 } }
         }
         #expect(lock.withLock { $0 } == 200_000)
     }
@@ -26,23 +16,13 @@ struct SharedStateLockTests {
     @Test("no two threads are inside at once")
     func mutualExclusion() async {
         let lock = SharedStateLock((inside: false, overlaps: 0))
-        let threads = ThreadPool(maximumThreads: 4)
-        await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<4 {
-                group.addTask {
-                    await withCheckedContinuation { continuation in
-                        threads.runInTest {
-                            for _ in 0..<20_000 {
-                                lock.withLock { state in
-                                    if state.inside { state.overlaps += 1 }
-                                    state.inside = true
-                                    for _ in 0..<10 { state.inside = true }
-                                    state.inside = false
-                                }
-                            }
-                            continuation.resume()
-                        }
-                    }
+        await ThreadPool(maximumThreads: 4).runTogether(4) {
+            for _ in 0..<20_000 {
+                lock.withLock { state in
+                    if state.inside { state.overlaps += 1 }
+                    state.inside = true
+                    for _ in 0..<10 { state.inside = true }   // a wider window for an intruder to see it
+                    state.inside = false
                 }
             }
         }
