@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import HaulCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -19,30 +19,46 @@ import Darwin
 /// the watch may be ignored.
 final class SignalWatch: InterruptWatch {
     private let signalNumber: Int32
-    private let source: Mutex<(any DispatchSourceSignal)?>
+    private let state: SharedStateLock<State>
+
+    /// The source (until ``stop()``), and how many signals it delivered.
+    private struct State: Sendable {
+        var source: Source?
+        var received = 0
+    }
+
+    /// A Dispatch source, whose functions may be called from any thread.
+    private struct Source: @unchecked Sendable {   // libdispatch objects are thread-safe; its Swift overlay does not declare them Sendable
+        let source: any DispatchSourceSignal
+    }
 
     init(signal signalNumber: Int32, exitsOnRepeat: Bool, handler: @escaping @Sendable () -> Void) {
         self.signalNumber = signalNumber
         _ = signal(signalNumber, SIG_IGN)
+        let state = SharedStateLock(State())
         let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-        let count = Atomic<Int>(0)
         source.setEventHandler {
-            if count.add(1, ordering: .relaxed).newValue > 1 && exitsOnRepeat {
+            let received = state.withLock { state -> Int in
+                state.received += 1
+                return state.received
+            }
+            if received > 1 && exitsOnRepeat {
                 _exit(128 + signalNumber)
             }
             handler()
         }
+        state.withLock { $0.source = Source(source: source) }
         source.resume()
-        self.source = Mutex(source)
+        self.state = state
     }
 
     func stop() {
-        let source = self.source.withLock { source in
-            defer { source = nil }
-            return source
+        let source = state.withLock { state in
+            defer { state.source = nil }
+            return state.source
         }
         guard let source else { return }
-        source.cancel()
+        source.source.cancel()
         _ = signal(signalNumber, SIG_DFL)
     }
 }

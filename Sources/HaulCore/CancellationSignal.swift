@@ -23,6 +23,7 @@ package final class CancellationSignal: Sendable {
         var nextToken = 0
     }
     private let state = SharedStateLock(State())
+    /// `state.cancelled`, readable without the lock: ``isCancelled`` is asked in every read and wait loop.
     private let flag = Atomic<Bool>(false)
     private let wakeup: WakeupDescriptor
     /// The descriptor to include in `poll` (readable once cancelled).

@@ -4,14 +4,22 @@ import Glibc
 import Darwin
 #endif
 
-/// A mutex with a condition variable, for threads that sleep until another thread changes shared
-/// state (the thread pool, the folder syncs). Waits use the monotonic clock.
+/// A mutex with a condition variable: the building block of ``ConditionLock``, which holds the
+/// state it guards. Waits use the monotonic clock. The mutex is adaptive on Linux (it spins
+/// briefly before sleeping), as ``SharedStateLock``'s, for the writers that take a
+/// ``ConditionLock`` per buffer.
 package final class Monitor: @unchecked Sendable {   // the pthread objects are only used through their functions
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
     package init() {
-        pthread_mutex_init(mutex, nil)
+        var mutexAttributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&mutexAttributes)
+        #if canImport(Glibc)
+        pthread_mutexattr_settype(&mutexAttributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+        #endif
+        pthread_mutex_init(mutex, &mutexAttributes)
+        pthread_mutexattr_destroy(&mutexAttributes)
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
         #if os(Linux)
@@ -47,7 +55,7 @@ package final class Monitor: @unchecked Sendable {   // the pthread objects are 
         pthread_cond_broadcast(condition)
     }
 
-    /// Wakes one waiter (call with the lock held).
+    /// Wakes one waiter (with the lock held or not).
     package func signal() {
         pthread_cond_signal(condition)
     }

@@ -21,7 +21,7 @@ import Darwin
 /// that started.
 ///
 /// Each `Downloader` owns one; nothing is shared between pools.
-package final class ThreadPool: @unchecked Sendable {   // all mutable state is under `monitor`
+package final class ThreadPool: Sendable {
     /// Starts a detached thread that runs the body, named for the first body it runs; returns 0,
     /// or the error number when the thread did not start (then the body never runs).
     package typealias Starter = @Sendable (_ name: StaticString, _ body: @escaping @Sendable () -> Void) -> Int32
@@ -38,10 +38,21 @@ package final class ThreadPool: @unchecked Sendable {   // all mutable state is 
         let name: StaticString
         let body: @Sendable () -> Void
     }
-    private let monitor = Monitor()
-    private var waiting = FIFOQueue<Job>()
-    private var parked = 0
-    private var alive = 0
+    /// The bodies waiting for a thread, the threads parked waiting for a body, and every thread
+    /// alive (parked ones included).
+    private struct State {
+        var waiting = FIFOQueue<Job>()
+        var parked = 0
+        var alive = 0
+
+        /// Queues `job` for a parked thread when one is free for it; returns whether it did.
+        mutating func handToParked(_ job: Job) -> Bool {
+            guard parked > waiting.count else { return false }
+            waiting.append(job)
+            return true
+        }
+    }
+    private let state = ConditionLock(State())
 
     /// - Parameters:
     ///   - maximumThreads: the cap (at least 1).
@@ -66,19 +77,16 @@ package final class ThreadPool: @unchecked Sendable {   // all mutable state is 
     ///   `body` does not run then.
     package func run(name: StaticString, _ body: @escaping @Sendable () -> Void) throws(ResourceError) {
         let job = Job(name: name, body: body)
-        let startThread = monitor.withLock { () -> Bool in
-            if parked > waiting.count {
-                waiting.append(job)
-                monitor.signal()
-                return false
+        let (startThread, parkedThread) = state.withLock { state -> (Bool, Bool) in
+            if state.handToParked(job) { return (false, true) }
+            guard state.alive < maximumThreads else {
+                state.waiting.append(job)
+                return (false, false)
             }
-            guard alive < maximumThreads else {
-                waiting.append(job)
-                return false
-            }
-            alive += 1
-            return true
+            state.alive += 1
+            return (true, false)
         }
+        if parkedThread { state.signal() }   // one parked thread takes it; waking all would send the rest back to sleep
         guard startThread else { return }
         let code = starter(name) { [self] in serve(first: job) }
         guard code != 0 else { return }
@@ -90,16 +98,13 @@ package final class ThreadPool: @unchecked Sendable {   // all mutable state is 
     /// a new one that starts); returns whether it does. For work its caller can do itself.
     package func runIfFree(name: StaticString, _ body: @escaping @Sendable () -> Void) -> Bool {
         let job = Job(name: name, body: body)
-        let start = monitor.withLock { () -> Bool? in
-            if parked > waiting.count {
-                waiting.append(job)
-                monitor.signal()
-                return false
-            }
-            guard alive < maximumThreads else { return nil }
-            alive += 1
+        let start = state.withLock { state -> Bool? in
+            if state.handToParked(job) { return false }
+            guard state.alive < maximumThreads else { return nil }
+            state.alive += 1
             return true
         }
+        if start == false { state.signal() }
         guard let start else { return false }
         guard start else { return true }
         if starter(name, { [self] in serve(first: job) }) == 0 { return true }
@@ -121,24 +126,24 @@ package final class ThreadPool: @unchecked Sendable {   // all mutable state is 
     }
 
     /// How many threads are alive now (parked ones included).
-    package var threadCount: Int { monitor.withLock { alive } }
+    package var threadCount: Int { state.withLock { $0.alive } }
 
     /// A thread counted in `alive` did not start. Bodies queued at the cap wait for the threads
     /// that are alive; when none is (every thread counted was failing to start), they get a new
     /// thread, and when that fails too the calling thread runs them, so no body is ever left
     /// waiting for a thread that does not exist.
     private func threadDidNotStart() {
-        let stranded = monitor.withLock { () -> Bool in
-            alive -= 1
-            guard alive == 0, !waiting.isEmpty else { return false }
-            alive += 1   // the replacement, or this thread while it runs them
+        let stranded = state.withLock { state -> Bool in
+            state.alive -= 1
+            guard state.alive == 0, !state.waiting.isEmpty else { return false }
+            state.alive += 1   // the replacement, or this thread while it runs them
             return true
         }
         guard stranded, starter("haul-pool", { [self] in serve(first: nil) }) != 0 else { return }
         Self.withSIGPIPEBlocked {
-            while let job = monitor.withLock({ () -> Job? in
-                if let job = waiting.popFirst() { return job }
-                alive -= 1
+            while let job = state.withLock({ state -> Job? in
+                if let job = state.waiting.popFirst() { return job }
+                state.alive -= 1
                 return nil
             }) {
                 job.body()
@@ -183,16 +188,17 @@ package final class ThreadPool: @unchecked Sendable {   // all mutable state is 
 
     /// The next body for this thread, waiting up to ``idleLifetime``; `nil` when the thread retires.
     private func next() -> Job? {
-        monitor.withLock { () -> Job? in
-            if let job = waiting.popFirst() { return job }
-            parked += 1
-            defer { parked -= 1 }
-            let deadline = ContinuousClock.now + idleLifetime
-            while waiting.isEmpty {
-                guard monitor.wait(until: deadline) else { break }
-            }
-            if let job = waiting.popFirst() { return job }
-            alive -= 1
+        let queued = state.withLock { state -> Job? in
+            if let job = state.waiting.popFirst() { return job }
+            state.parked += 1
+            return nil
+        }
+        if let queued { return queued }
+        let deadline = ContinuousClock.now + idleLifetime
+        return state.withLock(waitingWhile: { $0.waiting.isEmpty }, until: deadline) { state -> Job? in
+            state.parked -= 1
+            if let job = state.waiting.popFirst() { return job }
+            state.alive -= 1
             return nil
         }
     }
@@ -210,7 +216,7 @@ package final class ThreadPool: @unchecked Sendable {   // all mutable state is 
     package static let systemStarter: Starter = { _, body in startThread(body) }
 
     private static func startThread(_ body: @escaping @Sendable () -> Void) -> Int32 {
-        final class Box: @unchecked Sendable {   // handed to exactly one thread, read once
+        final class Box: Sendable {   // handed to exactly one thread, read once
             let body: @Sendable () -> Void
             init(_ body: @escaping @Sendable () -> Void) { self.body = body }
         }

@@ -33,8 +33,14 @@ public final class Daemon: Sendable {
     public let rpc: Aria2RPC
     /// The server.
     public let server: DaemonServer
-    private let stopMonitor = Monitor()
-    private let stopState = SharedStateLock((requested: false, force: false))
+    /// Whether a stop was asked for (and whether forced), for ``waitForStopRequest()``.
+    private let stopRequest = ConditionLock(StopRequest())
+
+    /// A request to stop.
+    private struct StopRequest {
+        var requested = false
+        var force = false
+    }
 
     /// Opens the service (restoring its list and starting what should run) and binds the server.
     ///
@@ -45,11 +51,11 @@ public final class Daemon: Sendable {
         } catch {
             throw DaemonError(error.message)
         }
-        let stopState = self.stopState, stopMonitor = self.stopMonitor
+        let stopRequest = self.stopRequest
         let secret = configuration.secret.flatMap { $0.isEmpty ? nil : $0 }
         rpc = Aria2RPC(service: service, settings: .init(secret: secret, listen: configuration.server.listen,
                                                          connections: configuration.service.downloader.connectionsPerDownload),
-                       onShutdown: { force in Self.request(stopState, stopMonitor, force: force) })
+                       onShutdown: { force in Self.request(stopRequest, force: force) })
         do throws(DaemonError) {
             server = try DaemonServer(configuration: configuration.server, rpc: rpc)
         } catch {
@@ -67,22 +73,20 @@ public final class Daemon: Sendable {
 
     /// Asks ``waitForStopRequest()`` to return.
     public func requestStop() {
-        Self.request(stopState, stopMonitor, force: false)
+        Self.request(stopRequest, force: false)
     }
 
-    private static func request(_ state: SharedStateLock<(requested: Bool, force: Bool)>, _ monitor: Monitor, force: Bool) {
-        state.withLock {
+    /// Notes a stop request in `stopRequest` and wakes ``waitForStopRequest()``.
+    private static func request(_ stopRequest: ConditionLock<StopRequest>, force: Bool) {
+        stopRequest.withLockBroadcasting {
             $0.requested = true
             $0.force = $0.force || force
         }
-        monitor.withLock { monitor.broadcast() }
     }
 
     /// Blocks until ``requestStop()`` or `aria2.shutdown` asks the daemon to stop.
     public func waitForStopRequest() {
-        stopMonitor.withLock {
-            while !stopState.withLock({ $0.requested }) { stopMonitor.wait() }
-        }
+        stopRequest.wait(until: nil) { !$0.requested }
     }
 
     /// Stops accepting, closes every connection, stops the transfers (records synced; active

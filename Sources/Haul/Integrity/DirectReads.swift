@@ -49,19 +49,26 @@ enum DirectReads {
 /// Reads a range of a file past the page cache on a thread of its own, a few chunks ahead of
 /// the caller, which takes them in order (``next()``): the disk reads while the caller hashes.
 ///
-/// `@unchecked Sendable`: the state is under `monitor`; a chunk's memory belongs to the reader
-/// until it is handed over, then to the caller until its next ``next()``.
+/// `@unchecked Sendable`: the memory of `slots` (raw pointers, which the compiler cannot follow)
+/// belongs to the reader until a chunk is handed over, then to the caller until its next ``next()``.
 final class DirectReadAhead: @unchecked Sendable {
     private let descriptor: Int32
     private let range: Range<Int64>
     private let slots: [UnsafeMutableRawBufferPointer]
-    private let monitor = Monitor()
-    private var chunks: [Result<UnsafeRawBufferPointer, DownloadError>?]   // under monitor
-    private var read = 0          // chunks read, under monitor
-    private var taken = 0         // chunks the caller has given back, under monitor
-    private var handedOut = false // under monitor
-    private var stopping = false  // under monitor
-    private var ended = false     // under monitor
+    private let state: ConditionLock<State>
+
+    /// What the reader and the caller share.
+    private struct State {
+        /// The chunks read, each in its slot.
+        var chunks: [Result<UnsafeRawBufferPointer, DownloadError>?]
+        /// Chunks read.
+        var read = 0
+        /// Chunks the caller has given back.
+        var taken = 0
+        var handedOut = false
+        var stopping = false
+        var ended = false
+    }
 
     /// Starts reading `range` of `descriptor` (open with `O_DIRECT`) into `memory` (aligned, at
     /// least two `chunk`s; the caller's until ``end()`` returned). When the system gives no
@@ -72,11 +79,11 @@ final class DirectReadAhead: @unchecked Sendable {
         self.descriptor = descriptor
         self.range = range
         slots = (0..<(memory.count / chunk)).map { UnsafeMutableRawBufferPointer(rebasing: memory[($0 * chunk)..<(($0 + 1) * chunk)]) }
-        chunks = Array(repeating: nil, count: slots.count)
+        state = ConditionLock(State(chunks: Array(repeating: nil, count: slots.count)))
         do throws(ResourceError) {
             try threads.run(name: "haul-read-ahead") { [self] in readAll() }
         } catch {
-            monitor.withLock { ended = true }
+            state.withLock { $0.ended = true }
         }
     }
 
@@ -86,26 +93,25 @@ final class DirectReadAhead: @unchecked Sendable {
     ///
     /// - Throws: the reader's failure (`fileSystem`).
     func next() throws(DownloadError) -> UnsafeRawBufferPointer? {
-        try monitor.withLock { () throws(DownloadError) -> UnsafeRawBufferPointer? in
-            if handedOut {
-                taken += 1
-                handedOut = false
-                monitor.broadcast()
-            }
-            while read == taken && !ended { monitor.wait() }
-            guard read > taken, let chunk = chunks[taken % slots.count] else { return nil }
-            handedOut = true
+        let gaveBack = state.withLock { state -> Bool in
+            guard state.handedOut else { return false }
+            state.taken += 1
+            state.handedOut = false
+            return true
+        }
+        if gaveBack { state.broadcast() }   // the reader may wait for the slot
+        return try state.withLock(waitingWhile: { $0.read == $0.taken && !$0.ended }) {
+            (state: inout State) throws(DownloadError) -> UnsafeRawBufferPointer? in
+            guard state.read > state.taken, let chunk = state.chunks[state.taken % slots.count] else { return nil }
+            state.handedOut = true
             return try chunk.get()
         }
     }
 
     /// Stops the reader and waits for it: the memory is the caller's again. Idempotent.
     func end() {
-        monitor.withLock {
-            stopping = true
-            monitor.broadcast()
-            while !ended { monitor.wait() }
-        }
+        state.withLockBroadcasting { $0.stopping = true }
+        state.wait(until: nil) { !$0.ended }
     }
 
     /// The reader thread: fills the free slots in order until the range is read, a read
@@ -114,9 +120,8 @@ final class DirectReadAhead: @unchecked Sendable {
         var position = range.lowerBound
         var index = 0
         while position < range.upperBound {
-            let slot = monitor.withLock { () -> UnsafeMutableRawBufferPointer? in
-                while !stopping && index - taken >= slots.count { monitor.wait() }
-                return stopping ? nil : slots[index % slots.count]
+            let slot = state.withLock(waitingWhile: { !$0.stopping && index - $0.taken >= slots.count }) { state in
+                state.stopping ? nil : slots[index % slots.count]
             }
             guard let slot else { break }
             let chunk: Result<UnsafeRawBufferPointer, DownloadError>
@@ -127,17 +132,13 @@ final class DirectReadAhead: @unchecked Sendable {
             } catch {
                 chunk = .failure(error)
             }
-            monitor.withLock {
-                chunks[index % slots.count] = chunk
-                index += 1
-                read = index
-                monitor.broadcast()
+            state.withLockBroadcasting { state in
+                state.chunks[index % slots.count] = chunk
+                state.read = index + 1
             }
+            index += 1
             if case .failure = chunk { break }
         }
-        monitor.withLock {
-            ended = true
-            monitor.broadcast()
-        }
+        state.withLockBroadcasting { $0.ended = true }
     }
 }

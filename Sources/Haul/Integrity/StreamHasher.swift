@@ -16,9 +16,9 @@ import HaulCrypto
 /// - Through the page cache (one connection, a rate limit, a small file, a server without ranges):
 ///   it reads them back from the cache, in the idle scheduling class, using only CPU that
 ///   neither the download nor anything else wants (hashing on the writer's thread, or at normal
-///   priority, slows the download itself). Writers never wait for it: they keep the
-///   written ranges under a lock of their own, publish how far they reach from byte 0 in an
-///   atomic, and take the follower's lock only to wake it, at most once per 4 MiB.
+///   priority, slows the download itself). Writers never wait for it: they note the written
+///   ranges under the hasher's lock (the follower takes it only to sleep, and at its start and
+///   end), publish how far they reach from byte 0 in an atomic, and wake it at most once per 4 MiB.
 /// - Past the page cache (``readPastCache(_:window:)``), where nothing is left to read back
 ///   cheaply: writers copy each slice into a window of 64 MiB (the bytes from the hashed point
 ///   on, at their offset modulo its size) and the follower hashes from there. Reading them from
@@ -31,45 +31,55 @@ import HaulCrypto
 ///   window: they are read back past the cache, at the end several chunks ahead of the hashing
 ///   (``DirectReadAhead``).
 ///
-/// `@unchecked Sendable`: the writers' state is under `written`, the window's ranges under
-/// `windowLock`, the follower's control state under `monitor`; the digests, the buffers and
-/// `hashed` belong to the follower while it runs and to ``finish(length:stop:)`` after it
-/// ended; `pastCache` is set before the first offer and never changes.
+/// One lock holds what writers and the follower share (``State``); writers copy into the window
+/// with it held, one at a time, and decide there whether to wake the follower. The atomics are
+/// what the follower reads or publishes between steps without taking it.
+///
+/// `@unchecked Sendable`: the digests, the buffers, the window's memory and `hashed` belong to the
+/// follower while it runs and to ``finish(length:stop:)`` after it ended (handed over through
+/// `followerEnded`, under the lock); `pastCache` is set before the first offer and never changes.
+/// The compiler sees neither hand-over.
 final class StreamHasher: @unchecked Sendable {
     private let algorithms: [ChecksumAlgorithm]
     private let digests: [Digest]
     private let descriptor: Int32
     private let threads: ThreadPool
 
-    // The writers' side.
-    private let written = SharedStateLock(ByteRangeSet())
-    /// How far the written bytes reach from byte 0 without a gap (stored under `written`).
-    private let contiguous = Atomic<Int64>(0)
-    /// Set once the follower was started (or ``finish(length:stop:)``/``stop()`` came first).
-    private let started = Atomic<Bool>(false)
-    /// The ranges the window holds (from `hashedSoFar` on), under the lock a writer takes to
-    /// copy into it (one at a time).
-    private let windowLock = SharedStateLock(ByteRangeSet())
+    /// What the writers and the follower share.
+    private struct State {
+        /// The written ranges.
+        var written = ByteRangeSet()
+        /// The ranges the window holds (from `hashedSoFar` on).
+        var held = ByteRangeSet()
+        /// Set once the follower was started (or ``finish(length:stop:)``/``stop()`` came first).
+        var started = false
+        /// A wake-up for the follower is pending (a batch of written bytes, or a writer waiting
+        /// for room); the follower clears it when it next goes to sleep.
+        var woken = false
+        var followerEnded = false
+        var failure: DownloadError?
+        /// Whether the follower runs in the background scheduling class (for tests).
+        var followsInBackground = false
+    }
+    private let state = ConditionLock(State())
 
-    // Shared with the follower.
-    /// The follower is asleep or about to sleep (set before its last look at `contiguous`).
-    private let sleeping = Atomic<Bool>(false)
+    /// How far the written bytes reach from byte 0 without a gap. Stored with the lock held;
+    /// atomic because the follower reads it before every step without the lock.
+    private let contiguous = Atomic<Int64>(0)
     /// ``finish(length:stop:)`` or ``stop()`` was called: the follower ends after its current
-    /// step, and no writer copies into the window any more.
+    /// step, and no writer copies into the window any more. Atomic: the follower looks at it
+    /// between steps without the lock.
     private let ending = Atomic<Bool>(false)
     /// What the follower has hashed, for the writers' wake-up decision and window, and for tests.
+    /// Atomic: the follower publishes it after every step without the lock.
     private let hashedSoFar = Atomic<Int64>(0)
     /// The window holds every byte from `hashedSoFar` up to here (nothing when this is not past
-    /// `hashedSoFar`); see ``hold(_:at:)``.
+    /// `hashedSoFar`); see ``hold(_:at:in:)``. Atomic: writers move it with the lock held, the
+    /// follower reads it and moves it back (compare and exchange) without the lock.
     private let heldEnd = Atomic<Int64>(0)
-    /// Writers waiting for room in the window (see ``awaitRoom(from:to:)``).
+    /// Writers waiting for room in the window (see ``awaitRoom(from:to:)``). Atomic: the follower
+    /// looks at it after every step without the lock.
     private let waitingWriters = Atomic<Int>(0)
-    /// Whether the follower runs in the background scheduling class (for tests).
-    private let followerInBackground = Atomic<Bool>(false)
-    private let monitor = Monitor()
-    private var woken = false            // under monitor
-    private var followerEnded = false    // under monitor
-    private var failure: DownloadError?  // under monitor
 
     // The hashing's own state (the follower's, then finish's).
     private var hashed: Int64 = 0
@@ -127,7 +137,7 @@ final class StreamHasher: @unchecked Sendable {
     /// download written past it. Call before the first ``offer(_:at:)``, at most once.
     func readPastCache(_ directDescriptor: Int32, window: Int = windowSize) {
         let alignment = Int(DirectReads.alignment)
-        precondition(pastCache == nil && !started.load(ordering: .acquiring) && window >= 2 * alignment && window % alignment == 0)
+        precondition(pastCache == nil && !state.withLock({ $0.started }) && window >= 2 * alignment && window % alignment == 0)
         pastCache = PastCache(descriptor: directDescriptor,
                               window: .allocate(byteCount: window, alignment: alignment),
                               readBuffer: .allocate(byteCount: 1 << 20, alignment: alignment))
@@ -138,64 +148,64 @@ final class StreamHasher: @unchecked Sendable {
 
     /// Whether the follower runs in the background scheduling class; `false` before it started
     /// (for tests).
-    var followsInBackground: Bool { followerInBackground.load(ordering: .acquiring) }
+    var followsInBackground: Bool { state.withLock { $0.followsInBackground } }
 
-    /// Notes `bytes`, just written at `offset` (the follower hashes them in order).
+    /// Notes `bytes`, just written at `offset` (the follower hashes them in order): one hold of the
+    /// lock, which copies them into the window (past the cache), notes the range and wakes the
+    /// follower once a batch is waiting.
     func offer(_ bytes: UnsafeRawBufferPointer, at offset: Int64) {
         guard !bytes.isEmpty else { return }
-        if !started.exchange(true, ordering: .acquiringAndReleasing) { startFollower() }
-        hold(bytes, at: offset)
-        let reach = written.withLock { set -> Int64 in
-            set.insert(offset..<(offset + Int64(bytes.count)))
-            let reach = set.ranges.first.map { $0.lowerBound == 0 ? $0.upperBound : 0 } ?? 0
+        let end = offset + Int64(bytes.count)
+        if let window = pastCache?.window, end > hashedSoFar.load(ordering: .acquiring) + Int64(window.count) {
+            awaitRoom(from: offset, to: end)
+        }
+        let (start, wake) = state.withLock { state -> (Bool, Bool) in
+            let start = !state.started
+            state.started = true
+            hold(bytes, at: offset, in: &state.held)
+            state.written.insert(offset..<end)
+            let reach = state.written.ranges.first.map { $0.lowerBound == 0 ? $0.upperBound : 0 } ?? 0
             contiguous.store(reach, ordering: .sequentiallyConsistent)
-            return reach
+            guard !state.woken, reach - hashedSoFar.load(ordering: .relaxed) >= Self.batch else { return (start, false) }
+            state.woken = true
+            return (start, true)
         }
-        if sleeping.load(ordering: .sequentiallyConsistent) && reach - hashedSoFar.load(ordering: .relaxed) >= Self.batch {
-            monitor.withLock {
-                woken = true
-                monitor.broadcast()
-            }
-        }
+        if start { startFollower() }
+        if wake { state.broadcast() }
     }
 
     /// Copies into the window the bytes of `bytes` (at `offset`) that it does not hold yet, as far
     /// as it reaches (``windowSize`` past what is hashed), and publishes how far the bytes it
-    /// holds reach without a gap (`heldEnd`).
+    /// holds reach without a gap (`heldEnd`). Called with the lock held; `held` is the state's.
     ///
     /// The window holds bytes at their offset modulo its size, each copied once (only writers
-    /// copy, one at a time, under `windowLock`), into slots whose earlier bytes were hashed. The
+    /// copy, one at a time, under the lock), into slots whose earlier bytes were hashed. The
     /// follower reads `hashedSoFar..<heldEnd` from it; when it hashed past `heldEnd` from the file
     /// it moves `heldEnd` to where it is (compare and exchange, as writers publish).
-    private func hold(_ bytes: UnsafeRawBufferPointer, at offset: Int64) {
-        guard let window = pastCache?.window else { return }
-        let end = offset + Int64(bytes.count)
-        if end > hashedSoFar.load(ordering: .acquiring) + Int64(window.count) { awaitRoom(from: offset, to: end) }
-        windowLock.withLock { held in
-            guard !ending.load(ordering: .acquiring) else { return }
-            let base = hashedSoFar.load(ordering: .acquiring)
-            let size = Int64(window.count)
-            let wanted = max(offset, base)..<max(max(offset, base), min(offset + Int64(bytes.count), base + size))
-            held = ByteRangeSet(held.ranges.compactMap { $0.upperBound > base ? max($0.lowerBound, base)..<$0.upperBound : nil })
-            for gap in held.gaps(within: wanted) {
-                var position = gap.lowerBound
-                while position < gap.upperBound {
-                    let slot = Int(position % size)
-                    let count = min(Int(gap.upperBound - position), window.count - slot)
-                    let source = Int(position - offset)
-                    UnsafeMutableRawBufferPointer(rebasing: window[slot..<(slot + count)])
-                        .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[source..<(source + count)]))
-                    position += Int64(count)
-                }
+    private func hold(_ bytes: UnsafeRawBufferPointer, at offset: Int64, in held: inout ByteRangeSet) {
+        guard let window = pastCache?.window, !ending.load(ordering: .acquiring) else { return }
+        let base = hashedSoFar.load(ordering: .acquiring)
+        let size = Int64(window.count)
+        let wanted = max(offset, base)..<max(max(offset, base), min(offset + Int64(bytes.count), base + size))
+        held = ByteRangeSet(held.ranges.compactMap { $0.upperBound > base ? max($0.lowerBound, base)..<$0.upperBound : nil })
+        for gap in held.gaps(within: wanted) {
+            var position = gap.lowerBound
+            while position < gap.upperBound {
+                let slot = Int(position % size)
+                let count = min(Int(gap.upperBound - position), window.count - slot)
+                let source = Int(position - offset)
+                UnsafeMutableRawBufferPointer(rebasing: window[slot..<(slot + count)])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[source..<(source + count)]))
+                position += Int64(count)
             }
-            held.insert(wanted)
-            while true {
-                let from = heldEnd.load(ordering: .acquiring)
-                let run = max(from, base)
-                guard let reach = held.ranges.first(where: { $0.contains(run) })?.upperBound, reach > from,
-                      !heldEnd.compareExchange(expected: from, desired: reach, ordering: .acquiringAndReleasing).exchanged
-                else { break }
-            }
+        }
+        held.insert(wanted)
+        while true {
+            let from = heldEnd.load(ordering: .acquiring)
+            let run = max(from, base)
+            guard let reach = held.ranges.first(where: { $0.contains(run) })?.upperBound, reach > from,
+                  !heldEnd.compareExchange(expected: from, desired: reach, ordering: .acquiringAndReleasing).exchanged
+            else { break }
         }
     }
 
@@ -209,12 +219,11 @@ final class StreamHasher: @unchecked Sendable {
         let deadline = ContinuousClock.now + Self.patience
         waitingWriters.add(1, ordering: .sequentiallyConsistent)
         defer { waitingWriters.subtract(1, ordering: .sequentiallyConsistent) }
-        monitor.withLock {
-            woken = true
-            monitor.broadcast()
-            while hashedSoFar.load(ordering: .sequentiallyConsistent) + size < end, !ending.load(ordering: .acquiring),
-                  contiguous.load(ordering: .sequentiallyConsistent) > hashedSoFar.load(ordering: .sequentiallyConsistent),
-                  !followerEnded, monitor.wait(until: deadline) {}
+        state.withLockBroadcasting { $0.woken = true }
+        state.wait(until: deadline) { state in
+            hashedSoFar.load(ordering: .sequentiallyConsistent) + size < end && !ending.load(ordering: .acquiring)
+                && contiguous.load(ordering: .sequentiallyConsistent) > hashedSoFar.load(ordering: .sequentiallyConsistent)
+                && !state.followerEnded
         }
     }
 
@@ -224,10 +233,7 @@ final class StreamHasher: @unchecked Sendable {
         do throws(ResourceError) {
             try threads.runAlone(name: "haul-hasher") { [self] in follow() }
         } catch {
-            monitor.withLock {
-                followerEnded = true
-                monitor.broadcast()
-            }
+            state.withLockBroadcasting { $0.followerEnded = true }
         }
     }
 
@@ -237,34 +243,35 @@ final class StreamHasher: @unchecked Sendable {
         // the window, at normal priority: writers wait for it there. An unprivileged thread
         // cannot leave the idle class: this thread is not pooled.
         if pastCache == nil {
-            followerInBackground.store(haul_thread_background(1) == 0, ordering: .releasing)
+            let background = haul_thread_background(1) == 0
+            state.withLock { $0.followsInBackground = background }
             haul_advise_sequential(descriptor)
         }
         while !ending.load(ordering: .acquiring) {
             let reach = contiguous.load(ordering: .sequentiallyConsistent)
             if reach - hashed < Self.batch && (reach == hashed || waitingWriters.load(ordering: .sequentiallyConsistent) == 0) {
-                sleeping.store(true, ordering: .sequentiallyConsistent)
-                if contiguous.load(ordering: .sequentiallyConsistent) - hashed < Self.batch
-                    && waitingWriters.load(ordering: .sequentiallyConsistent) == 0 {
-                    monitor.withLock {
-                        while !woken && !ending.load(ordering: .acquiring) { monitor.wait() }
-                        woken = false
-                    }
-                }
-                sleeping.store(false, ordering: .sequentiallyConsistent)
+                sleepUntilWoken()
                 continue
             }
             do throws(DownloadError) {
                 try step(upTo: reach)
             } catch {
-                monitor.withLock { failure = error }
+                state.withLock { $0.failure = error }
                 break
             }
         }
-        monitor.withLock {
-            followerEnded = true
-            monitor.broadcast()
-        }
+        state.withLockBroadcasting { $0.followerEnded = true }
+    }
+
+    /// Sleeps while less than a batch of written bytes waits and no writer waits for room, until
+    /// a writer wakes it or ``ending``; clears the wake-up it consumed.
+    private func sleepUntilWoken() {
+        let hashed = self.hashed
+        state.withLock(waitingWhile: { state in
+            !state.woken && !ending.load(ordering: .acquiring)
+                && contiguous.load(ordering: .sequentiallyConsistent) - hashed < Self.batch
+                && waitingWriters.load(ordering: .sequentiallyConsistent) == 0
+        }) { $0.woken = false }
     }
 
     /// Hashes one step from `hashed` on, at most up to `reach` (written bytes): from the window
@@ -284,7 +291,8 @@ final class StreamHasher: @unchecked Sendable {
             _ = heldEnd.compareExchange(expected: held, desired: hashed, ordering: .acquiringAndReleasing)
         }
         hashedSoFar.store(hashed, ordering: .sequentiallyConsistent)
-        if waitingWriters.load(ordering: .sequentiallyConsistent) > 0 { monitor.withLock { monitor.broadcast() } }
+        // Under the lock, then broadcast: a writer between its look at `hashedSoFar` and its sleep is asleep by then.
+        if waitingWriters.load(ordering: .sequentiallyConsistent) > 0 { state.withLockBroadcasting { _ in } }
     }
 
     /// Hashes `range` (or its start: at least one byte) from the file, past the cache where the
@@ -303,15 +311,14 @@ final class StreamHasher: @unchecked Sendable {
     /// writer copies into the window.
     private func endFollower() {
         ending.store(true, ordering: .sequentiallyConsistent)
-        windowLock.withLock { _ in }   // a copy under way is done
-        guard started.exchange(true, ordering: .acquiringAndReleasing) else {   // none started, none will
-            monitor.withLock { followerEnded = true }
-            return
+        // Under the lock: a copy under way is done, and from here on no follower starts.
+        let started = state.withLockBroadcasting { state -> Bool in
+            defer { state.started = true }
+            if !state.started { state.followerEnded = true }   // none started, none will
+            return state.started
         }
-        monitor.withLock {
-            monitor.broadcast()
-            while !followerEnded { monitor.wait() }
-        }
+        guard started else { return }
+        state.wait(until: nil) { !$0.followerEnded }
     }
 
     /// Hashes what is left of the file (up to `length`, complete on disk) and returns every digest.
@@ -321,7 +328,7 @@ final class StreamHasher: @unchecked Sendable {
     ///   After a throw the hasher is spent (its digests saw part of the rest): make a new one.
     func finish(length: Int64, stop: () -> Bool = { false }) throws(DownloadError) -> [ChecksumAlgorithm: [UInt8]] {
         endFollower()
-        if let error = monitor.withLock({ failure }) { throw error }
+        if let error = state.withLock({ $0.failure }) { throw error }
         if hashed < length, let window = pastCache?.window {
             let held = min(heldEnd.load(ordering: .acquiring), length)
             while hashed < held {

@@ -19,7 +19,7 @@ import HaulCore
 /// make its data durable, when it is at most ``largestFile`` bytes and its commit replaces
 /// nothing. A batch of one is synced with its own `fsync`. A file in a larger batch may wait for
 /// other programs' dirty data on the same file system: that is the price of the shared sync.
-final class BatchCommitter: @unchecked Sendable {   // all state is under `monitor`
+final class BatchCommitter: Sendable {
     /// The largest file the committer takes. A larger one was written back while it arrived
     /// (``WritebackTracker``), so its own `fsync` finds little to do, and it has its own thread.
     static let largestFile: Int64 = WritebackTracker.interval
@@ -50,10 +50,12 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
         let commit: FileCommit
         let done: @Sendable (Result<DownloadResult, DownloadError>) -> Void
     }
-    private let monitor = Monitor()
     /// Files waiting for the next batch, and whether a thread is committing batches.
-    private var pending: [Entry] = []
-    private var serving = false
+    private struct State {
+        var pending: [Entry] = []
+        var serving = false
+    }
+    private let state = ConditionLock(State())
     /// At most this many files wait for a batch, besides the batch being committed: each holds
     /// two descriptors (the file, with its lock, and its folder), so on a disk slower than the
     /// network a download's thread waits at ``submit(_:done:)`` instead.
@@ -91,11 +93,10 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
     /// Waits first while `maximumWaiting` files are waiting already. When the system gives no
     /// thread, the calling thread commits what is waiting (the files do not wait for a thread).
     func submit(_ commit: FileCommit, done: @escaping @Sendable (Result<DownloadResult, DownloadError>) -> Void) {
-        let start = monitor.withLock { () -> Bool in
-            while pending.count >= maximumWaiting { monitor.wait() }
-            pending.append(Entry(commit: commit, done: done))
-            if serving { return false }
-            serving = true
+        let start = state.withLock(waitingWhile: { $0.pending.count >= maximumWaiting }) { state -> Bool in
+            state.pending.append(Entry(commit: commit, done: done))
+            if state.serving { return false }
+            state.serving = true
             return true
         }
         guard start else { return }
@@ -109,11 +110,11 @@ final class BatchCommitter: @unchecked Sendable {   // all state is under `monit
     /// Commits batches until none is waiting; what arrives during a batch is the next batch.
     private func serve() {
         while true {
-            let batch = monitor.withLock { () -> [Entry] in
-                let taken = pending
-                pending = []
-                if taken.isEmpty { serving = false }
-                monitor.broadcast()   // room for the threads waiting in submit
+            // Broadcasts: the threads waiting in submit have room now.
+            let batch = state.withLockBroadcasting { state -> [Entry] in
+                let taken = state.pending
+                state.pending = []
+                if taken.isEmpty { state.serving = false }
                 return taken
             }
             if batch.isEmpty { return }

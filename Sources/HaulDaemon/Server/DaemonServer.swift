@@ -1,7 +1,6 @@
 import HaulCore
-import HaulService
-import Synchronization
 import HaulJSON
+import HaulService
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -37,8 +36,8 @@ public final class DaemonServer: Sendable {
     let wakeup = WakeupDescriptor()
     let threads: ThreadPool
     private let observerToken: Int
-    let state = SharedStateLock(SharedState())
-    private let finished = Monitor()
+    /// The shared state; ``stop()`` waits on it for the connections and the loop to end.
+    let state = ConditionLock(SharedState())
 
     /// What the loop and the workers share.
     struct SharedState {
@@ -50,6 +49,8 @@ public final class DaemonServer: Sendable {
         /// WebSockets without the valid token.
         var unauthenticatedWebSockets = 0
         var loopRunning = false
+        /// Whether the listening socket was closed.
+        var listenerClosed = false
     }
 
     /// Binds the listening socket; serving starts with ``start()``.
@@ -75,11 +76,13 @@ public final class DaemonServer: Sendable {
         closeListener()
     }
 
-    private let listenerClosed = Atomic<Bool>(false)
-
     /// Closes the listening socket once (the port is free again).
     func closeListener() {
-        if !listenerClosed.exchange(true, ordering: .acquiringAndReleasing) { closeDescriptor(listener) }
+        let first = state.withLock { state -> Bool in
+            defer { state.listenerClosed = true }
+            return !state.listenerClosed
+        }
+        if first { closeDescriptor(listener) }
     }
 
     /// The address served, with its actual port.
@@ -106,8 +109,7 @@ public final class DaemonServer: Sendable {
     /// The loop is over (or never started): the port is free and ``stop()`` stops waiting for it.
     private func loopEnded() {
         closeListener()
-        state.withLock { $0.loopRunning = false }
-        finished.withLock { finished.broadcast() }
+        state.withLockBroadcasting { $0.loopRunning = false }
     }
 
     /// Stops accepting, lets calls being answered finish for `grace`, then closes every
@@ -123,11 +125,7 @@ public final class DaemonServer: Sendable {
             for fd in state.open { shutdown(fd, Int32(SHUT_RDWR)) }
         }
         let deadline = ContinuousClock.now + timeout
-        finished.withLock {
-            while state.withLock({ !$0.open.isEmpty || $0.loopRunning }) {
-                guard finished.wait(until: deadline) else { break }
-            }
-        }
+        state.wait(until: deadline) { !$0.open.isEmpty || $0.loopRunning }
     }
 
     /// Whether ``stop()`` was called.
@@ -181,7 +179,7 @@ public final class DaemonServer: Sendable {
             state.open.remove(connection.fd)
         }
         closeDescriptor(connection.fd)
-        finished.withLock { finished.broadcast() }
+        state.broadcast()   // after the close: stop() returns once every socket is closed
     }
 
     /// Runs a call for `connection`, or returns `nil` when it is to wait for its turn: a

@@ -8,19 +8,26 @@ import HaulCore
 /// syncs, not one each. For one download only its latest row is written. A commit that fails
 /// throws to its waiters and its changes are tried again with the next ones (a newer change to
 /// the same download wins).
-final class StoreWriter: @unchecked Sendable {   // all mutable state is under `monitor`
+final class StoreWriter: Sendable {
     /// A position in the sequence of submissions.
     typealias Ticket = UInt64
 
     /// The store, used by one thread at a time: the writer's commits and ``read(_:)``.
     private let store: SharedStateLock<StoreAccess>
-    private let monitor = Monitor()
-    private var pending: [DownloadID: ServiceStore.Change] = [:]
-    private var submitted: Ticket = 0
-    private var committed: Ticket = 0
-    private var failed: (upTo: Ticket, error: ServiceError)?
-    private var closing = false
-    private var running = true
+    private let state = ConditionLock(State())
+
+    /// What the submitters, the waiters and the writer thread share.
+    private struct State {
+        /// The changes not committed yet, the latest one per download.
+        var pending: [DownloadID: ServiceStore.Change] = [:]
+        var submitted: Ticket = 0
+        var committed: Ticket = 0
+        /// The last commit that failed, and the tickets it held.
+        var failed: (upTo: Ticket, error: ServiceError)?
+        var closing = false
+        /// Whether the writer thread runs.
+        var running = true
+    }
     private let thread = ThreadPool(maximumThreads: 1)
 
     /// Starts the writer thread of `store`.
@@ -38,25 +45,24 @@ final class StoreWriter: @unchecked Sendable {   // all mutable state is under `
 
     /// Queues changes; returns the ticket to wait for.
     func submit(_ changes: [ServiceStore.Change]) -> Ticket {
-        monitor.withLock {
-            pending.reserveCapacity(pending.count + changes.count)
+        state.withLockBroadcasting { state in
+            state.pending.reserveCapacity(state.pending.count + changes.count)
             for change in changes {
                 switch change {
-                case .save(let row): pending[row.id] = change
-                case .delete(let id): pending[id] = change
+                case .save(let row): state.pending[row.id] = change
+                case .delete(let id): state.pending[id] = change
                 case .status(let id, let status):
-                    switch pending[id] {
+                    switch state.pending[id] {
                     case .save(var row)?:
                         row.status = status
-                        pending[id] = .save(row)
+                        state.pending[id] = .save(row)
                     case .delete?: break
-                    default: pending[id] = change
+                    default: state.pending[id] = change
                     }
                 }
             }
-            submitted += 1
-            monitor.broadcast()
-            return submitted
+            state.submitted += 1
+            return state.submitted
         }
     }
 
@@ -64,25 +70,24 @@ final class StoreWriter: @unchecked Sendable {   // all mutable state is under `
     ///
     /// - Throws: `store` when their commit failed, `closed` when the writer closed first.
     func waitUntilCommitted(_ ticket: Ticket) throws(ServiceError) {
-        try monitor.withLock { () throws(ServiceError) in
-            while committed < ticket {
-                if let failed, failed.upTo >= ticket { throw failed.error }
-                if !running { throw ServiceError(.closed, "the state file is closed") }
-                monitor.wait()
-            }
+        let waiting = { (state: State) -> Bool in
+            state.committed < ticket && (state.failed.map { $0.upTo < ticket } ?? true) && state.running
+        }
+        try state.withLock(waitingWhile: waiting) { (state: inout State) throws(ServiceError) in
+            guard state.committed < ticket else { return }
+            if let failed = state.failed, failed.upTo >= ticket { throw failed.error }
+            throw ServiceError(.closed, "the state file is closed")
         }
     }
 
     /// Commits what is queued, stops the thread and closes the file (its lock goes with it);
     /// later submissions are never written.
     func close() {
-        let firstToClose = monitor.withLock { () -> Bool in
-            let first = !closing
-            closing = true
-            monitor.broadcast()
-            while running { monitor.wait() }
-            return first
+        let firstToClose = state.withLockBroadcasting { state -> Bool in
+            defer { state.closing = true }
+            return !state.closing
         }
+        state.wait(until: nil) { $0.running }
         if firstToClose {
             store.withLock { access in
                 access.store.close()
@@ -96,7 +101,7 @@ final class StoreWriter: @unchecked Sendable {   // all mutable state is under `
     ///
     /// - Throws: `store` when a commit or the read fails, `closed` once the writer closed.
     func read<Value>(_ body: (ServiceStore) throws(ServiceError) -> Value) throws(ServiceError) -> Value {
-        try waitUntilCommitted(monitor.withLock { submitted })
+        try waitUntilCommitted(state.withLock { $0.submitted })
         return try store.withLock { access throws(ServiceError) -> Value in
             guard !access.closed else { throw ServiceError(.closed, "the state file is closed") }
             return try body(access.store)
@@ -107,37 +112,35 @@ final class StoreWriter: @unchecked Sendable {   // all mutable state is under `
         while let (batch, upTo) = nextBatch() {
             do throws(ServiceError) {
                 try store.withLock { access throws(ServiceError) in try access.store.apply(batch.values) }
-                monitor.withLock {
-                    committed = max(committed, upTo)
-                    if let failed, failed.upTo <= upTo { self.failed = nil }
-                    monitor.broadcast()
+                state.withLockBroadcasting { state in
+                    state.committed = max(state.committed, upTo)
+                    if let failed = state.failed, failed.upTo <= upTo { state.failed = nil }
                 }
             } catch {
-                monitor.withLock {
-                    failed = (upTo, error)
-                    pending.merge(batch) { newer, _ in newer }
-                    monitor.broadcast()
-                    // A new submission is what makes a retry worth it (a full disk does not empty itself).
-                    let seen = submitted
-                    while submitted == seen && !closing { monitor.wait() }
+                let seen = state.withLockBroadcasting { state -> Ticket in
+                    state.failed = (upTo, error)
+                    state.pending.merge(batch) { newer, _ in newer }
+                    return state.submitted
                 }
+                // A new submission is what makes a retry worth it (a full disk does not empty itself).
+                state.wait(until: nil) { $0.submitted == seen && !$0.closing }
             }
         }
     }
 
     /// The next changes to commit and the ticket they complete; `nil` once closed and drained.
     private func nextBatch() -> ([DownloadID: ServiceStore.Change], Ticket)? {
-        monitor.withLock {
-            while pending.isEmpty && !closing { monitor.wait() }
-            guard !pending.isEmpty, failed == nil || !closing else {
-                running = false
-                monitor.broadcast()
+        let next = state.withLock(waitingWhile: { $0.pending.isEmpty && !$0.closing }) {
+            state -> ([DownloadID: ServiceStore.Change], Ticket)? in
+            guard !state.pending.isEmpty, state.failed == nil || !state.closing else {
+                state.running = false
                 return nil
             }
-            let batch = pending
-            pending = [:]
-            return (batch, submitted)
+            defer { state.pending = [:] }
+            return (state.pending, state.submitted)
         }
+        if next == nil { state.broadcast() }   // close waits for the thread's end
+        return next
     }
 }
 
