@@ -8,11 +8,11 @@ import Darwin
 /// state it guards. Waits use the monotonic clock. The mutex is adaptive on Linux (it spins
 /// briefly before sleeping), as ``SharedStateLock``'s, for the writers that take a
 /// ``ConditionLock`` per buffer.
-package final class Monitor: @unchecked Sendable {   // the pthread objects are only used through their functions
+final class Monitor: @unchecked Sendable {   // the pthread objects are only used through their functions
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
-    package init() {
+    init() {
         var mutexAttributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&mutexAttributes)
         #if canImport(Glibc)
@@ -37,33 +37,33 @@ package final class Monitor: @unchecked Sendable {   // the pthread objects are 
     }
 
     /// Runs `body` holding the lock.
-    package func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
     }
 
     /// Runs `body` with the lock released (call with the lock held).
-    package func unlocked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    func unlocked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         pthread_mutex_unlock(mutex)
         defer { pthread_mutex_lock(mutex) }
         return try body()
     }
 
     /// Wakes every waiter (with the lock held or not).
-    package func broadcast() {
+    func broadcast() {
         pthread_cond_broadcast(condition)
     }
 
     /// Wakes one waiter (with the lock held or not).
-    package func signal() {
+    func signal() {
         pthread_cond_signal(condition)
     }
 
     /// Sleeps (call with the lock held; it is released while sleeping) until signalled or until
     /// `deadline`. Returns `false` once the deadline has passed. Wakes may be spurious: callers
     /// recheck their condition.
-    package func wait(until deadline: ContinuousClock.Instant) -> Bool {
+    func wait(until deadline: ContinuousClock.Instant) -> Bool {
         let remaining = deadline - ContinuousClock.now
         if remaining <= .zero { return false }
         #if os(Linux)
@@ -84,7 +84,7 @@ package final class Monitor: @unchecked Sendable {   // the pthread objects are 
     }
 
     /// Sleeps (lock held, released while sleeping) until signalled. Wakes may be spurious.
-    package func wait() {
+    func wait() {
         pthread_cond_wait(condition, mutex)
     }
 }

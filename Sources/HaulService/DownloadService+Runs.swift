@@ -59,7 +59,7 @@ extension DownloadService {
     /// so a chain of any length of downloads that fail at once runs in constant stack.
     private func carryOutQueuedWork() {
         DrainQueue.drain(take: { batch in state.withLock { $0.work.take(into: &batch) } }, run: { $0.forEach(carryOut) })
-        runEnded.withLock { runEnded.broadcast() }   // a shutdown waits for the work as for the runs
+        state.broadcast()   // a shutdown waits for the work as for the runs
     }
 
     /// Queues a change's store rows and events (under the lock, so in the order of the changes)
@@ -194,6 +194,6 @@ extension DownloadService {
         _ = try? perform { queue in ((), queue.runEnded(id, generation: generation, outcome: outcome, ranges: ranges)) }
         // The last run ended and none started: an idle service keeps no connection open.
         if state.withLock({ $0.runs.isEmpty }) { downloader.closeIdleConnections() }
-        runEnded.withLock { runEnded.broadcast() }
+        state.broadcast()
     }
 }

@@ -67,12 +67,11 @@ public final class DownloadService: Sendable {
     let root: DownloadRoot
     let writer: StoreWriter
     let hub = ServiceEventHub()
-    let state: SharedStateLock<State>
+    /// The state; broadcast when a run ends and when the queued work is all done
+    /// (``shutDown(timeout:)`` waits for both).
+    let state: ConditionLock<State>
     /// The thread that carries out the queued work (it exits when idle).
     let runner: ThreadPool
-    /// Signalled when a run ends and when the queued work is all done (``shutDown(timeout:)``
-    /// waits for both).
-    let runEnded = Monitor()
 
     /// The service's mutable state, under one lock.
     struct State {
@@ -130,7 +129,7 @@ public final class DownloadService: Sendable {
         let maximum = min(max(1, configuration.maximumActiveDownloads), Self.activeDownloadsLimit)
         let queue = ServiceQueue(restoring: rows.map(\.entry), stored: stored, maximumActive: maximum,
                                  residentResults: configuration.residentResults)
-        state = SharedStateLock(State(queue: queue))
+        state = ConditionLock(State(queue: queue))
         _ = try? perform { queue in ((), queue.takeRestoredChanges() + queue.fillSlots()) }
     }
 
@@ -346,9 +345,7 @@ extension DownloadService {
     public func shutDown(timeout: Duration = .seconds(30)) {
         _ = try? perform { queue in ((), queue.shutDown()) }
         let deadline = ContinuousClock.now + timeout
-        runEnded.withLock {
-            while state.withLock({ !$0.runs.isEmpty || $0.work.isDraining }), runEnded.wait(until: deadline) {}
-        }
+        state.wait(until: deadline) { !$0.runs.isEmpty || $0.work.isDraining }
         state.withLock { $0.closed = true }
         writer.close()
     }
