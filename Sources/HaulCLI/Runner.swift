@@ -22,7 +22,7 @@ struct Runner {
     /// Where the downloader and its downloads go when the run ends, if the process is about to exit.
     var held: HeldUntilExit?
 
-    /// Runs everything and returns the exit status (CONTRACT.md).
+    /// Runs everything and returns the exit status (``ExitStatus``; README.md, "Exit status").
     func run() async -> Int32 {
         var texts = options.urls
         if let list = options.inputFile {
