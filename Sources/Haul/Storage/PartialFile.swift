@@ -125,7 +125,8 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
             close(fd)
             return nil
         }
-        return PartialFile(folder: folder, name: name, descriptor: fd, device: UInt64(truncatingIfNeeded: opened.st_dev), inode: UInt64(opened.st_ino))
+        return PartialFile(folder: folder, name: name, descriptor: fd, device: UInt64(truncatingIfNeeded: opened.st_dev),
+                           inode: UInt64(opened.st_ino))
     }
 
     /// The file's current length.
