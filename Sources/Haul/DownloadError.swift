@@ -10,7 +10,7 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         /// The stable text of the code, as used in `--json` output (for example `"rangeMismatch"`).
         public let name: String
-        /// The command-line exit status for this code (see CONTRACT.md).
+        /// The command-line exit status for this code (README.md, "Exit status").
         public let exitStatus: Int32
         let retryable: Bool
 

@@ -90,49 +90,21 @@ public enum ArgumentParser {
         case .headerTimeout: command.headerTimeout = try duration(value, spec, allowsZero: false)
         case .stallTimeout: command.stallTimeout = try duration(value, spec, allowsZero: false)
         case .header: command.headers.append(try header(value ?? ""))
-        case .onConflict:
-            guard let policy = ConflictPolicy(rawValue: value ?? "") else {
-                throw invalidValue(value, spec, "expected rename, overwrite, skip or fail")
-            }
-            command.conflictPolicy = policy
-        case .limitRate:
-            guard let rate = byteCount(value ?? ""), rate >= 1 else {
-                throw invalidValue(value, spec, "expected bytes per second above 0, such as 500K or 2M (suffixes K, M, G)")
-            }
-            command.rateLimit = rate
+        case .onConflict: command.conflictPolicy = try conflictPolicy(value, spec)
+        case .limitRate: command.rateLimit = try rate(value, spec)
         case .noContinue: command.continuesPartial = false
         case .retryConnectionRefused: command.retriesRefusedConnections = true
         case .insecure: command.insecure = true
-        case .engine:
-            switch CommandOptions.Engine(rawValue: value ?? "") {
-            case .native?: command.engine = .native
-            case .urlSession?: command.engine = .urlSession
-            case nil: throw invalidValue(value, spec, "expected native or urlsession")
-            }
+        case .engine: command.engine = try engine(value, spec)
         case .json: command.json = true
         case .quiet: command.quiet = true
-        case .checksum:
-            do throws(DownloadError) {
-                command.checksum = try Checksum(parsing: value ?? "")
-            } catch {
-                throw invalidValue(value, spec, error.message)
-            }
-        case .endpoint:
-            guard let text = value, let url = URL(string: text), let scheme = url.scheme?.lowercased(),
-                  scheme == "http" || scheme == "https", url.host?.isEmpty == false else {
-                throw invalidValue(value, spec, "expected an http:// or https:// URL")
-            }
-            command.endpoint = url
+        case .checksum: command.checksum = try checksum(value, spec)
+        case .endpoint: command.endpoint = try endpoint(value, spec)
         case .proxy: command.proxy = try controlFree(value, spec)
         case .noProxy: command.noProxy = try controlFree(value, spec)
         case .proxyCACert: command.proxyCACertificateFile = try path(value, spec)
         case .proxyInsecure: command.proxyInsecure = true
-        case .user:
-            let text = try controlFree(value, spec)
-            guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else {
-                throw UsageError("invalid value for \(spec.longSpelling): expected USER:PASSWORD")
-            }
-            command.credentials = Credentials(user: String(text[..<colon]), password: String(text[text.index(after: colon)...]))
+        case .user: command.credentials = try credentials(value, spec)
         case .netrc: command.netrc = true
         case .netrcFile: command.netrcFile = try path(value, spec)
         case .cookies: command.cookieFile = try path(value, spec)
@@ -151,60 +123,75 @@ public enum ArgumentParser {
     {
         var options: [(OptionSpec, String?)] = []
         var operands: [String] = []
-        var index = arguments.startIndex
+        var rest = arguments
         var optionsEnded = false
-
-        func nextArgument() -> String? {
-            guard index < arguments.endIndex else { return nil }
-            defer { index += 1 }
-            return arguments[index]
-        }
-
-        while let argument = nextArgument() {
+        while let argument = rest.popFirst() {
             if optionsEnded || argument == "-" || !argument.hasPrefix("-") {
                 operands.append(argument)
             } else if argument == "--" {
                 optionsEnded = true
             } else if argument.hasPrefix("--") {
-                let body = argument.dropFirst(2)
-                let name = body.prefix { $0 != "=" }
-                let inline = name.endIndex < body.endIndex ? String(body[body.index(after: name.endIndex)...]) : nil
-                guard let spec = table.first(where: { $0.long == name }) else {
-                    throw UsageError("unrecognized option '--\(name)'")
-                }
-                if spec.takesValue {
-                    guard let value = inline ?? nextArgument() else {
-                        throw UsageError("option '\(spec.longSpelling)' requires an argument")
-                    }
-                    options.append((spec, value))
-                } else if inline != nil {
-                    throw UsageError("option '\(spec.longSpelling)' doesn't allow an argument")
-                } else {
-                    options.append((spec, nil))
-                }
+                options.append(try scanLong(argument, table: table, rest: &rest))
             } else {
-                let letters = Array(argument.dropFirst())
-                var position = 0
-                while position < letters.count {
-                    let letter = letters[position]
-                    position += 1
-                    guard let spec = table.first(where: { $0.short == letter }) else {
-                        throw UsageError("invalid option -- '\(letter)'")
-                    }
-                    guard spec.takesValue else {
-                        options.append((spec, nil))
-                        continue
-                    }
-                    let attached = String(letters[position...])
-                    guard let value = attached.isEmpty ? nextArgument() : attached else {
-                        throw UsageError("option requires an argument -- '\(letter)'")
-                    }
-                    options.append((spec, value))
-                    break
-                }
+                options += try scanShort(argument, table: table, rest: &rest)
             }
         }
         return (options, operands)
+    }
+
+    /// One `--name`, `--name=value` or `--name value` option; takes its value from `rest` when
+    /// it needs one and has none attached.
+    ///
+    /// - Throws: ``UsageError`` for an unknown name, or a missing or unexpected value.
+    private static func scanLong(_ argument: String, table: [OptionSpec], rest: inout ArraySlice<String>)
+        throws(UsageError) -> (OptionSpec, String?)
+    {
+        let body = argument.dropFirst(2)
+        let name = body.prefix { $0 != "=" }
+        let inline = name.endIndex < body.endIndex ? String(body[body.index(after: name.endIndex)...]) : nil
+        guard let spec = table.first(where: { $0.long == name }) else {
+            throw UsageError("unrecognized option '--\(name)'")
+        }
+        if spec.takesValue {
+            guard let value = inline ?? rest.popFirst() else {
+                throw UsageError("option '\(spec.longSpelling)' requires an argument")
+            }
+            return (spec, value)
+        }
+        if inline != nil {
+            throw UsageError("option '\(spec.longSpelling)' doesn't allow an argument")
+        }
+        return (spec, nil)
+    }
+
+    /// Bundled short options (`-qc`, `-ofile`, `-o file`): flags up to the first letter that
+    /// takes a value, whose value is the rest of the argument, or else the next one in `rest`.
+    ///
+    /// - Throws: ``UsageError`` for an unknown letter or a missing value.
+    private static func scanShort(_ argument: String, table: [OptionSpec], rest: inout ArraySlice<String>)
+        throws(UsageError) -> [(OptionSpec, String?)]
+    {
+        var options: [(OptionSpec, String?)] = []
+        let letters = Array(argument.dropFirst())
+        var position = 0
+        while position < letters.count {
+            let letter = letters[position]
+            position += 1
+            guard let spec = table.first(where: { $0.short == letter }) else {
+                throw UsageError("invalid option -- '\(letter)'")
+            }
+            guard spec.takesValue else {
+                options.append((spec, nil))
+                continue
+            }
+            let attached = String(letters[position...])
+            guard let value = attached.isEmpty ? rest.popFirst() : attached else {
+                throw UsageError("option requires an argument -- '\(letter)'")
+            }
+            options.append((spec, value))
+            break
+        }
+        return options
     }
 
     // MARK: - Values
@@ -220,6 +207,57 @@ public enum ArgumentParser {
             throw UsageError("invalid value for \(spec.longSpelling): it contains a control character (CR, LF...)")
         }
         return value
+    }
+
+    /// The value of `--on-conflict`.
+    private static func conflictPolicy(_ value: String?, _ spec: OptionSpec) throws(UsageError) -> ConflictPolicy {
+        guard let policy = ConflictPolicy(rawValue: value ?? "") else {
+            throw invalidValue(value, spec, "expected rename, overwrite, skip or fail")
+        }
+        return policy
+    }
+
+    /// The value of `--limit-rate`, in bytes per second (at least 1).
+    private static func rate(_ value: String?, _ spec: OptionSpec) throws(UsageError) -> Int64 {
+        guard let rate = byteCount(value ?? ""), rate >= 1 else {
+            throw invalidValue(value, spec, "expected bytes per second above 0, such as 500K or 2M (suffixes K, M, G)")
+        }
+        return rate
+    }
+
+    /// The value of `--engine`.
+    private static func engine(_ value: String?, _ spec: OptionSpec) throws(UsageError) -> CommandOptions.Engine {
+        guard let engine = CommandOptions.Engine(rawValue: value ?? "") else {
+            throw invalidValue(value, spec, "expected native or urlsession")
+        }
+        return engine
+    }
+
+    /// The value of `--checksum`, with the checksum parser's message when it is invalid.
+    private static func checksum(_ value: String?, _ spec: OptionSpec) throws(UsageError) -> Checksum {
+        do throws(DownloadError) {
+            return try Checksum(parsing: value ?? "")
+        } catch {
+            throw invalidValue(value, spec, error.message)
+        }
+    }
+
+    /// The value of `--endpoint`: an http:// or https:// URL with a host.
+    private static func endpoint(_ value: String?, _ spec: OptionSpec) throws(UsageError) -> URL {
+        guard let text = value, let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", url.host?.isEmpty == false else {
+            throw invalidValue(value, spec, "expected an http:// or https:// URL")
+        }
+        return url
+    }
+
+    /// The value of `--user`, `USER:PASSWORD` (the password may hold colons; the user may not be empty).
+    private static func credentials(_ value: String?, _ spec: OptionSpec) throws(UsageError) -> Credentials {
+        let text = try controlFree(value, spec)
+        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else {
+            throw UsageError("invalid value for \(spec.longSpelling): expected USER:PASSWORD")
+        }
+        return Credentials(user: String(text[..<colon]), password: String(text[text.index(after: colon)...]))
     }
 
     private static func path(_ value: String?, _ spec: OptionSpec) throws(UsageError) -> String {

@@ -28,6 +28,9 @@ struct DaemonCommand {
     let options: DaemonOptions
     let terminal: any Terminal
 
+    /// Runs the daemon until a stop is requested.
+    ///
+    /// - Returns: 0 after a clean stop, 2 for a usage error, 1 when the daemon cannot start.
     func run() async -> Int32 {
         let output = QueuedOutput(terminal)
         defer { output.flush() }
@@ -37,26 +40,46 @@ struct DaemonCommand {
             configuration = try makeConfiguration(startLog)
         } catch {
             output.flush()
-            switch error {
-            case .usage(let usage):
-                HaulCommand.printUsageError(usage, to: terminal)
-                return ExitStatus.usage
-            case .exposedSecret(let message):
-                terminal.write("haul: daemon: \(message)\n", to: .error)
-                return ExitStatus.failure
-            }
+            return report(error)
         }
         // The program, not the library, may change a process-wide limit: idle sockets are cheap
         // for the server's event loop, as long as there are descriptors for them.
         DescriptorLimit.raiseToHardLimit()
         let log = DaemonLog(terminal: output, json: options.json, secret: configuration.secret)
+        guard let daemon = start(configuration, log: log, output: output) else { return ExitStatus.failure }
+        let address = daemon.server.address
+        log.note("listening on \(address) (JSON-RPC at http://\(address)/jsonrpc), downloads in \(daemon.service.rootPath), "
+                 + "state in \(configuration.service.stateFile.path)")
+        log.note(dashboardNote(address, secret: configuration.secret, stateFile: configuration.service.stateFile.path))
+        await serveUntilStopRequested(daemon, log: log)
+        return ExitStatus.success
+    }
+
+    /// Prints why the daemon's configuration was refused.
+    ///
+    /// - Returns: the exit status: 2 for a usage error, 1 for an exposed secret file.
+    private func report(_ error: DaemonStartError) -> Int32 {
+        switch error {
+        case .usage(let usage):
+            HaulCommand.printUsageError(usage, to: terminal)
+            return ExitStatus.usage
+        case .exposedSecret(let message):
+            terminal.write("haul: daemon: \(message)\n", to: .error)
+            return ExitStatus.failure
+        }
+    }
+
+    /// Makes the daemon, logs its service's events on `log` and starts serving.
+    ///
+    /// - Returns: the started daemon, or `nil` (the reason printed) when it cannot start.
+    private func start(_ configuration: Daemon.Configuration, log: DaemonLog, output: QueuedOutput) -> Daemon? {
         let daemon: Daemon
         do throws(DaemonError) {
             daemon = try Daemon(configuration: configuration)
         } catch {
             output.flush()
             terminal.write("haul: daemon: \(error.message)\n", to: .error)
-            return ExitStatus.failure
+            return nil
         }
         let service = daemon.service
         service.addObserver { event in output.write(later: { log.line(event, service.download(event.id)) }) }
@@ -66,12 +89,13 @@ struct DaemonCommand {
             daemon.stop()
             output.flush()
             terminal.write("haul: daemon: \(error.message)\n", to: .error)
-            return ExitStatus.failure
+            return nil
         }
-        let address = daemon.server.address
-        log.note("listening on \(address) (JSON-RPC at http://\(address)/jsonrpc), downloads in \(service.rootPath), "
-                 + "state in \(configuration.service.stateFile.path)")
-        log.note(dashboardNote(address, secret: configuration.secret, stateFile: configuration.service.stateFile.path))
+        return daemon
+    }
+
+    /// Waits until Ctrl-C, SIGTERM or `aria2.shutdown` asks the daemon to stop, then stops it.
+    private func serveUntilStopRequested(_ daemon: Daemon, log: DaemonLog) async {
         let interrupts = terminal.watchInterrupts { daemon.requestStop() }
         let terminations = SignalWatch(signal: SIGTERM, exitsOnRepeat: true) { daemon.requestStop() }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -85,7 +109,6 @@ struct DaemonCommand {
         interrupts.stop()
         terminations.stop()
         log.note("stopped")
-        return ExitStatus.success
     }
 
     /// The daemon's configuration from the options; the secret read or made.

@@ -1,4 +1,4 @@
-/// The exit statuses of `haul` (CONTRACT.md, "Exit status").
+/// The exit statuses of `haul` (the table in README.md, "Exit status").
 public enum ExitStatus {
     /// Every download finished and verified.
     public static let success: Int32 = 0

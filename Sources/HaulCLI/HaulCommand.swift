@@ -33,7 +33,7 @@ public enum HaulCommand {
     ///   - terminal: where output goes and where stdin, the working directory and Ctrl-C come from.
     ///   - urlSession: where `--engine=urlsession` comes from (``URLSessionEngine``).
     ///   - demo: the server `haul demo` downloads from (``DemoOrigin``); without one it fails.
-    /// - Returns: the exit status (CONTRACT.md): 0 success, 2 usage error, the lowest failure status...
+    /// - Returns: the exit status (``ExitStatus``): 0 success, 2 usage error, the lowest failure status...
     public static func run(arguments: [String], terminal: some Terminal,
                            urlSession: URLSessionEngine = .unavailable, demo: DemoOrigin.Starter? = nil) async -> Int32 {
         await run(arguments: arguments, terminal: terminal, urlSession: urlSession, demo: demo, holding: nil)

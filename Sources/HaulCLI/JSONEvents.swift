@@ -1,7 +1,8 @@
 import Haul
 import HaulJSON
 
-/// The `--json` events of CONTRACT.md, one object per line on standard output.
+/// The `--json` events, one object per line on standard output (each case shows its object;
+/// README.md's "The command line" lists them).
 enum JSONEvent: Sendable {
     /// `{"event":"started","id":…,"url":…,"file":…,"total":…,"resumedFrom":…,"connections":…}`
     case started(id: String, url: String, file: String, total: Int64?, resumedFrom: Int64, connections: Int)

@@ -22,7 +22,7 @@ struct Runner {
     /// Where the downloader and its downloads go when the run ends, if the process is about to exit.
     var held: HeldUntilExit?
 
-    /// Runs everything and returns the exit status (CONTRACT.md).
+    /// Runs everything and returns the exit status (``ExitStatus``; README.md, "Exit status").
     func run() async -> Int32 {
         var texts = options.urls
         if let list = options.inputFile {
@@ -137,24 +137,40 @@ struct Runner {
         configuration.netrc = reach.netrc
         configuration.cookies = reach.cookies
         let downloader = Downloader(configuration: configuration)
-        let destination = self.destination
         let interrupts = InterruptState()
         let watch = terminal.watchInterrupts { interrupts.interrupt() }
         defer { watch.stop() }
         let origin = ContinuousClock.now
-        let now = { ContinuousClock.now - origin }
 
-        var statuses = [Int32](repeating: ExitStatus.success, count: urls.count)
         let (reports, sink) = AsyncStream<Report>.makeStream()
-        // Each download reports on its own thread straight into `sink` (no task per download:
-        // with 1,000 downloads, a task following each cost a task and several wake-ups each).
-        // -q shows failures only. Of the events it needs `started` alone, which tells an
-        // interrupted download from one that never started, and gets it with the result; a
-        // success it does not need at all, so only failures and the last download to end
-        // report (with 1,000 small files, a report per download woke this task 1,000 times).
-        let quiet = style == .quiet
+        let tokens = start(urls, on: downloader, reportingTo: sink, quiet: style == .quiet)
+        interrupts.track(tokens)
+        let statuses = await follow(reports, of: urls.count, sink: sink, reporter: reporter, interrupts: interrupts,
+                                    origin: origin)
+        sink.finish()
+        reporter.end(at: ContinuousClock.now - origin)
+        if let held {
+            held.hold(downloader)
+            held.hold(tokens)
+        }
+        return interrupts.isInterrupted ? ExitStatus.interrupted : ExitStatus.combined(statuses)
+    }
+
+    /// Starts a download of each of `urls` on `downloader`, each reporting on its own thread
+    /// straight into `sink`.
+    ///
+    /// No task per download: with 1,000 downloads, a task following each cost a task and several
+    /// wake-ups each. -q (`quiet`) shows failures only. Of the events it needs `started` alone,
+    /// which tells an interrupted download from one that never started, and gets it with the
+    /// result; a success it does not need at all, so only failures and the last download to end
+    /// report (with 1,000 small files, a report per download woke the reporting task 1,000 times).
+    ///
+    /// - Returns: the downloads' tokens, in the order of `urls`.
+    private func start(_ urls: [CheckedURL], on downloader: Downloader, reportingTo sink: AsyncStream<Report>.Continuation,
+                       quiet: Bool) -> [DownloadToken] {
+        let destination = self.destination
         let unfinished = SharedStateLock(urls.count)
-        let tokens = urls.enumerated().map { index, url in
+        return urls.enumerated().map { index, url in
             let start = SharedStateLock<DownloadStart?>(nil)
             return downloader.start(request(for: url, index: index), to: destination, onEvent: { event in
                 if !quiet {
@@ -171,7 +187,15 @@ struct Runner {
                 }
             })
         }
-        interrupts.track(tokens)
+    }
+
+    /// Hands `reports` to `reporter` until the last of `count` downloads has ended, with a tick
+    /// into `sink` every 500 ms meanwhile when the reporter wants them.
+    ///
+    /// - Returns: each download's exit status (0 for success), in the order of the downloads.
+    private func follow(_ reports: AsyncStream<Report>, of count: Int, sink: AsyncStream<Report>.Continuation,
+                        reporter: Reporter, interrupts: InterruptState, origin: ContinuousClock.Instant) async -> [Int32] {
+        var statuses = [Int32](repeating: ExitStatus.success, count: count)
         await withTaskGroup(of: Void.self) { group in
             if reporter.wantsTicks {
                 group.addTask {
@@ -181,39 +205,42 @@ struct Runner {
                     }
                 }
             }
-
-            reporting: for await report in reports {
-                switch report {
-                case .event(let index, .started(let start)): reporter.started(index, start, at: now())
-                case .event(let index, .progress(let progress)): reporter.progress(index, progress, at: now())
-                case .event(let index, .retrying(let attempt, let delay, let error)):
-                    reporter.retrying(index, attempt: attempt, delay: delay, error: error, at: now())
-                case .event(let index, .startingOver(let reason)): reporter.startingOver(index, reason: reason, at: now())
-                case .event(let index, .warning(let message)): reporter.warning(index, message, at: now())
-                case .event(_, .paused), .event(_, .resumed), .event(_, .skipped), .event(_, .finished): break
-                case .ended(let index, let result, let start, let last):
-                    if let start { reporter.started(index, start, at: now()) }
-                    switch result {
-                    case .success(let done):
-                        reporter.finished(index, done, at: now())
-                    case .failure(let error):
-                        let interrupted = interrupts.isInterrupted && error.code == .cancelled
-                        reporter.failed(index, error, interrupted: interrupted, at: now())
-                        statuses[index] = error.code.exitStatus
-                    }
-                    if last { break reporting }
-                case .tick: reporter.tick(at: now())
-                }
+            for await report in reports {
+                let last = show(report, on: reporter, interrupts: interrupts, statuses: &statuses, at: ContinuousClock.now - origin)
+                if last { break }
             }
             group.cancelAll()
         }
-        sink.finish()
-        reporter.end(at: now())
-        if let held {
-            held.hold(downloader)
-            held.hold(tokens)
+        return statuses
+    }
+
+    /// Shows one report on `reporter` and records a failure's exit status in `statuses`.
+    ///
+    /// - Returns: whether it was the end of the download that ended last (nothing comes after).
+    private func show(_ report: Report, on reporter: Reporter, interrupts: InterruptState, statuses: inout [Int32],
+                      at now: Duration) -> Bool {
+        switch report {
+        case .event(let index, .started(let start)): reporter.started(index, start, at: now)
+        case .event(let index, .progress(let progress)): reporter.progress(index, progress, at: now)
+        case .event(let index, .retrying(let attempt, let delay, let error)):
+            reporter.retrying(index, attempt: attempt, delay: delay, error: error, at: now)
+        case .event(let index, .startingOver(let reason)): reporter.startingOver(index, reason: reason, at: now)
+        case .event(let index, .warning(let message)): reporter.warning(index, message, at: now)
+        case .event(_, .paused), .event(_, .resumed), .event(_, .skipped), .event(_, .finished): break
+        case .ended(let index, let result, let start, let last):
+            if let start { reporter.started(index, start, at: now) }
+            switch result {
+            case .success(let done):
+                reporter.finished(index, done, at: now)
+            case .failure(let error):
+                let interrupted = interrupts.isInterrupted && error.code == .cancelled
+                reporter.failed(index, error, interrupted: interrupted, at: now)
+                statuses[index] = error.code.exitStatus
+            }
+            return last
+        case .tick: reporter.tick(at: now)
         }
-        return interrupts.isInterrupted ? ExitStatus.interrupted : ExitStatus.combined(statuses)
+        return false
     }
 }
 

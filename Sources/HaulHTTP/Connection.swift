@@ -313,7 +313,7 @@ package final class Connection {
             let n = bytes.withUnsafeBytes { raw -> Int in
                 let base = raw.baseAddress! + sent
                 if let ssl { return Int(SSL_write(ssl, base, Int32(clamping: raw.count - sent))) }
-                return send(socket.descriptor, base, raw.count - sent, Int32(MSG_NOSIGNAL))
+                return send(socket.descriptor, base, raw.count - sent, noSignalSendFlag)
             }
             if n > 0 { sent += n; continue }
             if n < 0 && errno == EINTR && ssl == nil { continue }

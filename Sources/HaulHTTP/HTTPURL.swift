@@ -354,25 +354,24 @@ extension HTTPURL {
         let referenceQuery: String? = pathEnd < queryEnd && rest[pathEnd] == UInt8(ascii: "?")
             ? String(decoding: rest[(pathEnd + 1)..<queryEnd], as: UTF8.self) : nil
 
-        let targetPath: String
-        let targetQuery: String?
-        if referencePath.isEmpty {
-            targetPath = path
-            targetQuery = referenceQuery ?? query
-        } else if referencePath.hasPrefix("/") {
-            targetPath = referencePath
-            targetQuery = referenceQuery
-        } else {
-            let directory = path[...(path.lastIndex(of: "/") ?? path.startIndex)]
-            targetPath = directory + referencePath
-            targetQuery = referenceQuery
-        }
+        let (targetPath, targetQuery) = merged(referencePath: referencePath, referenceQuery: referenceQuery)
         var text = "\(scheme.rawValue)://\(hostHeader)\(targetPath)"
         if let targetQuery { text += "?" + targetQuery }
         var resolved = try Self.parse(text)
         resolved.user = user
         resolved.password = password
         return resolved
+    }
+
+    /// The path and query of a reference without scheme or authority, against this URL's
+    /// (RFC 3986 §5.2.2): an empty path keeps this path (and this query unless the reference has
+    /// one), an absolute path replaces it, a relative one replaces its last segment. Dot
+    /// segments are left to the parse of the result.
+    private func merged(referencePath: String, referenceQuery: String?) -> (path: String, query: String?) {
+        if referencePath.isEmpty { return (path, referenceQuery ?? query) }
+        if referencePath.hasPrefix("/") { return (referencePath, referenceQuery) }
+        let directory = path[...(path.lastIndex(of: "/") ?? path.startIndex)]
+        return (directory + referencePath, referenceQuery)
     }
 
     /// This URL without user name and password.

@@ -65,11 +65,7 @@ package enum Resolver {
     private static func lookUp(host: String, port: Int, numericOnly: Bool) throws(HTTPClientError) -> [Address] {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
-        #if canImport(Glibc)
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        #else
-        hints.ai_socktype = SOCK_STREAM
-        #endif
+        hints.ai_socktype = streamSocketType
         hints.ai_flags = AI_NUMERICSERV | (numericOnly ? AI_NUMERICHOST : AI_ADDRCONFIG)
         var list: UnsafeMutablePointer<addrinfo>?
         var rc = getaddrinfo(host, String(port), &hints, &list)

@@ -109,8 +109,8 @@ package struct TCPSocket {
         var tv = timeval()
         if let duration {
             let micros = max(duration.microseconds, 1000)
-            tv.tv_sec = Int(micros / 1_000_000)
-            tv.tv_usec = Int(micros % 1_000_000)
+            tv.tv_sec = time_t(micros / 1_000_000)
+            tv.tv_usec = suseconds_t(micros % 1_000_000)   // Int with Glibc, Int32 on Darwin
         }
         setsockopt(descriptor, SOL_SOCKET, option, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
@@ -121,11 +121,4 @@ package struct TCPSocket {
 private let systemConnect = Glibc.connect
 #else
 private let systemConnect = Darwin.connect
-#endif
-
-/// SOCK_CLOEXEC, which Glibc exposes as an enum case (Darwin sets FD_CLOEXEC with fcntl instead).
-#if canImport(Glibc)
-package let SOCK_CLOEXEC_VALUE = Int32(SOCK_CLOEXEC.rawValue)
-#else
-package let SOCK_CLOEXEC_VALUE: Int32 = 0
 #endif

@@ -16,30 +16,6 @@ enum BuiltinRoutes {
         case ("bytes", 2...):
             guard let length = Int64(components[1]), length >= 0 else { return try simple(400, "bad length\n") }
             return try BytesRoute.respond(to: request, length: length, on: connection)
-        case ("sha256", 2):
-            guard let length = Int64(components[1]), length >= 0 else { return try simple(400, "bad length\n") }
-            let seed = request.queryValue("seed").flatMap { UInt64($0) } ?? 0
-            guard let digest = HaulServer.content(seed: seed).sha256Hex(length: length) else {
-                return try simple(500, "no digest\n")
-            }
-            return try simple(200, digest + "\n")
-        case ("status", 2):
-            guard let status = Int(components[1]), (100...999).contains(status) else {
-                return try simple(400, "bad status\n")
-            }
-            var headers = extraHeaders(request)
-            if let retryAfter = request.queryValue("retry-after") { headers.append(("Retry-After", retryAfter)) }
-            return try simple(status, "status \(status)\n", headers)
-        case ("redirect", 2):
-            guard let hops = Int(components[1]) else { return try simple(400, "bad hop count\n") }
-            let query = request.target.firstIndex(of: "?").map { String(request.target[$0...]) } ?? ""
-            let location = hops > 1 ? "/redirect/\(hops - 1)\(query)" : (request.queryValue("to") ?? "/bytes/1024")
-            return try simple(redirectStatus(request), "redirecting to \(location)\n", [("Location", location)])
-        case ("redirect-to", 1):
-            let location = request.queryValue("url") ?? "/bytes/1024"
-            return try simple(redirectStatus(request), "redirecting to \(location)\n", [("Location", location)])
-        case ("loop", 1):
-            return try simple(302, "redirecting to /loop\n", [("Location", "/loop")])
         case ("chunked", 1):
             return try FaultRoutes.chunked(request, on: connection)
         case ("headers", 1):
@@ -58,7 +34,44 @@ enum BuiltinRoutes {
             connection.close()
             return false
         default:
-            return try simple(404, "not found: \(request.path)\n")
+            let answer = plainAnswer(to: request, components) ?? (404, "not found: \(request.path)\n", [])
+            return try simple(answer.status, answer.body, answer.headers)
+        }
+    }
+
+    /// A status, a short text body and header fields.
+    private typealias PlainAnswer = (status: Int, body: String, headers: [(String, String)])
+
+    /// The answer of the routes that reply with a short text body: `/sha256/N`, `/status/N`,
+    /// `/redirect/N`, `/redirect-to` and `/loop`; `nil` for any other path.
+    private static func plainAnswer(to request: RecordedRequest, _ components: [Substring]) -> PlainAnswer? {
+        switch (components.first, components.count) {
+        case ("sha256", 2):
+            guard let length = Int64(components[1]), length >= 0 else { return (400, "bad length\n", []) }
+            let seed = request.queryValue("seed").flatMap { UInt64($0) } ?? 0
+            guard let digest = HaulServer.content(seed: seed).sha256Hex(length: length) else {
+                return (500, "no digest\n", [])
+            }
+            return (200, digest + "\n", [])
+        case ("status", 2):
+            guard let status = Int(components[1]), (100...999).contains(status) else {
+                return (400, "bad status\n", [])
+            }
+            var headers = extraHeaders(request)
+            if let retryAfter = request.queryValue("retry-after") { headers.append(("Retry-After", retryAfter)) }
+            return (status, "status \(status)\n", headers)
+        case ("redirect", 2):
+            guard let hops = Int(components[1]) else { return (400, "bad hop count\n", []) }
+            let query = request.target.firstIndex(of: "?").map { String(request.target[$0...]) } ?? ""
+            let location = hops > 1 ? "/redirect/\(hops - 1)\(query)" : (request.queryValue("to") ?? "/bytes/1024")
+            return (redirectStatus(request), "redirecting to \(location)\n", [("Location", location)])
+        case ("redirect-to", 1):
+            let location = request.queryValue("url") ?? "/bytes/1024"
+            return (redirectStatus(request), "redirecting to \(location)\n", [("Location", location)])
+        case ("loop", 1):
+            return (302, "redirecting to /loop\n", [("Location", "/loop")])
+        default:
+            return nil
         }
     }
 

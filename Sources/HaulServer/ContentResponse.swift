@@ -50,43 +50,15 @@ struct ContentResponse {
     func respond(to request: RecordedRequest, on connection: ServerConnection) throws -> Bool {
         var close = request.wantsClose
         let isHead = request.method == "HEAD"
-        var decision = RangeRequest.Decision.full
-        if acceptsRanges, let range = request.header("range") {
-            let ifRange = request.header("if-range")
-            if ifRange.map({ RangeRequest.ifRange($0, matchesETag: etag, lastModified: lastModified) }) ?? true {
-                decision = RangeRequest.decide(range: range, length: length)
-            }
-        }
+        let decision = rangeDecision(for: request)
         if decision == .unsatisfiable {
             try connection.write(Response.simple(status: 416, body: "range not satisfiable\n", close: close,
                                                  headers: [("Content-Range", "bytes */\(length)")] + extraHeaders,
                                                  includeBody: !isHead))
             return !close
         }
-
-        var range = 0..<length
-        var fields: [(String, String)] = []
-        if let contentType { fields.append(("Content-Type", contentType)) }
-        if acceptsRanges { fields.append(("Accept-Ranges", "bytes")) }
-        if let etag { fields.append(("ETag", etag)) }
-        if let lastModified { fields.append(("Last-Modified", lastModified)) }
-        if case .partial(let partial) = decision {
-            range = partial
-            fields.append(("Content-Range", "bytes \(partial.lowerBound)-\(partial.upperBound - 1)/\(length)"))
-        }
-        if let contentDisposition { fields.append(("Content-Disposition", contentDisposition)) }
-        if let contentEncoding { fields.append(("Content-Encoding", contentEncoding)) }
-        switch framing {
-        case .contentLength:
-            fields.append(("Content-Length", "\(range.count)"))
-        case .chunked:
-            fields.append(("Transfer-Encoding", "chunked"))
-        case .untilClose:
-            close = true
-        case .literalLength(let literal):
-            fields.append(("Content-Length", literal))
-            close = true
-        }
+        let content = contentFields(for: decision)
+        var fields = content.fields + framingFields(bodyLength: content.range.count, close: &close)
         let stopAfter: Int64?
         switch ending {
         case .complete: stopAfter = nil
@@ -99,8 +71,60 @@ struct ContentResponse {
 
         var isChunked = false
         if case .chunked = framing { isChunked = true }
-        try connection.sendContent(DeterministicContent(seed: seed), range: range, chunked: isChunked,
+        try connection.sendContent(DeterministicContent(seed: seed), range: content.range, chunked: isChunked,
                                    bytesPerSecond: bytesPerSecond, stopAfter: stopAfter)
+        end(connection)
+        return !close
+    }
+
+    /// What `request`'s `Range` (and `If-Range`) asks for: the whole content when ranges are not
+    /// honoured, when there is no `Range`, or when `If-Range` names other validators.
+    private func rangeDecision(for request: RecordedRequest) -> RangeRequest.Decision {
+        guard acceptsRanges, let range = request.header("range") else { return .full }
+        let ifRange = request.header("if-range")
+        guard ifRange.map({ RangeRequest.ifRange($0, matchesETag: etag, lastModified: lastModified) }) ?? true else {
+            return .full
+        }
+        return RangeRequest.decide(range: range, length: length)
+    }
+
+    /// The bytes to send for `decision` and the header fields that describe them, up to
+    /// `Content-Encoding` (the framing's fields come next).
+    private func contentFields(for decision: RangeRequest.Decision) -> (range: Range<Int64>, fields: [(String, String)]) {
+        var range = 0..<length
+        var fields: [(String, String)] = []
+        if let contentType { fields.append(("Content-Type", contentType)) }
+        if acceptsRanges { fields.append(("Accept-Ranges", "bytes")) }
+        if let etag { fields.append(("ETag", etag)) }
+        if let lastModified { fields.append(("Last-Modified", lastModified)) }
+        if case .partial(let partial) = decision {
+            range = partial
+            fields.append(("Content-Range", "bytes \(partial.lowerBound)-\(partial.upperBound - 1)/\(length)"))
+        }
+        if let contentDisposition { fields.append(("Content-Disposition", contentDisposition)) }
+        if let contentEncoding { fields.append(("Content-Encoding", contentEncoding)) }
+        return (range, fields)
+    }
+
+    /// The header fields of the ``framing`` for a body of `bodyLength` bytes; sets `close` when
+    /// the body ends with the connection.
+    private func framingFields(bodyLength: Int, close: inout Bool) -> [(String, String)] {
+        switch framing {
+        case .contentLength:
+            return [("Content-Length", "\(bodyLength)")]
+        case .chunked:
+            return [("Transfer-Encoding", "chunked")]
+        case .untilClose:
+            close = true
+            return []
+        case .literalLength(let literal):
+            close = true
+            return [("Content-Length", literal)]
+        }
+    }
+
+    /// Ends the connection after the body as ``ending`` says (nothing for a complete body).
+    private func end(_ connection: ServerConnection) {
         switch ending {
         case .complete:
             break
@@ -112,6 +136,5 @@ struct ContentResponse {
         case .reset:
             connection.reset()
         }
-        return !close
     }
 }

@@ -12,32 +12,9 @@ enum POSIX {
     /// - Returns: the descriptor and the port the kernel chose.
     /// - Throws: `HaulServerError` naming the failing call.
     static func listen(host: String) throws -> (fd: Int32, port: Int) {
-        var storage = sockaddr_storage()
-        let family: Int32
-        let length: socklen_t
-        if host.contains(":") {
-            family = AF_INET6
-            var address = sockaddr_in6()
-            address.sin6_family = sa_family_t(AF_INET6)
-            guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else {
-                throw HaulServerError("not an IPv6 address: \(host)")
-            }
-            withUnsafeBytes(of: address) { source in
-                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) }
-            }
-            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-        } else {
-            family = AF_INET
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-                throw HaulServerError("not an IPv4 address: \(host)")
-            }
-            withUnsafeBytes(of: address) { source in
-                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) }
-            }
-            length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        }
+        let address = try socketAddress(host: host)
+        let family = address.family
+        var storage = address.storage
         #if canImport(Glibc)
         let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         #else
@@ -48,26 +25,58 @@ enum POSIX {
         // No SO_REUSEADDR: port 0 never needs it, and without it the kernel does not give a new
         // server a port whose earlier connections are still in TIME_WAIT.
         let bound = withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, address.length) }
         }
         guard bound == 0, systemListen(fd, 1024) == 0 else {
             let code = errno
             _ = close(fd)
             throw HaulServerError("bind/listen on \(host)", errno: code)
         }
+        let port = localPort(of: fd, family: family)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        return (fd, port)
+    }
+
+    /// The address of `host` (an IPv4 or IPv6 literal) with port 0, as `bind` takes it.
+    ///
+    /// - Throws: `HaulServerError` when `host` is not an address of its family.
+    private static func socketAddress(host: String) throws -> (family: Int32, storage: sockaddr_storage, length: socklen_t) {
+        var storage = sockaddr_storage()
+        if host.contains(":") {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else {
+                throw HaulServerError("not an IPv6 address: \(host)")
+            }
+            withUnsafeBytes(of: address) { source in
+                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) }
+            }
+            return (AF_INET6, storage, socklen_t(MemoryLayout<sockaddr_in6>.size))
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            throw HaulServerError("not an IPv4 address: \(host)")
+        }
+        withUnsafeBytes(of: address) { source in
+            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) }
+        }
+        return (AF_INET, storage, socklen_t(MemoryLayout<sockaddr_in>.size))
+    }
+
+    /// The port a bound socket of `family` got (`getsockname`).
+    private static func localPort(of fd: Int32, family: Int32) -> Int {
         var actual = sockaddr_storage()
         var actualLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
         _ = withUnsafeMutablePointer(to: &actual) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &actualLength) }
         }
-        let port: Int = withUnsafeBytes(of: actual) { raw in
+        return withUnsafeBytes(of: actual) { raw in
             if family == AF_INET6 {
                 return Int(UInt16(bigEndian: raw.load(as: sockaddr_in6.self).sin6_port))
             }
             return Int(UInt16(bigEndian: raw.load(as: sockaddr_in.self).sin_port))
         }
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        return (fd, port)
     }
 
     /// Accepts one pending connection from a non-blocking listener; `nil` when none is pending.

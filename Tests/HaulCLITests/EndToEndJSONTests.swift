@@ -3,7 +3,8 @@ import HaulServer
 import HaulTestSupport
 import Testing
 
-/// `haul --json` against a `HaulServer`: every stdout line is one JSON event of CONTRACT.md.
+/// `haul --json` against a `HaulServer`: every stdout line is one JSON event (`JSONEvent`
+/// in Sources/HaulCLI/JSONEvents.swift).
 @Suite(.throttled, .timeLimit(.minutes(1)))
 struct EndToEndJSONTests {
     @Test func aDownloadIsStartedProgressFinished() async throws {

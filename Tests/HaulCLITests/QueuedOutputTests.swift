@@ -1,6 +1,8 @@
 import HaulCore
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import Testing
 @testable import HaulCLI

@@ -3,6 +3,8 @@ import HaulTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 @testable import HaulCore
 

@@ -40,9 +40,9 @@ public struct ExclusiveSuite: SuiteTrait, TestScoping {
     }
 
     /// Waits (a minute at most) until the cooperative pool runs a medium-priority job within
-    /// 20 ms, as it must run the downloads' progress ticker (a detached task at that priority)
-    /// for a paced test to act on progress in time. At the start of a run, when every pure test
-    /// is queued there at once, that takes a few seconds; later it is at once.
+    /// 20 ms, so a paced suite does not start while the pool is still crowded. At the start of a
+    /// run, when every pure test is queued there at once, that takes a few seconds; later it is
+    /// at once. (The downloads' progress ticker is a thread of its own, not a job of the pool.)
     static func waitForPromptPool() async {
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {

@@ -24,9 +24,9 @@ public struct ThrottledSuite: SuiteTrait, TestTrait, TestScoping {
     }
 
     /// Runs the test (`function`) once it has a place, at low priority: the cooperative pool
-    /// then runs the jobs of the downloads' shared tasks (their progress ticker, at medium
-    /// priority) before this test's, so an exclusive suite that acts on progress is not kept
-    /// waiting by the tests beside it.
+    /// then runs medium-priority jobs before this test's, so an exclusive suite waiting for a
+    /// prompt pool (``ExclusiveSuite``) is not kept waiting by the tests beside it. (The
+    /// downloads' progress ticker is a thread of its own, not a job of the pool.)
     public func provideScope(for test: Test, testCase: Test.Case?,
                              performing function: @Sendable () async throws -> Void) async throws {
         await Self.places.acquire()

@@ -15,7 +15,7 @@ struct FolderIdentity: Hashable, Sendable {
 
     /// The identity of the folder `info` describes (from `stat` or `fstat`).
     init(_ info: stat) {
-        self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        self.init(device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(info.st_ino))
     }
 
     init(device: UInt64, inode: UInt64) {

@@ -125,7 +125,8 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
             close(fd)
             return nil
         }
-        return PartialFile(folder: folder, name: name, descriptor: fd, device: UInt64(opened.st_dev), inode: UInt64(opened.st_ino))
+        return PartialFile(folder: folder, name: name, descriptor: fd, device: UInt64(truncatingIfNeeded: opened.st_dev),
+                           inode: UInt64(opened.st_ino))
     }
 
     /// The file's current length.
@@ -249,7 +250,7 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
                 if Self.takesDirectWrites(fileSystemType: folder.fileSystemType) {
                     let fd = haul_open_direct(folder.descriptor, name)
                     var info = stat()
-                    if fd >= 0, fstat(fd, &info) == 0, UInt64(info.st_dev) == device, UInt64(info.st_ino) == inode {
+                    if fd >= 0, fstat(fd, &info) == 0, UInt64(truncatingIfNeeded: info.st_dev) == device, UInt64(info.st_ino) == inode {
                         state = fd
                         directGate.withLock { $0 = DirectWriteGate() }
                     } else if fd >= 0 {
@@ -264,7 +265,12 @@ final class PartialFile: @unchecked Sendable {   // the descriptor is fixed unti
 
     /// Makes every byte written so far durable (before a resume record may claim them).
     func syncData() throws(DownloadError) {
-        if fdatasync(descriptor) != 0 {
+        #if os(Linux)
+        let synced = fdatasync(descriptor)
+        #else
+        let synced = fsync(descriptor)   // Darwin's headers declare no fdatasync
+        #endif
+        if synced != 0 {
             let code = errno
             throw DownloadError(code == ENOSPC ? .diskFull : .fileSystem, "cannot sync '\(folder.path)/\(name)': \(errnoText(code))")
         }

@@ -102,7 +102,7 @@ public struct DaemonClient: Sendable {
 
     private func openConnection() throws(DaemonClientError) -> Int32 {
         var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_socktype = streamSocketType
         var list: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list else {
             throw DaemonClientError(kind: .unreachable, message: "cannot resolve \(host)")
@@ -112,6 +112,7 @@ public struct DaemonClient: Sendable {
         while let current = entry {
             let fd = socket(current.pointee.ai_family, current.pointee.ai_socktype, current.pointee.ai_protocol)
             if fd >= 0 {
+                suppressSIGPIPE(onSocket: fd)
                 if connect(fd, current.pointee.ai_addr, current.pointee.ai_addrlen) == 0 { return fd }
                 closeDescriptor(fd)
             }

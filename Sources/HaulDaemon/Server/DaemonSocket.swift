@@ -24,8 +24,11 @@ enum DaemonSocket {
     /// Listens on `address` (port 0 picks a free one); returns the socket and the actual port.
     static func listening(on address: ListenAddress) throws(DaemonError) -> (Int32, Int) {
         let v6 = address.host.contains(":")
-        let fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(v6 ? AF_INET6 : AF_INET, streamSocketType | SOCK_CLOEXEC_VALUE, 0)
         guard fd >= 0 else { throw DaemonError("cannot make a socket: \(errnoText())") }
+        #if !canImport(Glibc)
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)   // no SOCK_CLOEXEC on Darwin
+        #endif
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         if v6 { setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &yes, socklen_t(MemoryLayout<Int32>.size)) }
@@ -99,6 +102,7 @@ enum DaemonSocket {
         }
         guard fd >= 0 else { return errno == EMFILE || errno == ENFILE ? .outOfDescriptors : .wouldBlock }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        suppressSIGPIPE(onSocket: fd)
         var yes: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
         return .accepted(fd, host(of: storage))
@@ -177,7 +181,7 @@ enum DaemonSocket {
     static func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var sent = 0
         while sent < bytes.count {
-            let count = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
+            let count = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, bytes.count - sent, noSignalSendFlag) }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { return false }
             sent += count
@@ -191,7 +195,7 @@ enum DaemonSocket {
         var sent = 0
         while sent < bytes.count {
             let count = bytes.withUnsafeBytes {
-                send(fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                send(fd, $0.baseAddress! + sent, bytes.count - sent, noSignalSendFlag | Int32(MSG_DONTWAIT))
             }
             if count > 0 {
                 sent += count
@@ -205,7 +209,7 @@ enum DaemonSocket {
 
     /// Writes `bytes` if the socket takes them all at once (a ping, a farewell).
     static func sendWithoutWaiting(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        let count = bytes.withUnsafeBytes { send(fd, $0.baseAddress, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+        let count = bytes.withUnsafeBytes { send(fd, $0.baseAddress, bytes.count, noSignalSendFlag | Int32(MSG_DONTWAIT)) }
         return count == bytes.count
     }
 

@@ -4,13 +4,20 @@ import Glibc
 import Darwin
 #endif
 
+/// `RLIMIT_NOFILE` as `getrlimit(2)` takes it (Glibc imports it as an enum case, Darwin as an `Int32`).
+#if canImport(Glibc)
+private let openFilesResource = Int32(RLIMIT_NOFILE.rawValue)
+#else
+private let openFilesResource: Int32 = RLIMIT_NOFILE
+#endif
+
 /// The process's limit on open descriptors (`ulimit -n`), which bounds the connections the
 /// daemon can hold.
 public enum DescriptorLimit {
     /// The soft limit now (`nil` when unknown or unlimited).
     public static var current: Int? {
         var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < rlim_t(Int.max) else { return nil }
+        guard getrlimit(openFilesResource, &limit) == 0, limit.rlim_cur < rlim_t(Int.max) else { return nil }
         return Int(limit.rlim_cur)
     }
 
@@ -21,11 +28,11 @@ public enum DescriptorLimit {
     @discardableResult
     public static func raiseToHardLimit() -> Int? {
         var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
+        guard getrlimit(openFilesResource, &limit) == 0 else { return nil }
         if limit.rlim_cur < limit.rlim_max {
             var raised = limit
             raised.rlim_cur = limit.rlim_max
-            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised)
+            _ = setrlimit(openFilesResource, &raised)
         }
         return current
     }

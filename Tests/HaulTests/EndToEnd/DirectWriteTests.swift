@@ -6,6 +6,8 @@ import Testing
 import HaulCrypto
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// On ext4 and XFS a segmented download of a file larger than the batch committer takes writes

@@ -2,7 +2,7 @@ import HaulTestSupport
 import Testing
 @testable import Haul
 
-/// The one task that wakes every running download's progress reporter (``ProgressTicker``).
+/// The one thread that wakes every running download's progress reporter (``ProgressTicker``).
 @Suite("Progress ticker shared by all downloads", .timeLimit(.minutes(1)))
 struct ProgressTickerTests {
     /// The next progress event's byte count on `events` (other events skipped).
@@ -30,7 +30,7 @@ struct ProgressTickerTests {
         #expect(next == 150)
         #expect(ticker.isRunning)
         reporter.finish()
-        #expect(await eventually { !ticker.isRunning })   // nobody left: the task ended
+        #expect(await eventually { !ticker.isRunning })   // nobody left: the loop ended
     }
 
     @Test("two reporters with their own intervals are both woken by one task")
