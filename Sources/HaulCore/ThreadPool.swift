@@ -231,7 +231,9 @@ package final class ThreadPool: Sendable {
         var thread: pthread_t?
         #endif
         let code = pthread_create(&thread, &attributes, { raw in
-            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+            // Optional on Linux, not on Darwin: one spelling for both.
+            let pointer: UnsafeMutableRawPointer? = raw
+            let box = Unmanaged<Box>.fromOpaque(pointer!).takeRetainedValue()
             haul_block_sigpipe_in_thread()
             box.body()
             return nil

@@ -103,38 +103,49 @@ final class SessionReader: AlternateResponse {
                 }
                 continue
             }
-            var shown = head
-            var expectedLength = state.expectedLength
-            var windows: Windows?
+            var shown = (head: head, length: state.expectedLength, windows: Windows?.none)
             if let (size, range) = window, let asked = template.range, asked != range, head.status == 206 {
-                // The server honoured the window. Widen its answer to the whole span, or, when that
-                // cannot be done safely (no complete length, no validator), ask for the span whole.
-                let facts = ResumeDecision.ResponseFacts(head, framing: nil)
-                guard case .satisfied(let first, let last, let complete?)? = head.headers["Content-Range"].flatMap(ContentRange.parse),
-                      first == range.first, last == asked.last || last == complete - 1,
-                      let validator = ifRange ?? facts.strongETag ?? facts.lastModified else {
+                // The server honoured the window: widen its answer to the whole span, or, when that
+                // cannot be done safely, ask for the span whole.
+                guard let widened = widened(shown, span: range, asked: asked, size: size, template: template,
+                                            ifRange: ifRange, policy: policy, headDeadline: headDeadline) else {
                     state.cancel()
                     window = nil
                     continue
                 }
-                let wanted = min(range.last ?? complete - 1, complete - 1)
-                if last < wanted {
-                    shown.headers.remove(name: "Content-Range")
-                    shown.headers.add(name: "Content-Range", value: "bytes \(first)-\(wanted)/\(complete)")
-                    shown.headers.remove(name: "Content-Length")
-                    shown.headers.add(name: "Content-Length", value: "\(wanted - first + 1)")
-                    expectedLength = wanted - first + 1
-                    var next = template
-                    next.ifRange = validator
-                    windows = Windows(next: last + 1, last: wanted, complete: complete, size: size, template: next,
-                                      policy: policy, headDeadline: headDeadline)
-                }
+                shown = widened
             }
             let reader = SessionReader(state: state, transport: transport, cancellation: cancellation,
-                                       framing: framing(of: shown, expectedLength: expectedLength),
-                                       lowSpeedLimit: configuration.lowSpeedLimit, buffer: buffer, windows: windows)
-            return (reader, shown, policy.current)
+                                       framing: framing(of: shown.head, expectedLength: shown.length),
+                                       lowSpeedLimit: configuration.lowSpeedLimit, buffer: buffer, windows: shown.windows)
+            return (reader, shown.head, policy.current)
         }
+    }
+
+    /// A 206 answer to the first window of `span`, as the engine is to see it: the head widened
+    /// to the whole span (`Content-Range`, `Content-Length`), the body's length, and the windows
+    /// still to fetch with `If-Range`. `nil` when it cannot be widened safely (no complete length,
+    /// no validator, a range other than asked), and the span is to be asked for whole.
+    private static func widened(_ answer: (head: ResponseHead, length: Int64?, windows: Windows?), span range: ByteRangeRequest,
+                                asked: ByteRangeRequest, size: Int64, template: SessionRequestTemplate, ifRange: String?,
+                                policy: RedirectPolicy, headDeadline: Duration) -> (head: ResponseHead, length: Int64?, windows: Windows?)? {
+        let head = answer.head
+        let facts = ResumeDecision.ResponseFacts(head, framing: nil)
+        guard case .satisfied(let first, let last, let complete?)? = head.headers["Content-Range"].flatMap(ContentRange.parse),
+              first == range.first, last == asked.last || last == complete - 1,
+              let validator = ifRange ?? facts.strongETag ?? facts.lastModified else { return nil }
+        let wanted = min(range.last ?? complete - 1, complete - 1)
+        guard last < wanted else { return answer }
+        var shown = head
+        shown.headers.remove(name: "Content-Range")
+        shown.headers.add(name: "Content-Range", value: "bytes \(first)-\(wanted)/\(complete)")
+        shown.headers.remove(name: "Content-Length")
+        shown.headers.add(name: "Content-Length", value: "\(wanted - first + 1)")
+        var next = template
+        next.ifRange = validator
+        let windows = Windows(next: last + 1, last: wanted, complete: complete, size: size, template: next,
+                              policy: policy, headDeadline: headDeadline)
+        return (shown, wanted - first + 1, windows)
     }
 
     /// Starts a data task for the policy's current URL and waits for its final head.

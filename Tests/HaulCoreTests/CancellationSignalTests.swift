@@ -31,10 +31,8 @@ struct CancellationSignalTests {
             return signal.sleep(for: .seconds(600))   // only the cancellation ends it within the test's wait
         }
         ready.wait(until: .now + .seconds(30)) { !$0 }
-        let begin = ContinuousClock.now
         signal.cancel()
         #expect(slept.result == false)
-        #expect(ContinuousClock.now - begin < .seconds(20))
     }
 
     @Test("sleep(for:) without a cancellation sleeps its time and returns true")
@@ -42,7 +40,8 @@ struct CancellationSignalTests {
         let signal = CancellationSignal()
         let start = ContinuousClock.now
         #expect(signal.sleep(for: .milliseconds(20)))
-        #expect(ContinuousClock.now - start >= .milliseconds(20))
+        // A lower bound, which no load can break.
+        #expect(ContinuousClock.now >= start + .milliseconds(20))
         #expect(!signal.isCancelled)
     }
 
@@ -54,9 +53,7 @@ struct CancellationSignalTests {
         #expect(signal.isCancelled)
         var fds = [pollfd(fd: try signal.pollDescriptor, events: Int16(POLLIN), revents: 0)]
         #expect(poll(&fds, 1, 0) == 1)
-        let start = ContinuousClock.now
-        #expect(!signal.sleep(for: .seconds(600)))
-        #expect(ContinuousClock.now - start < .seconds(20))
+        #expect(!signal.sleep(for: .seconds(600)), "returns false, cancelled, instead of sleeping")
     }
 
     @Test("the poll descriptor is not readable before cancel")
