@@ -17,7 +17,7 @@ package struct TLSSettings: Sendable, Hashable {
 /// An OpenSSL client context: trust store, verification mode, protocol floor, read-ahead, and
 /// the sessions its connections resume (``TLSSessionCache``).
 ///
-/// `@unchecked Sendable`: the `SSL_CTX` is fully configured in `init` and only read afterwards
+/// Unchecked Sendable: the `SSL_CTX` is fully configured in `init` and only read afterwards
 /// (`SSL_new` is thread-safe on a configured context).
 package final class TLSContext: @unchecked Sendable {
     package let context: OpaquePointer

@@ -86,7 +86,7 @@ package final class TLSSessionCache: Sendable {
 
 /// One reference to an OpenSSL `SSL_SESSION`, released with the last Swift reference.
 ///
-/// `@unchecked Sendable`: the session is only read once made (copied, or handed to
+/// Unchecked Sendable: the session is only read once made (copied, or handed to
 /// `SSL_set_session`, which takes a reference of its own); no connection uses it as its own
 /// (see ``TLSSessionCache``), so OpenSSL never writes to it.
 package final class TLSSession: @unchecked Sendable {

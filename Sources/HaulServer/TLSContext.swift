@@ -7,7 +7,7 @@ import CHaulTLS
 
 /// An OpenSSL server context loaded with one certificate chain and private key.
 ///
-/// `@unchecked Sendable`: the `SSL_CTX` is configured completely in `init` and afterwards only
+/// Unchecked Sendable: the `SSL_CTX` is configured completely in `init` and afterwards only
 /// passed to `SSL_new`, which OpenSSL documents as safe to call from several threads at once.
 final class TLSContext: @unchecked Sendable {
     private let context: OpaquePointer

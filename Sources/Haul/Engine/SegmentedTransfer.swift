@@ -334,7 +334,7 @@ final class SegmentedTransfer: Sendable {
 }
 
 /// The attempt's first response and its buffer, handed from the job's thread to the first
-/// worker's. `@unchecked Sendable`: after the hand-over only that worker touches them, and the
+/// worker's. Unchecked Sendable: after the hand-over only that worker touches them, and the
 /// job's thread waits (in `runTimer`) until every worker has exited before freeing the buffer.
 private struct FirstResponse: @unchecked Sendable {
     let exchange: HTTPExchange

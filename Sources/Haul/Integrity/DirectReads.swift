@@ -49,7 +49,7 @@ enum DirectReads {
 /// Reads a range of a file past the page cache on a thread of its own, a few chunks ahead of
 /// the caller, which takes them in order (``next()``): the disk reads while the caller hashes.
 ///
-/// `@unchecked Sendable`: the memory of `slots` (raw pointers, which the compiler cannot follow)
+/// Unchecked Sendable: the memory of `slots` (raw pointers, which the compiler cannot follow)
 /// belongs to the reader until a chunk is handed over, then to the caller until its next ``next()``.
 final class DirectReadAhead: @unchecked Sendable {
     private let descriptor: Int32

@@ -35,7 +35,7 @@ import HaulCrypto
 /// with it held, one at a time, and decide there whether to wake the follower. The atomics are
 /// what the follower reads or publishes between steps without taking it.
 ///
-/// `@unchecked Sendable`: the digests, the buffers, the window's memory and `hashed` belong to the
+/// Unchecked Sendable: the digests, the buffers, the window's memory and `hashed` belong to the
 /// follower while it runs and to ``finish(length:stop:)`` after it ended (handed over through
 /// `followerEnded`, under the lock); `pastCache` is set before the first offer and never changes.
 /// The compiler sees neither hand-over.

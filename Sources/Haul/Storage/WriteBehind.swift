@@ -162,7 +162,7 @@ final class WriteBehind: Sendable {
 
 extension WriteBehind {
     /// A buffer of the ring and what the writer wrote from it; held by the reader or the writer,
-    /// never both (`@unchecked Sendable`: the lock hands it over).
+    /// never both (unchecked Sendable: the lock hands it over).
     struct Slot: @unchecked Sendable {
         var staging: DirectStaging
         var memory: UnsafeMutableRawBufferPointer { staging.memory }
@@ -173,7 +173,7 @@ extension WriteBehind {
         var number = 0
     }
 
-    /// The ring's memory, or one buffer of it (`@unchecked Sendable`: the lock hands it over).
+    /// The ring's memory, or one buffer of it (unchecked Sendable: the lock hands it over).
     struct Buffer: @unchecked Sendable {
         let memory: UnsafeMutableRawBufferPointer
     }
