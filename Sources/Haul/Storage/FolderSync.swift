@@ -28,6 +28,9 @@ final class FolderSync: Sendable {
         self.syncFolder = sync
     }
 
+    /// The sync requests made so far (a test waits for callers to arrive with it).
+    var requestsSoFar: Int { state.withLock { $0.requested } }
+
     /// Makes every change to the folder made before this call durable, with one `fsync(descriptor)`
     /// for every caller waiting at that time. Returns 0, or the `errno` of the sync that covered it.
     func sync(descriptor: Int32) -> Int32 {

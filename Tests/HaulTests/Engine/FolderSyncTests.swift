@@ -10,14 +10,11 @@ import Glibc
 import Darwin
 #endif
 
-/// Counts the syncs and makes each take `seconds`; descriptor 99 fails with EIO.
-private final class SlowSync: Sendable {
+/// Counts the syncs; descriptor 99 fails with EIO.
+private final class CountedSync: Sendable {
     let count = Atomic(0)
-    let seconds: Double
-    init(seconds: Double) { self.seconds = seconds }
     func sync(_ fd: Int32) -> Int32 {
         count.add(1, ordering: .relaxed)
-        usleep(useconds_t(seconds * 1_000_000))
         return fd == 99 ? EIO : 0
     }
 }
@@ -33,23 +30,22 @@ struct FolderSyncTests {
 
     @Test("eight callers waiting on a slow sync share two syncs", .timeLimit(.minutes(1)))
     func groupCommit() async {
-        let slow = SlowSync(seconds: 0)
-        let entered = SlowSync(seconds: 0)   // its count: the callers that have called
-        // The first sync lasts until all eight callers have called (and 0.2 s more, for them to
-        // reach the wait), so on a loaded machine too the seven others arrive while it runs.
+        let slow = CountedSync()
+        let made = SharedStateLock<FolderSync?>(nil)
+        // The first sync lasts until all eight callers have asked for one (the count the sync
+        // state keeps), so on a loaded machine too the seven others ask while it runs.
         let folder = FolderSync(sync: { fd in
             if slow.count.load(ordering: .relaxed) == 0 {
-                while entered.count.load(ordering: .relaxed) < 8 { usleep(1_000) }
-                usleep(200_000)
+                while (made.withLock { $0 }?.requestsSoFar ?? 0) < 8 { usleep(1_000) }
             }
             return slow.sync(fd)
         })
+        made.withLock { $0 = folder }
         let results = Results()
         let threads = ThreadPool()   // real threads: the cooperative pool has one per core
         func call() async {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                 threads.runInTest {
-                    entered.count.add(1, ordering: .relaxed)
                     results.add(folder.sync(descriptor: 3))
                     done.resume()
                 }
@@ -65,7 +61,7 @@ struct FolderSyncTests {
 
     @Test("a sync that starts after a call returned is a new one (nothing is skipped)")
     func sequentialCallsEachSync() {
-        let slow = SlowSync(seconds: 0)
+        let slow = CountedSync()
         let folder = FolderSync(sync: { slow.sync($0) })
         for _ in 0..<3 { #expect(folder.sync(descriptor: 3) == 0) }
         #expect(slow.count.load(ordering: .relaxed) == 3)
@@ -73,7 +69,7 @@ struct FolderSyncTests {
 
     @Test("the error of the sync that covered a call is that call's result")
     func errorsReachTheCaller() {
-        let folder = FolderSync(sync: { SlowSync(seconds: 0).sync($0) })
+        let folder = FolderSync(sync: { CountedSync().sync($0) })
         #expect(folder.sync(descriptor: 99) == EIO)
         #expect(folder.sync(descriptor: 3) == 0)
     }
