@@ -47,15 +47,21 @@ public struct HTTPResponse: Sendable, Equatable {
     ///
     /// - Parameter keepAlive: whether the connection stays open (else `Connection: close`).
     public func serialized(keepAlive: Bool) -> [UInt8] {
-        var head = "HTTP/1.1 \(status) \(Self.reasonPhrase(status))\r\n"
-        // By bytes: "\r\n" is one Character, equal to neither "\r" nor "\n".
-        for field in fields where !field.value.utf8.contains(where: { $0 == 13 || $0 == 10 }) {
-            head += "\(field.name): \(field.value)\r\n"
-        }
+        var head = Self.statusLineAndFields(status, fields)
         if status != 101 && status != 204 && status != 304 { head += "Content-Length: \(body.count)\r\n" }
         if !keepAlive && status != 101 { head += "Connection: close\r\n" }
         head += "\r\n"
         return Array(head.utf8) + body
+    }
+
+    /// The status line and the fields, each line ending in CRLF; a field whose value holds CR or
+    /// LF is left out (checked by bytes: `"\r\n"` is one Character, equal to neither).
+    static func statusLineAndFields(_ status: Int, _ fields: [HTTPField]) -> String {
+        var head = "HTTP/1.1 \(status) \(reasonPhrase(status))\r\n"
+        for field in fields where !field.value.utf8.contains(where: { $0 == 13 || $0 == 10 }) {
+            head += "\(field.name): \(field.value)\r\n"
+        }
+        return head
     }
 
     /// The standard reason phrase of a status the daemon sends.

@@ -53,10 +53,7 @@ public struct PageResponse: Sendable, Equatable {
     /// - Parameter keepAlive: whether the connection stays open (else `Connection: close`).
     /// - Returns: the head and the body, ready to write.
     public func serialized(keepAlive: Bool) -> [UInt8] {
-        var head = "HTTP/1.1 \(status) \(reason)\r\n"
-        for field in fields where !field.value.utf8.contains(where: { $0 == 13 || $0 == 10 }) {
-            head += "\(field.name): \(field.value)\r\n"
-        }
+        var head = HTTPResponse.statusLineAndFields(status, fields)
         if !keepAlive { head += "Connection: close\r\n" }
         return Array((head + "\r\n").utf8) + body
     }
