@@ -15,7 +15,7 @@ import Darwin
 /// Exclusive: kills processes mid-download and paces transfers against the loopback server.
 @Suite("haul daemon", .exclusive, .serialized, .timeLimit(.minutes(3)))
 struct DaemonProcessTests {
-    @Test func twentyAddsKilledWithin100msAreAllListedAfterARestart() async throws {
+    @Test func twentyAddsKilledRightAfterTheirAnswersAreAllListedAfterARestart() async throws {
         let server = try HaulServer()
         try await withTemporaryDirectory { (dir) async throws in
             var gids: [String] = []
@@ -25,9 +25,7 @@ struct DaemonProcessTests {
                     let url = server.url("/bytes/4000000/\(index).bin?rate=100000")
                     gids.append(try #require(daemon.call("aria2.addUri", [[.string(url)]]).string))
                 }
-                let acknowledged = ContinuousClock.now
-                daemon.send(SIGKILL)
-                #expect(ContinuousClock.now - acknowledged < .milliseconds(100))
+                daemon.send(SIGKILL)   // at once: the answers are all the durability there is
                 #expect(await daemon.waitForExit() == 128 + SIGKILL)
             }
             let restarted = try await DaemonProcess(in: dir, ["-j", "1"])
@@ -108,10 +106,7 @@ struct DaemonProcessTests {
         try await withTemporaryDirectory { (dir) async throws in
             let daemon = try await DaemonProcess(in: dir)
             #expect(try daemon.call("aria2.shutdown") == "OK")
-            let clock = ContinuousClock()
-            let start = clock.now
             #expect(await daemon.waitForExit(timeout: .seconds(10)) == 0)
-            #expect(clock.now - start < .seconds(10))
             #expect(throws: DaemonClientError.self) { try daemon.call("aria2.getVersion") }
         }
     }

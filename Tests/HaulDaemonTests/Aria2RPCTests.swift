@@ -258,7 +258,8 @@ import HaulJSON
             let start = clock.now
             #expect(Self.result(rpc, "aria2.pause", [gid]) == gid, "the server never answers: the transfer waits in recv")
             #expect(Self.result(rpc, "aria2.remove", [gid]) == gid)
-            #expect(clock.now - start < .milliseconds(500), "took \(clock.now - start)")
+            // A call that waited for the transfer would wait out its 30 s header timeout.
+            #expect(clock.now - start < .seconds(5), "took \(clock.now - start)")
             #expect(service.download(DownloadID(hex: gid.string!)!)?.status == .removed)
         }
     }

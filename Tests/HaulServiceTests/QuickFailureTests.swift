@@ -18,8 +18,11 @@ final class RefusingTransport: AlternateTransport {
 
 /// Downloads that fail as soon as they start, one after another: each failure starts the next
 /// download, and no chain of them grows a stack.
-/// Exclusive: runs 100,000 downloads through the engine's threads.
-@Suite("Quick failures in a row", .exclusive, .serialized, .timeLimit(.minutes(5)))
+///
+/// Nothing here is timed, so the suite runs beside the exclusive ones (most of its minute is CPU
+/// the paced suites leave idle).
+/// Serialized: one service's threads at a time (100,000 downloads run through the engine's).
+@Suite("Quick failures in a row", .throttled, .serialized, .timeLimit(.minutes(8)))
 struct QuickFailureTests {
     static func configuration(_ dir: URL) -> DownloadService.Configuration {
         var configuration = serviceConfiguration(dir, active: 1, connections: 1)
@@ -52,7 +55,7 @@ struct QuickFailureTests {
             }
             try service.waitUntilDurable(last)
             // Then every one ends as a failure with its code, and no stack grew with the chain
-            await eventually(timeout: .seconds(240)) { service.statistics.stopped == count }
+            await eventually(timeout: .seconds(420)) { service.statistics.stopped == count }
             #expect(service.statistics.active == 0)
             #expect(service.statistics.waiting == 0)
             let results = service.stoppedDownloads { 0..<$0 }

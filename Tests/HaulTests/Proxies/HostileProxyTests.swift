@@ -75,13 +75,13 @@ struct HostileProxyTests {
         #expect(error?.code.exitStatus == 4)
     }
 
+    /// The error's code is the proof: only the connect timeout's deadline ends a handshake that
+    /// waits for bytes the proxy never sends (no other failure reports `connectTimeout`).
     @Test("a truncated SOCKS5 reply ends at the connect timeout")
     func truncatedReply() async throws {
-        let started = ContinuousClock.now
         let (error, _, _) = try await failure(.socksTruncatedReply, kind: .socks5) { $0.connectTimeout = .seconds(1) }
         #expect(error?.code == .connectTimeout)
         #expect(error?.code.exitStatus == 4)
-        #expect(ContinuousClock.now - started < .seconds(4))
     }
 
     @Test("SOCKS5 reply codes become clear errors (exit 4)", arguments: [UInt8(1), 2, 3, 4, 5])
