@@ -48,6 +48,13 @@ public struct DownloadRequest: Sendable {
     /// A speed cap for this download alone, in bytes per second, on top of the downloader's
     /// ``Downloader/Configuration/rateLimit`` (`nil`: none of its own).
     public var rateLimit: Int64?
+    /// Other servers of the same file (mirrors): with a file that allows ranges, its segments
+    /// come from ``url`` and these together, each server up to ``connections`` connections.
+    /// Every source must report the same length; one that fails for good (a 404, another
+    /// length, a redirect refused), more often in a row than the retries allow, or that stays far
+    /// slower than the others is set aside with a warning, and the download fails only when no
+    /// source is left. Each source's headers, credentials and signer go to it alone.
+    public var mirrors: [DownloadSource] = []
 
     /// Creates a request.
     ///
@@ -65,6 +72,28 @@ public struct DownloadRequest: Sendable {
         self.conflictPolicy = conflictPolicy
         self.key = key
         self.checksum = checksum
+        self.signer = signer
+    }
+}
+
+/// Another server of a request's file (see ``DownloadRequest/mirrors``): its URL, and what goes to
+/// that server alone.
+public struct DownloadSource: Sendable {
+    /// An `http` or `https` URL of the same file (or, with a signer, a scheme the signer knows).
+    public var url: URL
+    /// Extra request headers, sent to this URL's own origin only.
+    public var headers: [(name: String, value: String)]
+    /// Basic credentials for this URL's origin only.
+    public var credentials: Credentials?
+    /// Signs this URL afresh for every request.
+    public var signer: (any URLSigner)?
+
+    /// Creates a source.
+    public init(url: URL, headers: [(name: String, value: String)] = [], credentials: Credentials? = nil,
+                signer: (any URLSigner)? = nil) {
+        self.url = url
+        self.headers = headers
+        self.credentials = credentials
         self.signer = signer
     }
 }

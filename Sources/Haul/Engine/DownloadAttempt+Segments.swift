@@ -51,7 +51,7 @@ extension DownloadAttempt {
         let (folder, name, control) = (self.folder, file.name, job.control)
         let validator = file.record.flatMap { $0.etag ?? $0.lastModified } ?? facts.strongETag ?? facts.lastModified
         let setup = SegmentedTransfer.Setup(
-            url: url, context: context, partial: file.partial, progress: progress, total: total, ifRange: validator,
+            context: context, partial: file.partial, progress: progress, total: total, ifRange: validator,
             limiter: limiter, hostSlots: job.resources.hostSlots,
             checkpoint: { [template] (completed, pieces, savedBefore) throws(DownloadError) in
                 var record = template
@@ -59,7 +59,8 @@ extension DownloadAttempt {
                 record.blockHashes = pieces
                 try record.save(for: name, in: folder, fieldsChecked: savedBefore)
                 control.publish(completed: completed)
-            }, source: source, hasher: hasher, pieces: file.pieces.all, writesDirect: writesDirect)
+            }, sources: sources, firstSource: firstSource, warn: { [events] in events.yield(.warning($0)) },
+            hasher: hasher, pieces: file.pieces.all, writesDirect: writesDirect)
         return SegmentedTransfer(setup: setup, completed: template.completed.ranges, connections: connections)
     }
 

@@ -19,7 +19,8 @@ import HaulHTTP
 /// copied and destroyed it whole.
 final class DownloadAttempt {
     let job: DownloadJob
-    let source: SignedSource
+    /// The request's URL first, then its mirrors.
+    let sources: [SignedSource]
     let target: DownloadTarget
     let context: HTTPExchange.Context
     let buffer: UnsafeMutableRawBufferPointer
@@ -27,11 +28,13 @@ final class DownloadAttempt {
     /// The rate limit of this attempt (the download's own, else the downloader's while it has
     /// one), fixed when the attempt starts.
     let limiter: RateLimiter?
+    /// The source of the first response (an index into ``sources``).
+    private(set) var firstSource = 0
 
-    init(job: DownloadJob, source: SignedSource, target: DownloadTarget, context: HTTPExchange.Context,
+    init(job: DownloadJob, sources: [SignedSource], target: DownloadTarget, context: HTTPExchange.Context,
          buffer: UnsafeMutableRawBufferPointer, signal: CancellationSignal, limiter: RateLimiter?) {
         self.job = job
-        self.source = source
+        self.sources = sources
         self.target = target
         self.context = context
         self.buffer = buffer
@@ -40,7 +43,8 @@ final class DownloadAttempt {
     }
 
     var configuration: Downloader.Configuration { job.configuration }
-    var url: HTTPURL { source.base }
+    /// The request's URL: it names the file and keys its resume record, whichever source answers.
+    var url: HTTPURL { sources[0].base }
     var events: EventQueue { job.events }
     var folder: DestinationFolder { target.folder }
     var policy: ConflictPolicy { job.request.conflictPolicy ?? configuration.conflictPolicy }
@@ -50,12 +54,8 @@ final class DownloadAttempt {
         let predicted = target.fixedName ?? FileNamer.name(contentDisposition: nil, originalURLPath: url.path, contentType: nil)
         var found = try findPartial(named: predicted, startFresh: startFresh, resourceKey: resourceKey)
         defer { found.partial?.closeKeeping() }
-        // The first connection counts against the host's cap like every segment's.
-        let slot = try HostSlotClaim(job.resources.hostSlots, for: url, cancellation: signal)
+        let (exchange, slot) = try firstResponse(found: found)
         defer { slot.release() }
-        let exchange = try source.open(range: ByteRangeRequest(first: found.record.map(Self.firstMissingByte) ?? 0, last: nil),
-                                       ifRange: found.record.flatMap { $0.etag ?? $0.lastModified },
-                                       context: context, cancellation: signal, buffer: buffer)
         let plan: Plan
         do throws(DownloadError) {
             plan = try self.plan(for: exchange, found: &found, predicted: predicted, resourceKey: resourceKey)
@@ -69,6 +69,42 @@ final class DownloadAttempt {
             return ending
         case .write(let file):
             return .commit(try write(file, from: exchange, slot: slot))
+        }
+    }
+
+    /// The first response: from the request's URL, or, when that source fails (a refusal, a
+    /// status, a bad answer), from each mirror in turn; the first failure is thrown when every
+    /// source failed. The first connection counts against its host's cap like every segment's.
+    private func firstResponse(found: FoundPartial) throws(DownloadError) -> (HTTPExchange, HostSlotClaim) {
+        var firstFailure: DownloadError?
+        for (index, source) in sources.enumerated() {
+            let slot = try HostSlotClaim(job.resources.hostSlots, for: source.base, cancellation: signal)
+            do throws(DownloadError) {
+                let exchange = try source.open(range: ByteRangeRequest(first: found.record.map(Self.firstMissingByte) ?? 0, last: nil),
+                                               ifRange: index == 0 ? found.record.flatMap { $0.etag ?? $0.lastModified } : nil,
+                                               context: context, cancellation: signal, buffer: buffer)
+                if sources.count > 1 { try Self.check(exchange) }
+                firstSource = index
+                return (exchange, slot)
+            } catch {
+                slot.release()
+                guard index + 1 < sources.count, (4...8).contains(error.code.exitStatus), !signal.isCancelled else {
+                    throw firstFailure ?? error
+                }
+                firstFailure = firstFailure ?? error
+                events.yield(.warning("source \(index + 1) (\(source.base)) set aside: \(error.message)"))
+            }
+        }
+        throw firstFailure ?? DownloadError(.internalError, "the download has no source")
+    }
+
+    /// An error status from one of several sources fails that source (closing its response).
+    private static func check(_ exchange: HTTPExchange) throws(DownloadError) {
+        do throws(DownloadError) {
+            try DownloadJob.validate(exchange.head, askedForRange: true)
+        } catch {
+            exchange.close()
+            throw error
         }
     }
 

@@ -40,6 +40,7 @@ package struct DownloadJob {
             try RequestHead.make(method: .get, url: url, userAgent: configuration.userAgent, userHeaders: request.headers,
                                  sendUserinfo: true, range: nil, ifRange: nil)
         }
+        let sources = [source] + mirrors(of: url, cancellation: control.signal)
         let target = try DownloadTarget(destination: destination, folders: resources.folders)
         let context = HTTPExchange.Context(configuration: configuration, resources: resources)
         try context.checkProxies()   // a bad proxy URL is a usage error too
@@ -51,7 +52,7 @@ package struct DownloadJob {
             let signal = control.signal
             control.publish(completed: nil)
             do throws(DownloadError) {
-                let attempt = DownloadAttempt(job: self, source: source, target: target, context: context, buffer: buffer,
+                let attempt = DownloadAttempt(job: self, sources: sources, target: target, context: context, buffer: buffer,
                                               signal: signal, limiter: ownLimiter ?? resources.limiter.current)
                 return try attempt.run(startFresh: state.startFresh)
             } catch {
@@ -61,6 +62,27 @@ package struct DownloadJob {
                 try recover(from: error, signal: signal, state: &state)
             }
         }
+    }
+
+    /// The request's mirrors that can be asked: one that is not a URL Haul can fetch, or that
+    /// is the request's own URL again, is left out with a warning (the others still serve).
+    private func mirrors(of url: HTTPURL, cancellation: CancellationSignal) -> [SignedSource] {
+        var seen: Set<String> = [url.description]
+        var sources: [SignedSource] = []
+        for (index, mirror) in request.mirrors.enumerated() {
+            do throws(DownloadError) {
+                let source = try SignedSource(mirror, cancellation: cancellation, warn: { [events] in events.yield(.warning($0)) })
+                _ = try mappingHTTPErrors { () throws(HTTPClientError) in
+                    try RequestHead.make(method: .get, url: source.base, userAgent: configuration.userAgent, userHeaders: mirror.headers,
+                                         sendUserinfo: true, range: nil, ifRange: nil)
+                }
+                guard seen.insert(source.base.description).inserted else { continue }
+                sources.append(source)
+            } catch {
+                events.yield(.warning("mirror \(index + 1) left out: \(error.message)"))
+            }
+        }
+        return sources
     }
 
     /// What the attempts of one job have met so far.

@@ -246,6 +246,22 @@ struct SegmentPlanner: Sendable {
         return Segment(worker: worker, start: slot.position, end: slot.end)
     }
 
+    /// The worker gives up the rest of its segment while it still runs (its source was set
+    /// aside): its end shrinks to its position, as when another worker takes over its tail, and
+    /// `[position, end)` goes back to ``unassigned`` for the others. Bytes it writes past its
+    /// new end do not count (another worker writes them again).
+    ///
+    /// - Returns: the bytes given back.
+    @discardableResult
+    mutating func yieldRest(worker: Int) -> Int64 {
+        guard var slot = slots[worker], slot.position < slot.end else { return 0 }
+        Self.insert(slot.position..<slot.end, into: &unassigned)
+        let given = slot.end - slot.position
+        slot.end = slot.position
+        slots[worker] = slot
+        return given
+    }
+
     /// A failed worker is ready to try again: like ``finished(worker:)``, preferring the gap it left.
     ///
     /// - Returns: its own rest when no other worker took it meanwhile, else any other work, else `nil`.

@@ -43,9 +43,15 @@ extension SegmentedTransfer {
             var phase: Phase
             var holdsSlot: Bool
             var failures = 0
+            /// The source (an index into the transfer's sources) it fetches from.
+            var source = 0
         }
 
         private(set) var planner: SegmentPlanner
+        /// The sources and what is known of each (one, without mirrors).
+        private(set) var board: SourceBoard
+        /// Sources set aside since the executor last asked (``takeSetAside()``), with why.
+        private var setAsideNotices: [(source: Int, reason: String)] = []
         private var workers: [Int: Worker] = [:]
         /// The checksum of every completed piece, by first byte; changed in step with `planner`.
         private var pieces: [Int64: BlockHash]
@@ -66,14 +72,20 @@ extension SegmentedTransfer {
         private var timerRefused = false
         private let retry: RetryPolicy
         private let interval: Duration
+        private let firstSource: Int
 
         /// - Parameters:
         ///   - planner: the plan, with the ranges already complete.
         ///   - pieces: the checksums of the completed pieces a resume kept.
         ///   - retry: how many failures a worker may have, and its back-off.
         ///   - recordInterval: how often the timer saves a record.
-        init(planner: SegmentPlanner, pieces: [BlockHash], retry: RetryPolicy, recordInterval: Duration) {
+        ///   - board: the sources (default: one).
+        ///   - firstSource: the source of the first response.
+        init(planner: SegmentPlanner, pieces: [BlockHash], retry: RetryPolicy, recordInterval: Duration,
+             board: SourceBoard = SourceBoard(count: 1, connectionsPerSource: 1), firstSource: Int = 0) {
             self.planner = planner
+            self.board = board
+            self.firstSource = firstSource
             // What is complete at the start is on disk already (a resumed record says so, and a
             // new download has nothing): the first record is for something new.
             self.savedRanges = planner.completed
@@ -110,7 +122,9 @@ extension SegmentedTransfer {
             let segments = planner.start()
             return segments.enumerated().map { index, segment in
                 let first = index == 0
-                workers[segment.worker] = Worker(phase: first ? .transferring : .waitingForSlot, holdsSlot: first)
+                let source = first ? firstSource : board.pick() ?? firstSource
+                board.connect(source)
+                workers[segment.worker] = Worker(phase: first ? .transferring : .waitingForSlot, holdsSlot: first, source: source)
                 return (segment, first ? .transfer(segment) : .acquireSlot)
             }
         }
@@ -134,19 +148,31 @@ extension SegmentedTransfer {
         /// A worker wrote `[.., position)` and grew `grown` (a piece within one block) after
         /// finishing `finished`: the bytes count as complete, the pieces that do not reach past
         /// its end are kept. Returns where the worker must stop now.
-        mutating func wrote(worker: Int, upTo position: Int64, finished: [BlockHash], grown: BlockHash?) -> Int64 {
+        mutating func wrote(worker: Int, upTo position: Int64, finished: [BlockHash], grown: BlockHash?,
+                            measuredAt now: ContinuousClock.Instant? = nil) -> Int64 {
             // Another worker may have taken over the end of this range while these bytes were
             // written (it writes the same bytes again): a piece reaching past the new end is not
             // kept, so pieces never overlap; those bytes go without a checksum.
             let limit = planner.end(of: worker)
             for piece in finished where piece.range.upperBound <= limit { pieces[piece.range.lowerBound] = piece }
             if let grown, grown.range.upperBound <= limit { pieces[grown.range.lowerBound] = grown }
-            planner.advance(worker: worker, to: position)
+            if board.hasMirrors, let source = workers[worker]?.source, let before = planner.position(of: worker) {
+                planner.advance(worker: worker, to: position)
+                if let now {
+                    board.wrote((planner.position(of: worker) ?? before) - before, from: source, at: now)
+                    for slow in board.measure(now: now) { setAside(slow) }
+                }
+            } else {
+                planner.advance(worker: worker, to: position)
+            }
             return planner.end(of: worker)
         }
 
         /// Where `worker` must stop now.
         func end(of worker: Int) -> Int64 { planner.end(of: worker) }
+
+        /// The source `worker` fetches from (an index into the transfer's sources).
+        func source(of worker: Int) -> Int { workers[worker]?.source ?? firstSource }
 
         /// After a write: whether the timer sleeps until bytes arrive and must be woken (once).
         mutating func takeTimerWakeUp() -> Bool {
@@ -156,10 +182,13 @@ extension SegmentedTransfer {
 
         /// A worker's range ended cleanly: it goes on with its next one (keeping its slot), or
         /// ends; the last byte of the file stops the transfer.
-        mutating func segmentEnded(worker: Int, progressed: Bool) -> WorkerAction {
+        mutating func segmentEnded(worker: Int, progressed: Bool, now: ContinuousClock.Instant? = nil) -> WorkerAction {
             if progressed { workers[worker]?.failures = 0 }
             guard !isStopped else { return end(worker) }
-            if let next = planner.finished(worker: worker) {
+            if let source = workers[worker]?.source, !board.isUsable(source) {
+                return moveOrEnd(worker, after: nil)
+            }
+            if let next = planner.finished(worker: worker) ?? takeOverSlowerTail(for: worker, now: now) {
                 workers[worker]?.phase = .transferring
                 return .transfer(next)
             }
@@ -172,6 +201,7 @@ extension SegmentedTransfer {
         mutating func failed(worker: Int, error: DownloadError, stopped: Bool, jitter: Double) -> WorkerAction {
             if stopped, failure == nil, !planner.isComplete { cancelled = true }
             guard !isStopped, var state = workers[worker] else { return end(worker) }
+            if board.hasMirrors, (4...8).contains(error.code.exitStatus) { return failedWithMirrors(worker: worker, error: error, jitter: jitter) }
             state.failures += 1
             guard error.isRetryable, state.failures <= retry.maximumRetries else {
                 if failure == nil { failure = error }
@@ -226,11 +256,106 @@ extension SegmentedTransfer {
             guard let state = workers[worker], state.phase != .ending, state.phase != .ended else {
                 return .end(releasingSlot: false, stopsTransfer: false)
             }
-            workers[worker] = Worker(phase: .ending, holdsSlot: false, failures: state.failures)
+            workers[worker] = Worker(phase: .ending, holdsSlot: false, failures: state.failures, source: state.source)
+            board.disconnect(state.source)
             let over = failure != nil || planner.isComplete
             return .end(releasingSlot: state.holdsSlot, stopsTransfer: over && !cancelled)
         }
     }
+}
+
+extension SegmentedTransfer.StateMachine {
+    // MARK: - Sources
+
+    /// A failure of a transfer with mirrors that the source is to blame for (the network, TLS,
+    /// a refusal, a bad answer, an HTTP status): the worker retries the same source after a
+    /// back-off while the source is usable, else moves to another; the transfer fails only when
+    /// no source is left to serve the missing bytes.
+    fileprivate mutating func failedWithMirrors(worker: Int, error: DownloadError, jitter: Double) -> WorkerAction {
+        guard var state = workers[worker] else { return end(worker) }
+        if board.failed(state.source, error: error, maximumRetries: retry.maximumRetries) {
+            setAside(state.source, reason: error.message)
+        }
+        _ = planner.failed(worker: worker)   // its rest goes back as a gap
+        guard board.isUsable(state.source) else { return moveOrEnd(worker, after: error, jitter: jitter) }
+        state.failures += 1
+        let released = state.holdsSlot
+        state.holdsSlot = false
+        state.phase = .backingOff
+        workers[worker] = state
+        let failures = board.sources[state.source].failures
+        return .backOff(retry.delay(beforeRetry: failures, jitter: jitter, retryAfter: error.retryAfter), releasingSlot: released)
+    }
+
+    /// Moves `worker` off its source (set aside) to the best usable one with room, through a
+    /// back-off that gives its slot back (none after a clean end; the retry policy's after a
+    /// failure when the sources set aside had to come back). Ends it when no source has room;
+    /// when no source is left at all, the transfer fails with `error`.
+    fileprivate mutating func moveOrEnd(_ worker: Int, after error: DownloadError?, jitter: Double = 0) -> WorkerAction {
+        guard var state = workers[worker] else { return end(worker) }
+        _ = planner.failed(worker: worker)
+        var delay = Duration.zero
+        if board.pick() == nil, !othersUseUsableSources(besides: worker), board.reviveRetryable() {
+            state.failures += 1
+            delay = retry.delay(beforeRetry: state.failures, jitter: jitter, retryAfter: error?.retryAfter)
+        }
+        guard let next = board.pick(), state.failures <= retry.maximumRetries || error == nil else {
+            if !othersUseUsableSources(besides: worker), failure == nil {
+                failure = error ?? DownloadError(.networkError, "every source of the file was set aside")
+            }
+            return end(worker)
+        }
+        board.disconnect(state.source)
+        board.connect(next)
+        let released = state.holdsSlot
+        state.source = next
+        state.holdsSlot = false
+        state.phase = .backingOff
+        workers[worker] = state
+        return .backOff(delay, releasingSlot: released)
+    }
+
+    /// Near the end of a transfer with mirrors (nothing left to split): the rest of the worker
+    /// with the most bytes to go on a source this worker's outpaces twice over, taken over
+    /// whole, so the end never waits on a slow source's tail (its bytes past the cut are
+    /// fetched again).
+    fileprivate mutating func takeOverSlowerTail(for worker: Int, now: ContinuousClock.Instant?) -> SegmentPlanner.Segment? {
+        guard board.hasMirrors, let now, let own = workers[worker]?.source else { return nil }
+        var victim: (id: Int, left: Int64)?
+        for (id, other) in workers where id != worker && other.phase == .transferring && board.outpaces(own, other.source, now: now) {
+            let left = planner.end(of: id) - (planner.position(of: id) ?? planner.end(of: id))
+            if left > 0, left > victim?.left ?? 0 { victim = (id, left) }
+        }
+        guard let victim else { return nil }
+        planner.yieldRest(worker: victim.id)
+        return planner.finished(worker: worker)
+    }
+
+    /// Whether another worker still runs on a usable source (it will take the gaps left).
+    private func othersUseUsableSources(besides worker: Int) -> Bool {
+        workers.contains { id, other in
+            id != worker && other.phase != .ending && other.phase != .ended && board.isUsable(other.source)
+        }
+    }
+
+    /// `source` was set aside (``SourceBoard`` said so): its connections give their ranges back
+    /// to the others, and the executor is told once (``takeSetAside()``).
+    fileprivate mutating func setAside(_ source: Int, reason: String? = nil) {
+        for (id, worker) in workers where worker.source == source && worker.phase == .transferring {
+            planner.yieldRest(worker: id)
+        }
+        guard case .setAside(let standing, _) = board.sources[source].standing else { return }
+        setAsideNotices.append((source, reason ?? standing))
+    }
+
+    /// The sources set aside since the last call, with why.
+    mutating func takeSetAside() -> [(source: Int, reason: String)] {
+        defer { setAsideNotices.removeAll() }
+        return setAsideNotices
+    }
+
+    /// The bytes each source has given this transfer, by index.
+    var bytesBySource: [Int64] { board.sources.map(\.bytes) }
 }
 
 extension SegmentedTransfer.StateMachine {

@@ -20,7 +20,6 @@ import HaulHTTP
 final class SegmentedTransfer: Sendable {
     /// What the transfer needs from its download.
     struct Setup: Sendable {
-        var url: HTTPURL
         var context: HTTPExchange.Context
         var partial: PartialFile
         var progress: ProgressReporter
@@ -32,8 +31,13 @@ final class SegmentedTransfer: Sendable {
         /// the flag says whether this transfer saved a record before (see
         /// ``ResumeRecord/save(for:in:fieldsChecked:)``).
         var checkpoint: @Sendable ([Range<Int64>], [BlockHash], _ savedBefore: Bool) throws(DownloadError) -> Void
-        /// Opens the ranged requests (signing each afresh when the download has a signer).
-        var source: SignedSource
+        /// Open the ranged requests (each signing afresh when it has a signer): the request's URL
+        /// first, then its mirrors.
+        var sources: [SignedSource]
+        /// The source of the first response.
+        var firstSource = 0
+        /// Tells the user something went wrong that the transfer got past (a source set aside).
+        var warn: @Sendable (String) -> Void = { _ in }
         /// Hashes the bytes as they are written, when the download is verified.
         var hasher: StreamHasher?
         /// The checksums of the completed pieces a resume kept.
@@ -69,11 +73,14 @@ final class SegmentedTransfer: Sendable {
         // (splitting the file itself still needs minimumSegmentSize per piece). A hasher that
         // takes bytes written past the page cache from its window wants them in file order.
         let ordered = setup.hasher != nil && setup.writesDirect ? StreamHasher.orderedPiece : nil
-        let planner = SegmentPlanner(total: setup.total, completed: completed, maximumConnections: connections,
+        // With mirrors, each source gets up to `connections` (its host's cap applies too).
+        let planner = SegmentPlanner(total: setup.total, completed: completed, maximumConnections: connections * setup.sources.count,
                                      minimumSegment: configuration.minimumSegmentSize,
                                      minimumSteal: min(configuration.minimumSegmentSize, 256 << 10), ordered: ordered)
         var machine = StateMachine(planner: planner, pieces: setup.pieces, retry: configuration.retry,
-                                   recordInterval: configuration.resumeRecordInterval)
+                                   recordInterval: configuration.resumeRecordInterval,
+                                   board: SourceBoard(count: setup.sources.count, connectionsPerSource: connections),
+                                   firstSource: setup.firstSource)
         starts = machine.start(now: .now)
         state = ConditionLock(machine)
     }
@@ -89,7 +96,7 @@ final class SegmentedTransfer: Sendable {
     func run(first: HTTPExchange, firstBuffer: UnsafeMutableRawBufferPointer, run: CancellationSignal) throws(DownloadError) {
         guard let head = starts.first else {
             first.close()
-            setup.hostSlots.release(for: setup.url)
+            setup.hostSlots.release(for: setup.sources[setup.firstSource].base)
             return
         }
         // The first response was opened under the run's signal; move it to this transfer's,
@@ -153,22 +160,26 @@ final class SegmentedTransfer: Sendable {
                       buffer: UnsafeMutableRawBufferPointer, inline: Bool = false) {
         var action = first
         var handed = exchange
+        // The host whose slot the worker holds: the first response's source's, for the first.
+        var slotURL = exchange == nil ? nil : setup.sources[setup.firstSource].base
         while true {
             switch action {
             case .acquireSlot:
-                let granted = setup.hostSlots.acquire(for: setup.url, cancellation: abort)
+                let url = setup.sources[state.withLock { $0.source(of: worker) }].base
+                let granted = setup.hostSlots.acquire(for: url, cancellation: abort)
+                if granted { slotURL = url }
                 action = state.withLock { granted ? $0.slotGranted(worker: worker) : $0.slotWaitEnded(worker: worker) }
             case .transfer(let segment):
                 let given = handed
                 handed = nil
                 action = transfer(worker: worker, segment: segment, exchange: given, buffer: buffer, inline: inline)
             case .backOff(let delay, let releasingSlot):
-                if releasingSlot { setup.hostSlots.release(for: setup.url) }
-                let slept = abort.sleep(for: delay)
+                if releasingSlot, let url = slotURL { setup.hostSlots.release(for: url) }
+                let slept = delay == .zero ? !abort.isCancelled : abort.sleep(for: delay)
                 action = state.withLock { $0.backOffEnded(worker: worker, interrupted: !slept) }
             case .end(let releasingSlot, let stopsTransfer):
                 handed?.close()   // a connection is always closed before its slot goes back
-                if releasingSlot { setup.hostSlots.release(for: setup.url) }
+                if releasingSlot, let url = slotURL { setup.hostSlots.release(for: url) }
                 if stopsTransfer { abort.cancel() }   // wakes the connections waiting or sleeping
                 state.withLockBroadcasting { $0.exited(worker: worker) }
                 return
@@ -189,18 +200,32 @@ final class SegmentedTransfer: Sendable {
             }
             defer { exchange.finish(pool: setup.context.resources.pool) }
             let progressed = try read(exchange, worker: worker, segment: segment, inline: inline)
-            return state.withLock { $0.segmentEnded(worker: worker, progressed: progressed) }
+            let now: ContinuousClock.Instant? = setup.sources.count > 1 ? .now : nil
+            return state.withLock { $0.segmentEnded(worker: worker, progressed: progressed, now: now) }
         } catch {
             let stopped = abort.isCancelled
-            return state.withLock { $0.failed(worker: worker, error: error, stopped: stopped, jitter: .random(in: 0...1)) }
+            let (action, setAside) = state.withLock { machine in
+                (machine.failed(worker: worker, error: error, stopped: stopped, jitter: .random(in: 0...1)), machine.takeSetAside())
+            }
+            announce(setAside)
+            return action
+        }
+    }
+
+    /// Warns once for each source set aside.
+    private func announce(_ setAside: [(source: Int, reason: String)]) {
+        for (source, reason) in setAside {
+            setup.warn("source \(source + 1) (\(setup.sources[source].base)) set aside: \(reason)")
         }
     }
 
     /// Sends the ranged request for `segment` and checks its answer.
     private func open(_ segment: SegmentPlanner.Segment, buffer: UnsafeMutableRawBufferPointer) throws(DownloadError) -> HTTPExchange {
-        let exchange = try setup.source.open(range: ByteRangeRequest(first: segment.start, last: segment.end - 1),
-                                             ifRange: setup.ifRange, context: setup.context, cancellation: abort,
-                                             buffer: buffer)
+        let index = state.withLock { $0.source(of: segment.worker) }
+        // The validator is the first response's server's: another server's file has its own.
+        let exchange = try setup.sources[index].open(range: ByteRangeRequest(first: segment.start, last: segment.end - 1),
+                                                     ifRange: index == setup.firstSource ? setup.ifRange : nil,
+                                                     context: setup.context, cancellation: abort, buffer: buffer)
         do throws(DownloadError) {
             try validate(exchange.head, segment: segment)
         } catch {
@@ -261,12 +286,14 @@ final class SegmentedTransfer: Sendable {
     /// inline transfer starts the timer thread once it has run for a record interval.
     private func wrote(worker: Int, upTo position: Int64, finished: [BlockHash], grown: BlockHash?,
                        inline: Bool) throws(DownloadError) -> Int64 {
-        let now: ContinuousClock.Instant? = inline ? .now : nil
-        let (end, startTimer, failure, wake) = state.withLock { machine in
-            let end = machine.wrote(worker: worker, upTo: position, finished: finished, grown: grown)
-            let startTimer = now.map { machine.timerWanted(now: $0, inline: true) } ?? false
-            return (end, startTimer, machine.failure, machine.takeTimerWakeUp())
+        let mirrors = setup.sources.count > 1
+        let now: ContinuousClock.Instant? = inline || mirrors ? .now : nil
+        let (end, startTimer, failure, wake, setAside) = state.withLock { machine in
+            let end = machine.wrote(worker: worker, upTo: position, finished: finished, grown: grown, measuredAt: mirrors ? now : nil)
+            let startTimer = inline ? now.map { machine.timerWanted(now: $0, inline: true) } ?? false : false
+            return (end, startTimer, machine.failure, machine.takeTimerWakeUp(), mirrors ? machine.takeSetAside() : [])
         }
+        announce(setAside)
         if wake { state.withLockBroadcasting { _ in } }   // the timer sleeps until bytes arrive
         if startTimer {
             // The worker notices a pause or cancel itself; the timer ends after it. Without a

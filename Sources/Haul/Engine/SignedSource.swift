@@ -34,20 +34,25 @@ struct SignedSource: Sendable {
     ///   - warn: called (once per download) with a warning for the user, such as clock skew.
     /// - Throws: `invalidURL`, `unsupportedScheme`, or the signer's failure.
     init(request: DownloadRequest, cancellation: CancellationSignal, warn: @escaping @Sendable (String) -> Void) throws(DownloadError) {
-        original = request.url
-        signer = request.signer
-        userHeaders = request.headers
-        credentials = request.credentials
+        try self.init(DownloadSource(url: request.url, headers: request.headers, credentials: request.credentials, signer: request.signer),
+                      parsed: request.parsedURL, cancellation: cancellation, warn: warn)
+    }
+
+    /// The source of one mirror of a request (or of the request itself, `parsed` when known).
+    init(_ source: DownloadSource, parsed: HTTPURL? = nil, cancellation: CancellationSignal,
+         warn: @escaping @Sendable (String) -> Void) throws(DownloadError) {
+        original = source.url
+        signer = source.signer
+        userHeaders = source.headers
+        credentials = source.credentials
         skew = SkewWarning(warn: warn)
-        if let signer = request.signer {
+        if let signer = source.signer {
             let signed = try Self.sign(original, with: signer, cancellation: cancellation)
             base = try mappingHTTPErrors { () throws(HTTPClientError) in try HTTPURL.parse(signed.url.absoluteString) }
+        } else if let parsed {
+            base = parsed
         } else {
-            if let parsed = request.parsedURL {
-                base = parsed
-            } else {
-                base = try mappingHTTPErrors { () throws(HTTPClientError) in try HTTPURL.parse(request.url.absoluteString) }
-            }
+            base = try mappingHTTPErrors { () throws(HTTPClientError) in try HTTPURL.parse(source.url.absoluteString) }
         }
     }
 
