@@ -74,6 +74,7 @@ package struct DuplicateLinks: Sendable, Hashable {
             "\(isMirror ? "mirror" : "Metalink description") \(url) ignored: \(Self.text(reason))"
         }
 
+        /// The reason in words, for ``description``.
         private static func text(_ reason: Reason) -> String {
             switch reason {
             case .malformed: "its Link field value is malformed"
@@ -102,7 +103,8 @@ package struct DuplicateLinks: Sendable, Hashable {
     ///
     /// - Parameters:
     ///   - fieldValues: the values of every `Link` field, in the order received.
-    ///   - responseURL: the URL that answered (after redirects).
+    ///   - responseURL: the URL whose response carried the fields (for a redirect, the URL
+    ///     redirected from, not its `Location`).
     package init(fieldValues: [String], responseURL: HTTPURL) {
         self.init(LinkHeader(fieldValues: fieldValues, base: responseURL), responseURL: responseURL)
     }
@@ -111,7 +113,7 @@ package struct DuplicateLinks: Sendable, Hashable {
     ///
     /// - Parameters:
     ///   - header: the links, resolved against `responseURL`.
-    ///   - responseURL: the URL that answered (after redirects).
+    ///   - responseURL: the URL whose response carried the fields.
     package init(_ header: LinkHeader, responseURL: HTTPURL) {
         isCutOff = header.isCutOff
         let response = responseURL.withoutUserinfo()
@@ -129,7 +131,8 @@ package struct DuplicateLinks: Sendable, Hashable {
             }
         }
         keepBest(candidates)
-        dropped.sort { $0.position < $1.position }
+        // In field order; a link dropped both as a mirror and as a description keeps that order.
+        dropped = dropped.enumerated().sorted { ($0.element.position, $0.offset) < ($1.element.position, $1.offset) }.map(\.element)
     }
 
     /// The mirror `link` names, or `nil` (noted in ``dropped``) when it is refused.
@@ -199,8 +202,7 @@ package struct DuplicateLinks: Sendable, Hashable {
 
     /// Notes `link` in ``dropped``.
     private mutating func drop(_ link: LinkHeader.Link, isMirror: Bool, _ reason: Dropped.Reason) {
-        dropped.append(Dropped(isMirror: isMirror, position: link.position, url: link.target.withoutUserinfo().description,
-                               reason: reason))
+        dropped.append(Dropped(isMirror: isMirror, position: link.position, url: link.target.description, reason: reason))
     }
 }
 

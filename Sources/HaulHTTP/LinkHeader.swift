@@ -279,6 +279,7 @@ private struct LinkValueScanner {
         return link
     }
 
+    /// Moves past spaces and tabs.
     private mutating func skipWhitespace() {
         while index < bytes.count, isWhitespace(bytes[index]) { index += 1 }
     }

@@ -11,6 +11,7 @@ import HaulCore
         DuplicateLinks(fieldValues: fields, responseURL: try HTTPURL.parse(url))
     }
 
+    /// The hosts of the mirrors, in order.
     static func hosts(_ links: DuplicateLinks) -> [String] { links.mirrors.map(\.url.host) }
 
     @Test("RFC 6249 §1.1: one http mirror, the ftp one set aside, the Metalink description among other descriptions")
