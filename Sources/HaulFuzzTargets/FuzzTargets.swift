@@ -20,6 +20,7 @@ package enum FuzzTargets {
         Target(name: "netrc", run: HTTPTargets.netrc),
         Target(name: "cookies", run: HTTPTargets.cookies),
         Target(name: "socks5-reply", run: HTTPTargets.socks5Reply),
+        Target(name: "link-header", run: HTTPTargets.linkHeader),
         Target(name: "content-disposition", run: EngineTargets.contentDisposition),
         Target(name: "server-digest", run: EngineTargets.serverDigest),
         Target(name: "resume-record", run: EngineTargets.resumeRecord),

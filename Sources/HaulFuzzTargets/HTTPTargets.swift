@@ -109,4 +109,25 @@ enum HTTPTargets {
             }
         }
     }
+
+    /// `Link` fields, one per line, from an https response (or http when the first byte is odd):
+    /// the parser reads at most its bound of links; the mirrors stay within their cap, none is
+    /// http under https, none is the response itself or carries a user, none repeats.
+    static func linkHeader(_ data: UnsafeRawBufferPointer) {
+        let secure = (data.first ?? 0) & 1 == 0
+        guard let response = try? HTTPURL.parse(secure ? "https://example.com/dir/file.iso" : "http://example.com/dir/file.iso")
+        else { return }
+        let fields = data.split(separator: 0x0A, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        let header = LinkHeader(fieldValues: fields, base: response)
+        FuzzTargets.require(header.links.count + header.skipped.count <= LinkHeader.maximumLinkCount, "more links than the bound")
+        let links = DuplicateLinks(header, responseURL: response)
+        FuzzTargets.require(links.mirrors.count <= DuplicateLinks.maximumMirrorCount, "\(links.mirrors.count) mirrors")
+        FuzzTargets.require(Set(links.mirrors.map(\.url)).count == links.mirrors.count, "a mirror repeats")
+        for url in links.mirrors.map(\.url) + (links.metalink.map { [$0] } ?? []) {
+            FuzzTargets.require(!secure || url.scheme == .https, "\(url) under an https response")
+            FuzzTargets.require(url.user == nil && url.password == nil, "\(url) keeps a user")
+        }
+        FuzzTargets.require(!links.mirrors.contains { $0.url == response }, "the response is its own mirror")
+        FuzzTargets.require(!links.dropped.contains { $0.description.utf8.contains { $0 < 0x20 } }, "a reason with a control byte")
+    }
 }
