@@ -36,6 +36,13 @@ extension Downloader {
         /// Connections per download (1–16) when the server supports ranges and the file is large
         /// enough; 1 disables splitting. Default 4.
         public var connectionsPerDownload: Int = 4
+        /// Servers one download fetches from at most: its URL, its ``DownloadRequest/mirrors``
+        /// and the mirrors its first response names (`Link: <…>; rel=duplicate`, RFC 6249);
+        /// each gets up to ``connectionsPerDownload`` connections. 1 uses the URL alone. Default 5.
+        public var maximumSources: Int = 5
+        /// Whether the mirrors a first response names in `Link` fields (RFC 6249) become sources.
+        /// Default `true`.
+        public var usesLinkedMirrors: Bool = true
         /// No segment is smaller than this, so small files use one connection. Default 1 MiB.
         public var minimumSegmentSize: Int64 = 1 << 20
         /// Connections open at once to one server (host and port), shared by all downloads: each

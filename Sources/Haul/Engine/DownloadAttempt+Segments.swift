@@ -59,9 +59,28 @@ extension DownloadAttempt {
                 record.blockHashes = pieces
                 try record.save(for: name, in: folder, fieldsChecked: savedBefore)
                 control.publish(completed: completed)
-            }, sources: sources, firstSource: firstSource, warn: { [events] in events.yield(.warning($0)) },
+            }, sources: segmentSources(exchange), firstSource: firstSource, warn: { [events] in events.yield(.warning($0)) },
             hasher: hasher, pieces: file.pieces.all, writesDirect: writesDirect)
         return SegmentedTransfer(setup: setup, completed: template.completed.ranges, connections: connections)
+    }
+
+    /// The sources of the segments: the attempt's, then the mirrors its first response names
+    /// (`Link: <…>; rel=duplicate`, RFC 6249: https never downgraded to http, see
+    /// ``DuplicateLinks``), up to ``Downloader/Configuration/maximumSources`` in all. The links
+    /// left out are reported in one warning.
+    private func segmentSources(_ exchange: HTTPExchange) -> [SignedSource] {
+        var sources = self.sources
+        let field = exchange.head.headers.values(for: "Link")
+        guard configuration.usesLinkedMirrors, !field.isEmpty, sources.count < configuration.maximumSources else { return sources }
+        let links = DuplicateLinks(fieldValues: field, responseURL: exchange.finalURL)
+        if let first = links.dropped.first {
+            events.yield(.warning(links.dropped.count == 1 ? "\(first)" : "\(first) (and \(links.dropped.count - 1) more links ignored)"))
+        }
+        var known = Set(sources.map(\.base.stringWithoutUserinfo))
+        for mirror in links.mirrors where sources.count < configuration.maximumSources && known.insert(mirror.url.stringWithoutUserinfo).inserted {
+            sources.append(SignedSource(linked: mirror.url, warn: { [events] in events.yield(.warning($0)) }))
+        }
+        return sources
     }
 
     /// Whether the connections write whole blocks past the page cache (``WritePath``). Such a

@@ -69,7 +69,7 @@ package struct DownloadJob {
     private func mirrors(of url: HTTPURL, cancellation: CancellationSignal) -> [SignedSource] {
         var seen: Set<String> = [url.description]
         var sources: [SignedSource] = []
-        for (index, mirror) in request.mirrors.enumerated() {
+        for (index, mirror) in request.mirrors.enumerated() where sources.count + 1 < configuration.maximumSources {
             do throws(DownloadError) {
                 let source = try SignedSource(mirror, cancellation: cancellation, warn: { [events] in events.yield(.warning($0)) })
                 _ = try mappingHTTPErrors { () throws(HTTPClientError) in
@@ -195,6 +195,7 @@ package struct DownloadJob {
         if configuration.resumeRecordInterval < .milliseconds(10) { throw invalid("the resume record interval must be at least 10 ms") }
         if configuration.maximumRedirects < 0 { throw invalid("the redirect limit cannot be negative") }
         if !(1...16).contains(configuration.connectionsPerDownload) { throw invalid("connections per download must be 1 to 16") }
+        if !(1...64).contains(configuration.maximumSources) { throw invalid("the most sources of a download must be 1 to 64") }
         if let connections = request.connections, !(1...16).contains(connections) {
             throw invalid("connections per download must be 1 to 16")
         }

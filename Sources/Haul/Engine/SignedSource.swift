@@ -56,6 +56,16 @@ struct SignedSource: Sendable {
         }
     }
 
+    /// A mirror a server named (RFC 6249): its URL as it is, with no headers, credentials or signer.
+    init(linked url: HTTPURL, warn: @escaping @Sendable (String) -> Void) {
+        base = url
+        original = URL(string: url.stringWithoutUserinfo) ?? URL(fileURLWithPath: "/")
+        signer = nil
+        userHeaders = []
+        credentials = nil
+        skew = SkewWarning(warn: warn)
+    }
+
     /// Sends a GET (freshly signed with a signer) and returns the final response, redirects
     /// followed, renewing an expired signature once.
     ///

@@ -134,6 +134,39 @@ struct MirrorTests {
         }
     }
 
+    /// `path` on `primary` with a `Link` field naming `mirror` as a duplicate (RFC 6249).
+    static func linking(_ primary: HaulServer, to mirror: URL) -> URL {
+        let field = "Link:<\(mirror.absoluteString)>; rel=duplicate; pri=1"
+        return url(primary, Self.path + "&header=" + (field.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
+    }
+
+    @Test func mirrorsTheFirstResponseNamesBecomeSources() async throws {
+        let (primary, mirror) = (try HaulServer(), try HaulServer())
+        let outcome = try await Self.fetch(DownloadRequest(url: Self.linking(primary, to: url(mirror, Self.path))))
+        #expect(mirror.bodyBytesSent > 0, "the linked mirror served part of the file")
+        #expect(mirror.requests.allSatisfy { $0.header("Range") != nil })
+        #expect(Self.warnings(outcome).isEmpty, "\(Self.warnings(outcome))")
+        let off = Self.downloader { $0.usesLinkedMirrors = false }
+        let (alone, unused) = (try HaulServer(), try HaulServer())
+        _ = try await Self.fetch(DownloadRequest(url: Self.linking(alone, to: url(unused, Self.path))), downloader: off)
+        #expect(unused.requests.isEmpty, "usesLinkedMirrors = false ignores them")
+    }
+
+    @Test func anHTTPSDownloadNeverTakesAnHTTPMirrorFromALink() async throws {
+        let (primary, plain) = (try origin(tls: true), try HaulServer())
+        let outcome = try await Self.fetch(DownloadRequest(url: Self.linking(primary, to: url(plain, Self.path))))
+        #expect(plain.requests.isEmpty)
+        #expect(Self.warnings(outcome).contains { $0.contains("never downgraded") }, "\(Self.warnings(outcome))")
+    }
+
+    @Test func maximumSourcesCapsTheServersAsked() async throws {
+        let servers = try (0..<4).map { _ in try HaulServer() }
+        let capped = Self.downloader { $0.maximumSources = 2 }
+        _ = try await Self.fetch(Self.request(url(servers[0], Self.path), mirrors: servers.dropFirst().map { url($0, Self.path) }),
+                                 downloader: capped)
+        #expect(servers.filter { !$0.requests.isEmpty }.count == 2)
+    }
+
     @Test func eachSourceGetsItsOwnHeadersOnly() async throws {
         let (first, second) = (try HaulServer(), try HaulServer())
         var request = DownloadRequest(url: url(first, Self.path), headers: [("X-First", "1")])
