@@ -90,6 +90,8 @@ public enum ArgumentParser {
         case .headerTimeout: command.headerTimeout = try duration(value, spec, allowsZero: false)
         case .stallTimeout: command.stallTimeout = try duration(value, spec, allowsZero: false)
         case .header: command.headers.append(try header(value ?? ""))
+        case .mirror: command.mirrors.append(try controlFree(value, spec))
+        case .maxSources: command.maxSources = try integer(value, spec, in: 1...64, "a whole number from 1 to 64")
         case .onConflict: command.conflictPolicy = try conflictPolicy(value, spec)
         case .limitRate: command.rateLimit = try rate(value, spec)
         case .noContinue: command.continuesPartial = false

@@ -61,6 +61,10 @@ public struct CommandOptions: Sendable, Equatable {
     public var connections = 4
     /// `-j N`: downloads running at once, at least 1.
     public var maxDownloads = 4
+    /// `--mirror URL` (repeatable): other servers of the single URL's file.
+    public var mirrors: [String] = []
+    /// `--max-sources N`: servers one download uses at most, 1...64.
+    public var maxSources = 5
     /// `-i FILE`: more URLs, one per line; `-` is standard input.
     public var inputFile: String?
     /// `--limit-rate RATE`: the overall cap in bytes per second; `nil` for none.

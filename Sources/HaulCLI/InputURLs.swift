@@ -48,6 +48,15 @@ enum InputURLs {
         return String(decoding: UnsafeBufferPointer(rebasing: line[first..<end]), as: UTF8.self)
     }
 
+    /// The URLs of one line of a list: one file's servers, separated by tabs (aria2's convention),
+    /// each trimmed of blanks; the line itself when it has no tab.
+    static func sources(onLine line: String) -> [String] {
+        guard line.utf8.contains(0x09) else { return [line] }
+        let parts = line.utf8.split(separator: 0x09).map { String(decoding: $0, as: UTF8.self).trimmingBlanks() }
+        let urls = parts.filter { !$0.isEmpty }
+        return urls.isEmpty ? [line] : urls
+    }
+
     /// Reads the `-i` list: `-` is standard input, other paths are relative to the working directory.
     ///
     /// - Throws: ``DownloadError/Code/fileSystem`` when the file cannot be read.

@@ -5,7 +5,7 @@
 struct OptionSpec: Sendable {
     /// Identifies an option; the parser switches over it exhaustively.
     enum ID: Sendable, CaseIterable {
-        case output, directory, connections, maxDownloads, inputFile, checksum, limitRate
+        case output, directory, connections, maxDownloads, inputFile, mirror, maxSources, checksum, limitRate
         case retries, retryWait, retryConnectionRefused, connectTimeout, headerTimeout, stallTimeout, header, onConflict
         case noContinue, caCert, insecure, engine, endpoint, json, quiet, help, version
         case proxy, noProxy, proxyCACert, proxyInsecure, user, netrc, netrcFile, cookies
@@ -65,7 +65,14 @@ enum OptionTable {
         OptionSpec(.maxDownloads, "j", "max-downloads", "N",
                    "downloads running at once; default 4; the others wait in a queue"),
         OptionSpec(.inputFile, "i", "input-file", "FILE",
-                   "read URLs from FILE, one per line ('-' = stdin); blank lines and # comments are ignored"),
+                   "read URLs from FILE, one per line ('-' = stdin); URLs separated by tabs on one line are servers "
+                   + "of one file; blank lines and # comments are ignored"),
+        OptionSpec(.mirror, nil, "mirror", "URL",
+                   "another server of the (single) URL's file, repeatable: segments come from every server (-x "
+                   + "each), and one that fails or lags far behind is set aside; -H and -u go to the URL given only"),
+        OptionSpec(.maxSources, nil, "max-sources", "N",
+                   "servers one download uses at most: its URL, its mirrors and those its server names "
+                   + "(Link: rel=duplicate, never https to http); 1-64; default 5; 1 uses the URL alone"),
         OptionSpec(.checksum, nil, "checksum", "ALGO=HEX",
                    "verify the file (sha256, sha512, sha1 or md5) before it gets its final name"),
         OptionSpec(.limitRate, nil, "limit-rate", "RATE",

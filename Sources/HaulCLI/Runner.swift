@@ -24,42 +24,54 @@ struct Runner {
 
     /// Runs everything and returns the exit status (``ExitStatus``; README.md, "Exit status").
     func run() async -> Int32 {
-        var texts = options.urls
+        var entries = options.urls.map { [$0] }
         if let list = options.inputFile {
             do throws(DownloadError) {
-                texts += InputURLs.urls(inList: try InputURLs.readList(list, terminal: terminal))
+                entries += InputURLs.urls(inList: try InputURLs.readList(list, terminal: terminal)).map(InputURLs.sources(onLine:))
             } catch {
                 terminal.write("haul: \(HumanFormat.printable(error.message))\n", to: .error)
                 return error.code.exitStatus
             }
-            if texts.isEmpty {
+            if entries.isEmpty {
                 terminal.write("haul: no URLs in '\(HumanFormat.printable(list))'\n", to: .error)
                 return ExitStatus.failure
             }
         }
-        if options.output != nil && texts.count > 1 {
-            HaulCommand.printUsageError(UsageError("--output can only be used with a single URL"), to: terminal)
+        for (flag, given) in [("--output", options.output != nil), ("--mirror", !options.mirrors.isEmpty)] where given && entries.count > 1 {
+            HaulCommand.printUsageError(UsageError("\(flag) can only be used with a single URL"), to: terminal)
             return ExitStatus.usage
         }
-
-        var urls: [CheckedURL] = []
-        for (text, check) in zip(texts, InputURLs.checkAll(texts)) {
-            do throws(DownloadError) {
-                let checked = try check.get()
-                _ = try StorageURL.signer(for: checked.url, endpoint: options.endpoint, environment: terminal.environment)
-                urls.append(checked)
-            } catch {
-                terminal.write("haul: \(HumanFormat.printable(URLRedaction.redact(text))): \(error.message)\n", to: .error)
-            }
-        }
-        guard urls.count == texts.count else { return ExitStatus.usage }
+        if !options.mirrors.isEmpty, !entries.isEmpty { entries[0] += options.mirrors }
+        guard let sources = check(entries) else { return ExitStatus.usage }
+        let texts = entries.map { $0[0] }
 
         if options.insecure && !options.quiet && !options.json {
             terminal.write("haul: warning: TLS certificates are not verified (--insecure)\n", to: .error)
         }
         switch prepareReach() {
-        case .success(let reach): return await download(urls, texts: texts, reach: reach)
+        case .success(let reach): return await download(sources, texts: texts, reach: reach)
         case .failure(let exit): return exit.status
+        }
+    }
+
+    /// Each download's URLs (its own, then its mirrors) checked, or `nil` after printing why one is bad.
+    private func check(_ entries: [[String]]) -> [[CheckedURL]]? {
+        let texts = entries.flatMap { $0 }
+        var checked: [CheckedURL] = []
+        for (text, check) in zip(texts, InputURLs.checkAll(texts)) {
+            do throws(DownloadError) {
+                let url = try check.get()
+                _ = try StorageURL.signer(for: url.url, endpoint: options.endpoint, environment: terminal.environment)
+                checked.append(url)
+            } catch {
+                terminal.write("haul: \(HumanFormat.printable(URLRedaction.redact(text))): \(error.message)\n", to: .error)
+            }
+        }
+        guard checked.count == texts.count else { return nil }
+        var rest = checked[...]
+        return entries.map { entry in
+            defer { rest = rest.dropFirst(entry.count) }
+            return Array(rest.prefix(entry.count))
         }
     }
 
@@ -78,6 +90,7 @@ struct Runner {
         configuration.retry = RetryPolicy(maximumRetries: options.retries, initialDelay: options.retryWait,
                                           retriesRefusedConnections: options.retriesRefusedConnections)
         configuration.connectionsPerDownload = options.connections
+        configuration.maximumSources = options.maxSources
         configuration.maximumActiveDownloads = options.maxDownloads
         configuration.rateLimit = options.rateLimit
         configuration.transport = transport
@@ -100,7 +113,7 @@ struct Runner {
     ///
     /// The key includes the index, so the same URL listed twice runs twice instead of joining
     /// the (just finished) first run.
-    func request(for checked: CheckedURL, index: Int) -> DownloadRequest {
+    func request(for checked: CheckedURL, mirrors: [CheckedURL] = [], index: Int) -> DownloadRequest {
         let url = checked.url
         var request = DownloadRequest(url: url, headers: options.headers.map { (name: $0.name, value: $0.value) },
                                       conflictPolicy: options.conflictPolicy, key: "haul-cli-\(index) \(url.absoluteString)")
@@ -109,6 +122,11 @@ struct Runner {
         request.signer = try? StorageURL.signer(for: url, endpoint: options.endpoint, environment: terminal.environment)
         request.setURL(checked)
         request.credentials = options.credentials
+        // -H and -u are for the URL given; netrc and cookies still apply to each server.
+        request.mirrors = mirrors.map { mirror in
+            DownloadSource(url: mirror.url,
+                           signer: try? StorageURL.signer(for: mirror.url, endpoint: options.endpoint, environment: terminal.environment))
+        }
         return request
     }
 
@@ -129,7 +147,7 @@ struct Runner {
 
     /// Starts every download through one ``Downloader`` (which runs `-j` of them at once and
     /// queues the rest), follows their events concurrently, and reports them from this task only.
-    private func download(_ urls: [CheckedURL], texts: [String], reach: Reach) async -> Int32 {
+    private func download(_ urls: [[CheckedURL]], texts: [String], reach: Reach) async -> Int32 {
         let style: Reporter.Style = options.json ? .json : options.quiet ? .quiet : .progress
         let reporter = Reporter(style: style, terminal: terminal, urlsAsGiven: texts)
         reporter.retriesRefusedConnections = options.retriesRefusedConnections
@@ -166,13 +184,14 @@ struct Runner {
     /// report (with 1,000 small files, a report per download woke the reporting task 1,000 times).
     ///
     /// - Returns: the downloads' tokens, in the order of `urls`.
-    private func start(_ urls: [CheckedURL], on downloader: Downloader, reportingTo sink: AsyncStream<Report>.Continuation,
+    private func start(_ urls: [[CheckedURL]], on downloader: Downloader, reportingTo sink: AsyncStream<Report>.Continuation,
                        quiet: Bool) -> [DownloadToken] {
         let destination = self.destination
         let unfinished = SharedStateLock(urls.count)
-        return urls.enumerated().map { index, url in
+        return urls.enumerated().map { index, sources in
             let start = SharedStateLock<DownloadStart?>(nil)
-            return downloader.start(request(for: url, index: index), to: destination, onEvent: { event in
+            let request = request(for: sources[0], mirrors: Array(sources.dropFirst()), index: index)
+            return downloader.start(request, to: destination, onEvent: { event in
                 if !quiet {
                     sink.yield(.event(index, event))
                 } else if case .started(let started) = event {

@@ -26,7 +26,17 @@ import Testing
               -j, --max-downloads=N          downloads running at once; default 4; the
                                              others wait in a queue
               -i, --input-file=FILE          read URLs from FILE, one per line ('-' =
-                                             stdin); blank lines and # comments are ignored
+                                             stdin); URLs separated by tabs on one line are
+                                             servers of one file; blank lines and # comments
+                                             are ignored
+                  --mirror=URL               another server of the (single) URL's file,
+                                             repeatable: segments come from every server (-x
+                                             each), and one that fails or lags far behind is
+                                             set aside; -H and -u go to the URL given only
+                  --max-sources=N            servers one download uses at most: its URL, its
+                                             mirrors and those its server names (Link:
+                                             rel=duplicate, never https to http); 1-64;
+                                             default 5; 1 uses the URL alone
                   --checksum=ALGO=HEX        verify the file (sha256, sha512, sha1 or md5)
                                              before it gets its final name
                   --limit-rate=RATE          overall cap in bytes/s shared by all downloads,
