@@ -7,7 +7,7 @@ extension FileDraft {
     mutating func startPieces(type: String?, length: String?) {
         openPieces = (nil, 0, [])
         guard let type, let algorithm = Self.algorithm(named: type) else {
-            return notes.append("piece hashes of the unknown type '\(Redaction.safe(type ?? "", limit: 40))' ignored")
+            return notes.add("piece hashes of the unknown type '\(Redaction.safe(type ?? "", limit: 40))' ignored")
         }
         let lengthText = Self.trimmed(length ?? "")
         guard lengthText.utf8.allSatisfy(Self.isDigit), let value = Int64(lengthText), value > 0 else {
@@ -71,43 +71,43 @@ extension FileDraft {
 
     /// The source of a `<url>`, or `nil` with a note when it is not an `http` or `https` URL
     /// free of spaces and control scalars. An invalid priority or location is dropped with a note.
-    static func source(_ url: String, priority: String?, location: String?, notes: inout [String]) -> Metalink.Source? {
-        let scheme = url.unicodeScalars.prefix { $0 != ":" }
-        let lowered = String(String.UnicodeScalarView(scheme)).lowercased()
+    static func source(_ url: String, priority: String?, location: String?, notes: inout Warnings) -> Metalink.Source? {
+        let scheme = String(String.UnicodeScalarView(url.unicodeScalars.prefix { $0 != ":" }))
+        let lowered = scheme.lowercased()
         guard lowered == "http" || lowered == "https" else {
-            let shown = scheme.count == url.unicodeScalars.count || scheme.count > 16 ? "a URL without a scheme" : "a URL of scheme '\(Redaction.safe(lowered))'"
-            notes.append("\(shown) skipped: only http and https are used")
+            let shown = scheme.unicodeScalars.count == url.unicodeScalars.count || scheme.unicodeScalars.count > 16 ? "a URL without a scheme" : "a URL of scheme '\(Redaction.safe(lowered))'"
+            notes.add("\(shown) skipped: only http and https are used")
             return nil
         }
-        let rest = url.utf8.dropFirst(lowered.utf8.count)
+        let rest = url.utf8.dropFirst(scheme.utf8.count)
         guard rest.starts(with: "://".utf8), let host = rest.dropFirst(3).first, host != UInt8(ascii: "/") else {
-            notes.append("an \(lowered) URL without a host skipped")
+            notes.add("an \(lowered) URL without a host skipped")
             return nil
         }
         guard url.unicodeScalars.allSatisfy({ $0.value > 0x20 && Redaction.isSafe($0) }) else {
-            notes.append("an \(lowered) URL with a space or control character skipped")
+            notes.add("an \(lowered) URL with a space or control character skipped")
             return nil
         }
         return Metalink.Source(url: url, priority: checkedPriority(priority, notes: &notes), location: checkedLocation(location, notes: &notes))
     }
 
     /// A priority from 1 to 999999, or `nil` (with a note when one was given otherwise).
-    static func checkedPriority(_ text: String?, notes: inout [String]) -> Int? {
+    static func checkedPriority(_ text: String?, notes: inout Warnings) -> Int? {
         guard let text else { return nil }
         let trimmed = Self.trimmed(text)
         guard trimmed.utf8.count <= 6, trimmed.utf8.allSatisfy(isDigit), let value = Int(trimmed), (1...999_999).contains(value) else {
-            notes.append("the priority '\(Redaction.safe(trimmed, limit: 40))' is not 1 to 999999, ignored")
+            notes.add("the priority '\(Redaction.safe(trimmed, limit: 40))' is not 1 to 999999, ignored")
             return nil
         }
         return value
     }
 
     /// A two-letter country code in lowercase, or `nil` (with a note when one was given otherwise).
-    static func checkedLocation(_ text: String?, notes: inout [String]) -> String? {
+    static func checkedLocation(_ text: String?, notes: inout Warnings) -> String? {
         guard let text else { return nil }
         let trimmed = Self.trimmed(text)
         guard trimmed.utf8.count == 2, trimmed.utf8.allSatisfy({ ($0 | 0x20) >= UInt8(ascii: "a") && ($0 | 0x20) <= UInt8(ascii: "z") }) else {
-            notes.append("the location '\(Redaction.safe(trimmed, limit: 40))' is not a two-letter country code, ignored")
+            notes.add("the location '\(Redaction.safe(trimmed, limit: 40))' is not a two-letter country code, ignored")
             return nil
         }
         return trimmed.lowercased()

@@ -26,7 +26,7 @@ struct FileDraft {
     /// The first reason found to skip the file.
     var refusal: String?
     /// What was ignored without skipping the file.
-    var notes: [String] = []
+    var notes = Warnings()
 
     /// A draft for a `<file>` with the `name` attribute `name`.
     init(name: String?) {
@@ -49,11 +49,14 @@ struct FileDraft {
         case .hash(let type): takeHash(type: type, text: Self.trimmed(text))
         case .pieceHash: takePieceHash(Self.trimmed(text))
         case .url(let priority, let location):
+            guard sources.count < Metalink.Limits.sourcesPerFile else {
+                return notes.add("a URL beyond the first \(Metalink.Limits.sourcesPerFile) skipped")
+            }
             if let source = Self.source(Self.trimmed(text), priority: priority, location: location, notes: &notes) {
                 sources.append(source)
             }
         case .metaurl(let mediatype):
-            notes.append("a metaurl (\(Redaction.safe(mediatype ?? "no mediatype", limit: 40))) ignored: only http and https URLs are used")
+            notes.add("a metaurl (\(Redaction.safe(mediatype ?? "no mediatype", limit: 40))) ignored: only http and https URLs are used")
         }
     }
 
@@ -72,9 +75,9 @@ struct FileDraft {
     /// `<hash type="...">`: kept when the type is known; a digest of the wrong length skips the
     /// file, as do two different digests of one type.
     mutating func takeHash(type: String?, text: String) {
-        guard let type else { return notes.append("a <hash> without a type ignored") }
+        guard let type else { return notes.add("a <hash> without a type ignored") }
         guard let algorithm = Self.algorithm(named: type) else {
-            return notes.append("a hash of the unknown type '\(Redaction.safe(type, limit: 40))' ignored")
+            return notes.add("a hash of the unknown type '\(Redaction.safe(type, limit: 40))' ignored")
         }
         guard let digest = Self.digest(text, algorithm) else {
             return refuse("its \(Self.name(of: algorithm)) hash is not \(algorithm.byteCount * 2) hex digits")
@@ -89,7 +92,7 @@ struct FileDraft {
     static func trimmed(_ text: String) -> String {
         guard let first = text.utf8.firstIndex(where: { !XMLReader.isWhitespace($0) }),
               let last = text.utf8.lastIndex(where: { !XMLReader.isWhitespace($0) }) else { return "" }
-        return String(text[first...last])
+        return String(decoding: text.utf8[first...last], as: UTF8.self)
     }
 
     /// Whether `byte` is an ASCII digit.

@@ -30,7 +30,8 @@ public struct Metalink: Sendable, Equatable {
     ///   `application/metalink4+xml` body), at most ``Limits/documentBytes``.
     /// - Returns: the usable files and the warnings for what was skipped.
     /// - Throws: ``MetalinkError`` with code `tooLarge`, `malformed`, `refused`,
-    ///   `limitExceeded`, `notMetalink` or `noUsableFile`.
+    ///   `limitExceeded` (also for more than ``Limits/files`` files), `notMetalink` or
+    ///   `noUsableFile`.
     public static func parse(_ bytes: some Collection<UInt8>) throws(MetalinkError) -> Metalink {
         guard bytes.count <= Limits.documentBytes else {
             throw MetalinkError(.tooLarge, "the document is \(bytes.count) bytes, more than the \(Limits.documentBytes) read")
@@ -146,6 +147,10 @@ extension Metalink {
         public static let pieceCount = 1 << 18
         /// The most lines kept in ``Metalink/warnings`` (a last line counts the others).
         public static let warnings = 64
+        /// The most files one document may describe.
+        public static let files = 1 << 16
+        /// The most sources kept for one file (the others are skipped with a warning).
+        public static let sourcesPerFile = 1024
         /// The longest file name, in bytes of UTF-8.
         public static let fileNameBytes = 4096
         /// The longest component of a file name, in bytes of UTF-8 (the usual `NAME_MAX`).

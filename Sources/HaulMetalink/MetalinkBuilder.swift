@@ -34,6 +34,8 @@ struct MetalinkBuilder {
     var warnings = Warnings()
     /// Why the first skipped file was skipped, for the error when none is left.
     var firstSkip: String?
+    /// The `<file>` elements met so far.
+    var fileCount = 0
 
     /// Takes one event.
     ///
@@ -51,6 +53,9 @@ struct MetalinkBuilder {
                 return
             }
             contexts.append(child(tag, of: parent))
+            guard fileCount <= Metalink.Limits.files else {
+                throw MetalinkError(.limitExceeded, "more than \(Metalink.Limits.files) files in one document")
+            }
         case .text(let run):
             if case .field = contexts.last { text += run }
         case .end:
@@ -71,6 +76,7 @@ struct MetalinkBuilder {
         text = ""
         switch (parent, tag.name.localName) {
         case (.root, "file"):
+            fileCount += 1
             file = FileDraft(name: tag.attribute("name"))
             return .file
         case (.file, "size"): return .field(.size)
@@ -107,7 +113,7 @@ struct MetalinkBuilder {
 
     /// Keeps the file `draft` describes, or records why not.
     mutating func accept(_ draft: FileDraft) {
-        for note in draft.notes { warnings.add("file '\(draft.shownName)': \(note)") }
+        warnings.add(draft.notes, prefix: "file '\(draft.shownName)': ")
         var reason: String?
         switch draft.finished() {
         case .success(let file):
@@ -137,14 +143,21 @@ struct MetalinkBuilder {
     }
 }
 
-/// The warnings of one document, at most ``Metalink/Limits/warnings`` lines.
+/// The warnings of one document (or the notes of one file), at most
+/// ``Metalink/Limits/warnings`` lines.
 struct Warnings {
-    private var kept: [String] = []
-    private var dropped = 0
+    private(set) var kept: [String] = []
+    private(set) var dropped = 0
 
     /// Adds a line, or counts it when the list is full.
     mutating func add(_ line: String) {
         if kept.count < Metalink.Limits.warnings { kept.append(line) } else { dropped += 1 }
+    }
+
+    /// Adds the lines of `other`, each after `prefix`, and counts those it dropped.
+    mutating func add(_ other: Warnings, prefix: String) {
+        for line in other.kept { add(prefix + line) }
+        dropped += other.dropped
     }
 
     /// The kept lines, and a last one counting the dropped ones.

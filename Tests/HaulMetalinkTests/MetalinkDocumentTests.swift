@@ -241,4 +241,19 @@ struct MetalinkDocumentTests {
         #expect(document.warnings.count == Metalink.Limits.warnings + 1)
         #expect(document.warnings.last == "\(100 - Metalink.Limits.warnings) more warnings not shown")
     }
+
+    @Test("sources beyond the limit per file are skipped; notes of one file are bounded too")
+    func sourcesBounded() throws {
+        let urls = (0...Metalink.Limits.sourcesPerFile).map { "<url>http://e/\($0)</url><metaurl>x</metaurl>" }.joined()
+        let document = try Metalink.parse(Documents.oneFile(urls, url: nil))
+        #expect(document.files.first?.urls.count == Metalink.Limits.sourcesPerFile)
+        #expect(document.warnings.count == Metalink.Limits.warnings + 1)
+        #expect(document.warnings.last == "\(Metalink.Limits.sourcesPerFile + 2 - Metalink.Limits.warnings) more warnings not shown")
+    }
+
+    @Test("more files than the limit refuse the document")
+    func filesBounded() {
+        let files = String(repeating: "<file name=\"a\"><url>http://e/a</url></file>", count: Metalink.Limits.files + 1)
+        #expect(Documents.error(Documents.document(files))?.code == .limitExceeded)
+    }
 }
