@@ -13,6 +13,7 @@ enum MetalinkTargets {
         var names: Set<String> = []
         for file in document.files {
             FuzzTargets.require(Metalink.File.nameProblem(file.name) == nil, "a refused name kept: \(Array(file.name.unicodeScalars))")
+            FuzzTargets.require(staysBelow(file.name), "a name that leaves its folder: \(Array(file.name.unicodeScalars))")
             FuzzTargets.require(names.insert(file.name).inserted, "a name kept twice: \(Array(file.name.unicodeScalars))")
             checkSources(file)
             checkDigests(file)
@@ -20,6 +21,18 @@ enum MetalinkTargets {
         for line in document.warnings {
             FuzzTargets.require(!line.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) },
                                 "a warning with a control character: \(Array(line.unicodeScalars))")
+        }
+    }
+
+    /// Whether `name`, read by bytes as the kernel reads a path, stays below the folder it is
+    /// joined to: not absolute, no `.` or `..` or empty component, no backslash, no control byte
+    /// (a check apart from ``Metalink/File/nameProblem(_:)``, so a fault there shows here).
+    static func staysBelow(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard !bytes.isEmpty, bytes.first != UInt8(ascii: "/"), !bytes.contains(UInt8(ascii: "\\")),
+              !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return false }
+        return bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).allSatisfy {
+            !$0.isEmpty && !$0.elementsEqual([UInt8(ascii: ".")]) && !$0.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")])
         }
     }
 
