@@ -53,17 +53,22 @@ extension FileDraft {
         guard let name else { return .failure(FileRefusal(reason: "it has no name")) }
         if let problem = Metalink.File.nameProblem(name) { return .failure(FileRefusal(reason: "its name is refused: \(problem)")) }
         if let refusal { return .failure(FileRefusal(reason: refusal)) }
-        let urls = sources.enumerated().sorted { ($0.element.priority ?? Int.max, $0.offset) < ($1.element.priority ?? Int.max, $1.offset) }
+        let urls = sources.enumerated().sorted {
+            ($0.element.priority ?? Int.max, $0.offset) < ($1.element.priority ?? Int.max, $1.offset)
+        }
         guard !urls.isEmpty else { return .failure(FileRefusal(reason: "it has no http or https URL")) }
         if let size {
             for piece in pieces {
                 let expected = Self.pieceCount(size: size, length: piece.length) ?? 0
                 guard expected == Int64(piece.digests.count) else {
-                    return .failure(FileRefusal(reason: "it has \(piece.digests.count) \(Self.name(of: piece.algorithm)) piece hashes where its size needs \(expected)"))
+                    let kind = Self.name(of: piece.algorithm)
+                    return .failure(FileRefusal(reason: "it has \(piece.digests.count) \(kind) piece hashes where its size needs \(expected)"))
                 }
             }
         }
-        let hash = Self.strength.lazy.compactMap { algorithm in self.hashes[algorithm].map { Metalink.Hash(algorithm: algorithm, digest: $0) } }.first
+        let hash = Self.strength.lazy.compactMap { algorithm in
+            self.hashes[algorithm].map { Metalink.Hash(algorithm: algorithm, digest: $0) }
+        }.first
         let strongestPieces = Self.strength.lazy.compactMap { algorithm in self.pieces.first { $0.algorithm == algorithm } }.first
         return .success(Metalink.File(name: name, size: size, hash: hash, pieces: strongestPieces, urls: urls.map(\.element),
                                       description: description, version: version, identity: identity))
@@ -73,9 +78,10 @@ extension FileDraft {
     /// free of spaces and control scalars. An invalid priority or location is dropped with a note.
     static func source(_ url: String, priority: String?, location: String?, notes: inout Warnings) -> Metalink.Source? {
         let scheme = String(String.UnicodeScalarView(url.unicodeScalars.prefix { $0 != ":" }))
-        let lowered = scheme.lowercased()
+        let lowered = asciiLowercased(scheme)
         guard lowered == "http" || lowered == "https" else {
-            let shown = scheme.unicodeScalars.count == url.unicodeScalars.count || scheme.unicodeScalars.count > 16 ? "a URL without a scheme" : "a URL of scheme '\(Redaction.safe(lowered))'"
+            let schemeless = scheme.unicodeScalars.count == url.unicodeScalars.count || scheme.unicodeScalars.count > 16
+            let shown = schemeless ? "a URL without a scheme" : "a URL of scheme '\(Redaction.safe(lowered))'"
             notes.add("\(shown) skipped: only http and https are used")
             return nil
         }
@@ -88,14 +94,15 @@ extension FileDraft {
             notes.add("an \(lowered) URL with a space or control character skipped")
             return nil
         }
-        return Metalink.Source(url: url, priority: checkedPriority(priority, notes: &notes), location: checkedLocation(location, notes: &notes))
+        let priority = checkedPriority(priority, notes: &notes)
+        return Metalink.Source(url: url, priority: priority, location: checkedLocation(location, notes: &notes))
     }
 
     /// A priority from 1 to 999999, or `nil` (with a note when one was given otherwise).
     static func checkedPriority(_ text: String?, notes: inout Warnings) -> Int? {
         guard let text else { return nil }
         let trimmed = Self.trimmed(text)
-        guard trimmed.utf8.count <= 6, trimmed.utf8.allSatisfy(isDigit), let value = Int(trimmed), (1...999_999).contains(value) else {
+        guard trimmed.utf8.count <= 6, trimmed.utf8.allSatisfy(isDigit), let value = Int(trimmed), value >= 1 else {
             notes.add("the priority '\(Redaction.safe(trimmed, limit: 40))' is not 1 to 999999, ignored")
             return nil
         }
@@ -106,10 +113,17 @@ extension FileDraft {
     static func checkedLocation(_ text: String?, notes: inout Warnings) -> String? {
         guard let text else { return nil }
         let trimmed = Self.trimmed(text)
-        guard trimmed.utf8.count == 2, trimmed.utf8.allSatisfy({ ($0 | 0x20) >= UInt8(ascii: "a") && ($0 | 0x20) <= UInt8(ascii: "z") }) else {
+        let lowered = asciiLowercased(trimmed)
+        guard lowered.utf8.count == 2, lowered.utf8.allSatisfy({ (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) }) else {
             notes.add("the location '\(Redaction.safe(trimmed, limit: 40))' is not a two-letter country code, ignored")
             return nil
         }
-        return trimmed.lowercased()
+        return lowered
+    }
+
+    /// `text` with ASCII capitals made small and nothing else changed (no Unicode case mapping:
+    /// the Kelvin sign must not become `k`).
+    static func asciiLowercased(_ text: String) -> String {
+        String(decoding: text.utf8.map { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 }

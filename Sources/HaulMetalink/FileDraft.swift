@@ -102,7 +102,7 @@ struct FileDraft {
 
     /// The algorithm of an IANA hash function name (RFC 5854 section 4.2.4), case-insensitive.
     static func algorithm(named name: String) -> ChecksumAlgorithm? {
-        switch name.lowercased() {
+        switch asciiLowercased(name) {
         case "sha-512": .sha512
         case "sha-256": .sha256
         case "sha-1": .sha1

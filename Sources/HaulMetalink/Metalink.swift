@@ -55,7 +55,9 @@ extension Metalink {
         public var size: Int64?
         /// The strongest whole-file hash given (SHA-512, then SHA-256, SHA-1, MD5).
         public var hash: Hash?
-        /// The strongest piece hashes given, whose count matches ``size`` when it is known.
+        /// The strongest piece hashes given (SHA-512, then SHA-256, SHA-1, MD5), whose count
+        /// matches ``size`` when it is known; when it is not, the count is unchecked (at most
+        /// ``Limits/pieceCount``): check it against the length the server reports.
         public var pieces: Pieces?
         /// The HTTP and HTTPS sources, by priority (lowest number first, then those without one,
         /// each group in document order); never empty.

@@ -120,7 +120,8 @@ extension XMLReader {
             guard value <= 0x10FFFF else { throw failure(.malformed, "a character reference beyond U+10FFFF", at: offset) }
         }
         guard !text.isEmpty, let scalar = Unicode.Scalar(value), UTF8Check.isXMLCharacter(value) else {
-            throw failure(.malformed, "a character reference to U+\(String(value, radix: 16, uppercase: true)), which XML does not allow", at: offset)
+            let shown = String(value, radix: 16, uppercase: true)
+            throw failure(.malformed, "a character reference to U+\(shown), which XML does not allow", at: offset)
         }
         return scalar
     }
