@@ -52,7 +52,9 @@ struct MetalinkBuilder {
                 contexts.append(.skipped)
                 return
             }
-            contexts.append(child(tag, of: parent))
+            let context = child(tag, of: parent)
+            if case .field = context { text = "" }
+            contexts.append(context)
             guard fileCount <= Metalink.Limits.files else {
                 throw MetalinkError(.limitExceeded, "more than \(Metalink.Limits.files) files in one document")
             }
@@ -73,7 +75,6 @@ struct MetalinkBuilder {
 
     /// The context of a Metalink 4 element inside `parent`.
     mutating func child(_ tag: XMLStartTag, of parent: Context) -> Context {
-        text = ""
         switch (parent, tag.name.localName) {
         case (.root, "file"):
             fileCount += 1

@@ -101,12 +101,13 @@ struct MetalinkXMLTests {
         let bytes = Documents.document("""
         <x:wrap xmlns:x="urn:example:x"><file name="inside.iso"><url>http://e/inside</url></file></x:wrap>
         <file name="a.iso"><x:url xmlns:x="urn:example:x">http://evil.example/a</x:url><url>http://example.com/a</url>
-        <size><x:n xmlns:x="urn:example:x">9</x:n>5</size></file>
+        <size><x:n xmlns:x="urn:example:x">9</x:n>5</size><description>one <b/>two <x:c xmlns:x="urn:x">x</x:c>three</description></file>
         """)
         let document = try Metalink.parse(bytes)
         #expect(document.files.map(\.name) == ["a.iso"])
         #expect(document.files.first?.urls.map(\.url) == ["http://example.com/a"])
         #expect(document.files.first?.size == 5)
+        #expect(document.files.first?.description == "one two three")
     }
 
     @Test("a root that is not Metalink 4's is refused", arguments: [
