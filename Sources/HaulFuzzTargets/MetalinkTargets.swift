@@ -36,12 +36,14 @@ enum MetalinkTargets {
         }
     }
 
-    /// Sources: not empty, http or https, sorted by priority (absent last).
+    /// Sources: not empty, http or https (by bytes), sorted by priority (absent last).
     static func checkSources(_ file: Metalink.File) {
         FuzzTargets.require(!file.urls.isEmpty, "a file without a source")
         for source in file.urls {
-            let lowered = source.url.lowercased()
-            FuzzTargets.require(lowered.hasPrefix("http://") || lowered.hasPrefix("https://"), "a source that is not http(s)")
+            // By bytes: "http://\u{359}host" starts with "http://" though its Characters do not.
+            let lowered = source.url.utf8.prefix(8).map { $0 | ($0 >= 0x41 && $0 <= 0x5A ? 0x20 : 0) }
+            FuzzTargets.require(lowered.starts(with: "http://".utf8) || lowered.starts(with: "https://".utf8),
+                                "a source that is not http(s): \(Array(source.url.unicodeScalars.prefix(10)))")
             FuzzTargets.require(source.priority.map { (1...999_999).contains($0) } ?? true, "a priority out of range")
         }
         let order = file.urls.map { $0.priority ?? Int.max }
