@@ -39,6 +39,8 @@ let package = Package(
         // Hashes and HMAC through the system OpenSSL: checksums, resume records, URL signing, the daemon's handshakes.
         .target(name: "HaulCrypto", dependencies: ["HaulCore", "CHaulTLS"]),
         .target(name: "Haul", dependencies: ["HaulCore", "HaulCrypto", "HaulHTTP", "CHaulSys"]),
+        // Metalink 4 (RFC 5854) documents read and checked: one file from many sources. Pure: no I/O.
+        .target(name: "HaulMetalink", dependencies: ["HaulCore", "HaulCrypto"]),
         .target(name: "HaulURLSession", dependencies: ["Haul", "HaulHTTP", "HaulCore"]),
         // The S3 and OSS URL signers: Haul's URLSigner protocol implemented, apart from the engine.
         .target(name: "HaulSigning", dependencies: ["Haul", "HaulCore", "HaulCrypto", "HaulHTTP"]),
@@ -63,6 +65,7 @@ let package = Package(
 
         .target(name: "HaulTestSupport", dependencies: ["Haul", "HaulCore", "HaulServer"], path: "Tests/HaulTestSupport"),
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore", "HaulTestSupport"]),
+        .testTarget(name: "HaulMetalinkTests", dependencies: ["HaulMetalink", "HaulCrypto"]),
         .testTarget(name: "HaulHTTPTests", dependencies: ["HaulHTTP", "HaulCore", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulCrypto", "HaulSigning", "HaulHTTP", "HaulCore", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulServerTests", dependencies: ["HaulServer", "HaulTestSupport"]),
@@ -88,7 +91,8 @@ let package = Package(
 
 // The fuzz targets (a library, so the tests replay their corpora) and, with HAUL_FUZZ=1, the
 // libFuzzer program that runs them (Scripts/fuzz.sh builds it with -sanitize=fuzzer,address).
-package.targets.append(.target(name: "HaulFuzzTargets", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulJSON", "HaulService", "HaulDaemon"]))
+package.targets.append(.target(name: "HaulFuzzTargets", dependencies: ["Haul", "HaulHTTP", "HaulCore", "HaulJSON", "HaulService", "HaulDaemon",
+                                                                         "HaulMetalink"]))
 package.targets.append(.testTarget(name: "HaulFuzzTests", dependencies: ["HaulFuzzTargets"]))
 if Context.environment["HAUL_FUZZ"] == "1" {
     package.products.append(.executable(name: "haul-fuzz", targets: ["HaulFuzz"]))

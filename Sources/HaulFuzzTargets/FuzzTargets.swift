@@ -29,6 +29,7 @@ package enum FuzzTargets {
         Target(name: "json", run: DaemonTargets.json),
         Target(name: "rpc-request", run: DaemonTargets.rpcRequest),
         Target(name: "daemon-paths", run: PathTargets.daemonPaths),
+        Target(name: "metalink", run: MetalinkTargets.metalink),
     ]
 
     /// The target called `name`, if there is one.
