@@ -184,6 +184,12 @@ public final class Download: Sendable {
         control.segmentsInFlight
     }
 
+    /// The servers of the running transfer over ranges, in use or set aside; empty when nothing is
+    /// in flight.
+    package var sourcesInUse: [SourceInUse] {
+        control.sourcesInUse
+    }
+
     /// Ends the running attempt and starts another at once, from the bytes on disk, with no
     /// event; for a change that a running transfer takes only when it starts (a rate limit set
     /// where there was none). Nothing happens unless the download is running.

@@ -38,6 +38,13 @@ extension DownloadService {
         return run?.segmentsInFlight ?? []
     }
 
+    /// The servers of the download's running transfer over ranges (its URLs and the mirrors its
+    /// server named), in use or set aside; empty unless it is active with ranges in flight.
+    package func sourcesInUse(_ id: DownloadID) -> [SourceInUse] {
+        let run = state.withLock { $0.runs[id]?.download }
+        return run?.sourcesInUse ?? []
+    }
+
     /// The active downloads, in the order they started.
     public func activeDownloads() -> [ServiceDownload] {
         state.withLock { state in state.queue.active.compactMap { state.queue.entries[$0].map { snapshot($0, runs: state.runs) } } }

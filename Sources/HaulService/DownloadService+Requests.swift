@@ -61,7 +61,10 @@ extension DownloadService {
         var request = DownloadRequest(url: url, headers: entry.options.headers.map { ($0.name, $0.value) },
                                       conflictPolicy: entry.options.overwrite ? .overwrite : .rename, key: entry.id.hex,
                                       checksum: entry.options.checksum)
-        request.connections = entry.options.connections
+        // aria2's `split` is spread over the sources; each server gets at least one connection.
+        let mirrors = entry.urls.dropFirst().compactMap(URL.init(string:))
+        request.mirrors = mirrors.map { DownloadSource(url: $0) }
+        request.connections = entry.options.connections.map { max(1, ($0 + mirrors.count) / (mirrors.count + 1)) }
         request.rateLimit = entry.options.rateLimit
         let folder = entry.options.directory
         if let file = entry.file {

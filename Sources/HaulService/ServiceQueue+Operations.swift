@@ -183,8 +183,8 @@ extension ServiceQueue {
         return effects
     }
 
-    /// Replaces a queued download's URLs; an active one's run restarts when its first URL
-    /// (the one downloaded) changed.
+    /// Replaces a queued download's URLs; an active one's run restarts from the bytes on disk
+    /// when they changed (every URL is a source of its transfer).
     ///
     /// - Throws: `invalidState` for a result.
     mutating func changeURLs(_ id: DownloadID, to urls: [String]) throws(ServiceError) -> [Effect] {
@@ -193,7 +193,7 @@ extension ServiceQueue {
         }
         entries[id]!.urls = urls
         var effects: [Effect] = [.save(id)]
-        if entry.urls.first != urls.first, case .running(let generation) = entry.run {
+        if entry.urls != urls, case .running(let generation) = entry.run {
             entries[id]!.run = .ending(generation, restart: true)
             effects.append(.stop(id, generation: generation))
         }

@@ -247,6 +247,24 @@ import HaulJSON
         }
     }
 
+    @Test func addUriWithSeveralURIsFetchesFromAllOfThem() async throws {
+        let servers = try [HaulServer(), HaulServer()]
+        for server in servers { server.setResource("/m.bin", HaulServer.Resource(size: 3 << 20, seed: 5, etag: "\"m\"", rate: 600_000)) }
+        let uris = servers.map { JSONValue.string($0.url("/m.bin")) }
+        try await Self.withRPC { rpc, service, _ in
+            let gid = Self.result(rpc, "aria2.addUri", [.array(uris), ["split": "4"]])
+            let id = try #require(gid.string.flatMap { DownloadID(hex: $0) })
+            #expect(await eventually(timeout: .seconds(20)) { servers.allSatisfy { $0.bodyBytesSent > 0 } || service.download(id)?.status != .active })
+            let statuses = Self.result(rpc, "aria2.getUris", [gid]).array?.compactMap { $0.object?["status"]?.string }
+            #expect(statuses == ["used", "used"], "both servers are in use: \(String(describing: statuses))")
+            let listed = Self.result(rpc, "aria2.getServers", [gid]).array?.first?.object?["servers"]?.array ?? []
+            #expect(Set(listed.compactMap { $0.object?["currentUri"]?.string }) == Set(servers.map { $0.url("/m.bin") }), "\(listed)")
+            #expect(await eventually(timeout: .seconds(30)) { service.download(id)?.status == .complete })
+            let path = try #require(service.download(id)?.filePath)
+            #expect(FileManager.default.contents(atPath: path) == Data(HaulServer.content(seed: 5).bytes(0..<(3 << 20))))
+        }
+    }
+
     @Test func aCallNeverWaitsForATransfersNetwork() async throws {
         let server = try HaulServer()
         try await Self.withRPC { rpc, service, _ in

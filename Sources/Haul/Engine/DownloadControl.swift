@@ -47,6 +47,12 @@ final class DownloadControl: Sendable {
         return transfer?.segmentsInFlight ?? []
     }
 
+    /// The sources of the transfer over ranges that runs now, if any.
+    var sourcesInUse: [SourceInUse] {
+        let transfer = state.withLock { $0.transfer }
+        return transfer?.sourcesInUse ?? []
+    }
+
     /// Records the transfer over ranges that runs now (`nil` once it has ended).
     func publish(transfer: SegmentedTransfer?) {
         state.withLock { $0.transfer = transfer }

@@ -71,7 +71,8 @@ package struct DownloadJob {
         var sources: [SignedSource] = []
         for (index, mirror) in request.mirrors.enumerated() where sources.count + 1 < configuration.maximumSources {
             do throws(DownloadError) {
-                let source = try SignedSource(mirror, cancellation: cancellation, warn: { [events] in events.yield(.warning($0)) })
+                var source = try SignedSource(mirror, cancellation: cancellation, warn: { [events] in events.yield(.warning($0)) })
+                source.requestIndex = index + 1
                 _ = try mappingHTTPErrors { () throws(HTTPClientError) in
                     try RequestHead.make(method: .get, url: source.base, userAgent: configuration.userAgent, userHeaders: mirror.headers,
                                          sendUserinfo: true, range: nil, ifRange: nil)

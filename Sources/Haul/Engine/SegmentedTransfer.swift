@@ -61,6 +61,17 @@ final class SegmentedTransfer: Sendable {
     /// Whether a resume record was written (so it must be removed after the commit).
     var checkpointed: Bool { state.withLock { $0.recordSaved } }
 
+    /// Each source as it is now, in the order of ``Setup/sources``.
+    var sourcesInUse: [SourceInUse] {
+        let board = state.withLock { $0.board }
+        return zip(setup.sources, board.sources).map { source, known in
+            var reason: String?
+            if case .setAside(let why, _) = known.standing { reason = why }
+            return SourceInUse(url: source.base.description, requestIndex: source.requestIndex, connections: known.connections,
+                               bytes: known.bytes, bytesPerSecondPerConnection: known.rate, setAsideReason: reason)
+        }
+    }
+
     /// Each connection's segment as it is now.
     var segmentsInFlight: [SegmentInFlight] { state.withLock { $0.planner.connectionRanges } }
 

@@ -26,6 +26,8 @@ struct SignedSource: Sendable {
     private let userHeaders: [(name: String, value: String)]
     private let credentials: Credentials?
     private let skew: SkewWarning
+    /// Which of the request's URLs this is (0: its own; `nil`: a mirror a server named).
+    var requestIndex: Int? = 0
 
     /// The source of `request`: with a signer, signs once now to learn the `http(s)` URL.
     ///
@@ -64,6 +66,7 @@ struct SignedSource: Sendable {
         userHeaders = []
         credentials = nil
         skew = SkewWarning(warn: warn)
+        requestIndex = nil
     }
 
     /// Sends a GET (freshly signed with a signer) and returns the final response, redirects

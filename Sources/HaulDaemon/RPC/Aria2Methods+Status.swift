@@ -42,7 +42,7 @@ extension Aria2Methods {
     static func getURIs(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
         let found = try download(call)
         guard !found.status.isStopped else { throw RPCFault.failure("No URI data is available for GID#\(found.id.hex)") }
-        return Aria2Status.uris(found)
+        return Aria2Status.uris(found, sources: call.service.sourcesInUse(found.id))
     }
 
     static func getFiles(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
@@ -60,9 +60,20 @@ extension Aria2Methods {
         guard found.status == .active, let url = found.urls.first else {
             throw RPCFault.failure("No active download for GID#\(found.id.hex)")
         }
-        let server: JSONValue = ["currentUri": .string(url), "downloadSpeed": .string(String(Int64(found.bytesPerSecond))),
-                                 "uri": .string(url)]
-        return [["index": "1", "servers": [server]]]
+        let sources = call.service.sourcesInUse(found.id).filter { $0.connections > 0 }
+        guard !sources.isEmpty else {
+            let server: JSONValue = ["currentUri": .string(url), "downloadSpeed": .string(String(Int64(found.bytesPerSecond))),
+                                     "uri": .string(url)]
+            return [["index": "1", "servers": [server]]]
+        }
+        // One entry per connection, as aria2 lists them: the URL as given, and its server's share of the speed.
+        let servers: [JSONValue] = sources.flatMap { source -> [JSONValue] in
+            let given = source.requestIndex.flatMap { found.urls.indices.contains($0) ? found.urls[$0] : nil } ?? source.url
+            let speed = String(Int64(source.bytesPerSecondPerConnection ?? 0))
+            return Array(repeating: ["currentUri": .string(given), "downloadSpeed": .string(speed), "uri": .string(given)],
+                         count: source.connections)
+        }
+        return [["index": "1", "servers": .array(servers)]]
     }
 
     static func getGlobalStat(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {

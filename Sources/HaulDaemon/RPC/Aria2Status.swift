@@ -63,12 +63,15 @@ enum Aria2Status {
         return [.object(file)]
     }
 
-    /// `getUris`: the first URL is `used` once the download has run, the others `waiting`.
-    static func uris(_ download: ServiceDownload) -> JSONValue {
+    /// `getUris`: a URL is `used` once it served the running transfer (a connection, bytes, or
+    /// set aside after a try), else `waiting`; without a transfer over ranges in flight, the
+    /// first URL is `used` once the download has run.
+    static func uris(_ download: ServiceDownload, sources: [SourceInUse] = []) -> JSONValue {
         let started = download.status == .active || download.status.isStopped || download.completedBytes > 0
+        let tried = Set(sources.filter { $0.connections > 0 || $0.bytes > 0 || $0.setAsideReason != nil }.compactMap(\.requestIndex))
         return .array(download.urls.enumerated().map { index, url in
-            .object(JSONObject([.init("status", .string(index == 0 && started ? "used" : "waiting")),
-                                .init("uri", .string(url))]))
+            let used = sources.isEmpty ? index == 0 && started : tried.contains(index)
+            return .object(JSONObject([.init("status", .string(used ? "used" : "waiting")), .init("uri", .string(url))]))
         })
     }
 
