@@ -53,7 +53,8 @@ let package = Package(
         // Assets/, embedded in the code at build time.
         .target(name: "HaulDashboard", dependencies: ["HaulDaemon", "HaulCore", "HaulCrypto"], resources: [.embedInCode("Assets")]),
         .target(name: "HaulServer", dependencies: ["CHaulTLS", "CHaulSys"]),
-        .target(name: "HaulCLI", dependencies: ["Haul", "HaulCore", "HaulJSON", "HaulSigning", "HaulService", "HaulDaemon", "HaulDashboard"]),
+        .target(name: "HaulCLI", dependencies: ["Haul", "HaulCore", "HaulJSON", "HaulSigning", "HaulService", "HaulDaemon", "HaulDashboard",
+                                                "HaulMetalink"]),
         // `haul demo` downloads from the test server, linked here only.
         .executableTarget(name: "haul", dependencies: ["HaulCLI", "HaulServer"]),
         .executableTarget(name: "HaulURLSessionCommand", dependencies: ["HaulCLI", "HaulURLSession"],

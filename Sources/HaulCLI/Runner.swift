@@ -24,19 +24,9 @@ struct Runner {
 
     /// Runs everything and returns the exit status (``ExitStatus``; README.md, "Exit status").
     func run() async -> Int32 {
-        var entries = options.urls.map { [$0] }
-        if let list = options.inputFile {
-            do throws(DownloadError) {
-                entries += InputURLs.urls(inList: try InputURLs.readList(list, terminal: terminal)).map(InputURLs.sources(onLine:))
-            } catch {
-                terminal.write("haul: \(HumanFormat.printable(error.message))\n", to: .error)
-                return error.code.exitStatus
-            }
-            if entries.isEmpty {
-                terminal.write("haul: no URLs in '\(HumanFormat.printable(list))'\n", to: .error)
-                return ExitStatus.failure
-            }
-        }
+        var entries: [[String]] = []
+        var planned: [MetalinkInput.Planned?] = []
+        if let failure = collect(into: &entries, planned: &planned) { return failure }
         for (flag, given) in [("--output", options.output != nil), ("--mirror", !options.mirrors.isEmpty)] where given && entries.count > 1 {
             HaulCommand.printUsageError(UsageError("\(flag) can only be used with a single URL"), to: terminal)
             return ExitStatus.usage
@@ -44,14 +34,55 @@ struct Runner {
         if !options.mirrors.isEmpty, !entries.isEmpty { entries[0] += options.mirrors }
         guard let sources = check(entries) else { return ExitStatus.usage }
         let texts = entries.map { $0[0] }
+        if planned.contains(where: { $0 != nil }) {
+            // The root of the documents' names: their folders are made below it without following links.
+            do {
+                try FileManager.default.createDirectory(at: metalinkRoot, withIntermediateDirectories: true)
+            } catch {
+                terminal.write("haul: cannot create '\(HumanFormat.printable(metalinkRoot.path))'\n", to: .error)
+                return ExitStatus.localFile
+            }
+        }
 
         if options.insecure && !options.quiet && !options.json {
             terminal.write("haul: warning: TLS certificates are not verified (--insecure)\n", to: .error)
         }
         switch prepareReach() {
-        case .success(let reach): return await download(sources, texts: texts, reach: reach)
+        case .success(let reach): return await download(sources, planned: planned, texts: texts, reach: reach)
         case .failure(let exit): return exit.status
         }
+    }
+
+    /// Each download's URLs (its own, then its mirrors: tab-separated in a list), from the
+    /// operands, the files of Metalink documents among them and the `-i` list, with the file a
+    /// Metalink document names for it; or the exit status after printing why they cannot be read.
+    private func collect(into entries: inout [[String]], planned: inout [MetalinkInput.Planned?]) -> Int32? {
+        do throws(DownloadError) {
+            for operand in options.urls {
+                guard MetalinkInput.isDocument(operand) else {
+                    entries.append([operand])
+                    planned.append(nil)
+                    continue
+                }
+                let document = try MetalinkInput.files(at: operand, in: URL(fileURLWithPath: terminal.currentDirectory.path))
+                if !options.quiet { for warning in document.warnings { terminal.write("haul: warning: \(HumanFormat.printable(warning))\n", to: .error) } }
+                entries += document.files.map(\.urls)
+                planned += document.files.map { $0 }
+            }
+            if let list = options.inputFile {
+                let lines = InputURLs.urls(inList: try InputURLs.readList(list, terminal: terminal))
+                if entries.isEmpty, lines.isEmpty {
+                    terminal.write("haul: no URLs in '\(HumanFormat.printable(list))'\n", to: .error)
+                    return ExitStatus.failure
+                }
+                entries += lines.map(InputURLs.sources(onLine:))
+                planned += lines.map { _ in nil }
+            }
+        } catch {
+            terminal.write("haul: \(HumanFormat.printable(error.message))\n", to: .error)
+            return error.code.exitStatus
+        }
+        return nil
     }
 
     /// Each download's URLs (its own, then its mirrors) checked, or `nil` after printing why one is bad.
@@ -109,6 +140,19 @@ struct Runner {
         return .directory(folder ?? terminal.currentDirectory)
     }
 
+    /// Where a file a Metalink document describes lands: its name (a relative path, its folders
+    /// created below `-d` without following links) inside `-d` or the working directory.
+    func destination(named planned: MetalinkInput.Planned) -> Destination {
+        let parts = planned.name.split(separator: "/", omittingEmptySubsequences: false)
+        return .contained(root: metalinkRoot, folder: parts.dropLast().joined(separator: "/"), name: parts.last.map(String.init))
+    }
+
+    /// `-d`, or the working directory.
+    private var metalinkRoot: URL {
+        let workingDirectory = URL(fileURLWithPath: terminal.currentDirectory.path, isDirectory: true)
+        return options.directory.map { absolutePath($0, isDirectory: true, in: workingDirectory) } ?? workingDirectory
+    }
+
     /// The request for the `index`-th URL of the run.
     ///
     /// The key includes the index, so the same URL listed twice runs twice instead of joining
@@ -147,7 +191,7 @@ struct Runner {
 
     /// Starts every download through one ``Downloader`` (which runs `-j` of them at once and
     /// queues the rest), follows their events concurrently, and reports them from this task only.
-    private func download(_ urls: [[CheckedURL]], texts: [String], reach: Reach) async -> Int32 {
+    private func download(_ urls: [[CheckedURL]], planned: [MetalinkInput.Planned?], texts: [String], reach: Reach) async -> Int32 {
         let style: Reporter.Style = options.json ? .json : options.quiet ? .quiet : .progress
         let reporter = Reporter(style: style, terminal: terminal, urlsAsGiven: texts)
         reporter.retriesRefusedConnections = options.retriesRefusedConnections
@@ -161,7 +205,7 @@ struct Runner {
         let origin = ContinuousClock.now
 
         let (reports, sink) = AsyncStream<Report>.makeStream()
-        let tokens = start(urls, on: downloader, reportingTo: sink, quiet: style == .quiet)
+        let tokens = start(urls, planned: planned, on: downloader, reportingTo: sink, quiet: style == .quiet)
         interrupts.track(tokens)
         let statuses = await follow(reports, of: urls.count, sink: sink, reporter: reporter, interrupts: interrupts,
                                     origin: origin)
@@ -184,14 +228,15 @@ struct Runner {
     /// report (with 1,000 small files, a report per download woke the reporting task 1,000 times).
     ///
     /// - Returns: the downloads' tokens, in the order of `urls`.
-    private func start(_ urls: [[CheckedURL]], on downloader: Downloader, reportingTo sink: AsyncStream<Report>.Continuation,
+    private func start(_ urls: [[CheckedURL]], planned: [MetalinkInput.Planned?], on downloader: Downloader, reportingTo sink: AsyncStream<Report>.Continuation,
                        quiet: Bool) -> [DownloadToken] {
         let destination = self.destination
         let unfinished = SharedStateLock(urls.count)
         return urls.enumerated().map { index, sources in
             let start = SharedStateLock<DownloadStart?>(nil)
-            let request = request(for: sources[0], mirrors: Array(sources.dropFirst()), index: index)
-            return downloader.start(request, to: destination, onEvent: { event in
+            var request = request(for: sources[0], mirrors: Array(sources.dropFirst()), index: index)
+            request.checksum = planned[index]?.checksum ?? request.checksum
+            return downloader.start(request, to: planned[index].map(self.destination(named:)) ?? destination, onEvent: { event in
                 if !quiet {
                     sink.yield(.event(index, event))
                 } else if case .started(let started) = event {

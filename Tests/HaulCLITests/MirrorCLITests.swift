@@ -52,3 +52,63 @@ struct MirrorCLITests {
         }
     }
 }
+
+/// `haul FILE.meta4`: every file of a Metalink document, from its servers, checked against its
+/// hash, named as the document says (below `-d`, never outside it).
+/// Serialized: each test runs the binary against two servers.
+@Suite(.throttled, .serialized, .timeLimit(.minutes(1)))
+struct MetalinkCLITests {
+    /// A Metalink 4 document of `files` (name, size, seed, servers' URLs, sha-256 hex).
+    static func document(_ files: [(name: String, urls: [String], sha256: String, size: Int)]) -> String {
+        let entries = files.map { file in
+            "<file name=\"\(file.name)\"><size>\(file.size)</size><hash type=\"sha-256\">\(file.sha256)</hash>"
+                + file.urls.enumerated().map { "<url priority=\"\($0.offset + 1)\">\($0.element.replacingOccurrences(of: "&", with: "&amp;"))</url>" }.joined()
+                + "</file>"
+        }
+        return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<metalink xmlns=\"urn:ietf:params:xml:ns:metalink\">"
+            + entries.joined() + "</metalink>\n"
+    }
+
+    @Test func everyFileOfTheDocumentComesFromItsServersAndIsChecked() async throws {
+        let (first, second) = (try HaulServer(), try HaulServer())
+        let sizes = [2 << 20, 300_000]
+        let digests = try sizes.enumerated().map { try #require(HaulServer.content(seed: UInt64($0.offset + 1)).sha256Hex(length: Int64($0.element))) }
+        try await withTemporaryDirectory { dir in
+            let files = [("a.bin", sizes[0], 1), ("sub/b.bin", sizes[1], 2)].enumerated().map { index, file in
+                (name: file.0, urls: [first, second].map { $0.url("/bytes/\(file.1)/x?seed=\(file.2)") }, sha256: digests[index], size: file.1)
+            }
+            try Self.document(files).write(to: dir.appendingPathComponent("set.meta4"), atomically: true, encoding: .utf8)
+            let outcome = try await haul(["-x", "2", "-d", "out", "set.meta4"], in: dir)
+            #expect(outcome.status == 0, "\(outcome.standardError)")
+            let out = dir.appendingPathComponent("out")
+            #expect(fileContents(out.appendingPathComponent("a.bin")) == served(sizes[0], seed: 1))
+            #expect(fileContents(out.appendingPathComponent("sub/b.bin")) == served(sizes[1], seed: 2))
+            #expect(first.bodyBytesSent > 0 && second.bodyBytesSent > 0)
+        }
+    }
+
+    @Test func aWrongHashFailsWithExit9AndAHostileNameIsSkipped() async throws {
+        let server = try HaulServer()
+        try await withTemporaryDirectory { dir in
+            let wrong = String(repeating: "0", count: 64)
+            let files = [(name: "c.bin", urls: [server.url("/bytes/1000/c")], sha256: wrong, size: 1000),
+                         (name: "../escape.bin", urls: [server.url("/bytes/1000/e")], sha256: wrong, size: 1000)]
+            try Self.document(files).write(to: dir.appendingPathComponent("bad.meta4"), atomically: true, encoding: .utf8)
+            let outcome = try await haul(["-d", "out", "bad.meta4"], in: dir)
+            #expect(outcome.status == 9, "\(outcome.standardError)")
+            #expect(outcome.standardError.contains("warning"), "the traversal name is reported")
+            #expect(listFiles(dir) == ["bad.meta4", "out"], "nothing lands outside -d")
+            #expect(listFiles(dir.appendingPathComponent("out")) == [])
+            #expect(server.requests.allSatisfy { $0.path.hasSuffix("/c") }, "the hostile file is never fetched")
+        }
+    }
+
+    @Test func aDocumentThatIsNotMetalinkIsAClearError() async throws {
+        try await withTemporaryDirectory { dir in
+            try "<!DOCTYPE x [<!ENTITY a \"b\">]><metalink/>".write(to: dir.appendingPathComponent("x.meta4"), atomically: true, encoding: .utf8)
+            let outcome = try await haul(["x.meta4"], in: dir)
+            #expect(outcome.status == 2)
+            #expect(outcome.errorLines.count == 1 && outcome.standardError.contains("not a usable Metalink document"), "\(outcome.errorLines)")
+        }
+    }
+}
