@@ -16,7 +16,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 cd "$HAUL_REPO_ROOT"
 
-MODULES=${MODULES:-"HaulCore HaulJSON HaulCrypto HaulHTTP Haul HaulURLSession HaulSigning HaulService HaulModel HaulDaemon HaulServer HaulCLI HaulDashboard"}
+MODULES=${MODULES:-"HaulCore HaulJSON HaulCrypto HaulHTTP HaulMetalink Haul HaulURLSession HaulSigning HaulService HaulModel HaulDaemon HaulServer HaulCLI HaulDashboard"}
 require_command jq
 
 if [[ -z "${SKIP_BUILD:-}" ]]; then

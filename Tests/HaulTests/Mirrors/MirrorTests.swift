@@ -78,23 +78,6 @@ struct MirrorTests {
         #expect(warnings.contains { $0.contains("source 2") && $0.contains("set aside") && $0.contains("\(Self.size + 1)") }, "\(warnings)")
     }
 
-    @Test func aMirrorThatDiesMidTransferGivesItsRangesToTheOthers() async throws {
-        let (good, dying) = (try HaulServer(), try HaulServer())
-        let paced = Self.path + "&rate=2000000"
-        let request = Self.request(url(good, paced), mirrors: [url(dying, paced)])
-        try await withTemporaryDirectory { dir async throws in
-            let download = Self.downloader().download(request, to: .directory(dir))
-            let outcome = await collect(download) { event in
-                if case .progress(let progress) = event, progress.completedBytes >= 1 << 20 { dying.stop() }
-            }
-            #expect(outcome.error == nil, "\(outcome.error?.description ?? "")")
-            #expect(try contents(dir.appendingPathComponent("f.bin")) == expectedContent(Self.size, seed: 7))
-            let warnings = Self.warnings(outcome)
-            #expect(warnings.contains { $0.contains("source 2") && $0.contains("set aside") }, "\(warnings)")
-            #expect(dying.bodyBytesSent > 0, "the mirror served part of the file before it died")
-        }
-    }
-
     @Test func aRequestURLThatIsDownLeavesTheFileToTheMirrors() async throws {
         let mirror = try HaulServer()
         let closed = try SwitchablePort()   // nothing listens on it
@@ -176,4 +159,28 @@ struct MirrorTests {
         #expect(second.requests.allSatisfy { $0.header("X-Second") == "2" && $0.header("X-First") == nil })
         #expect(!second.requests.isEmpty)
     }
+}
+
+/// A mirror stopped while it serves: its connections fail, it is set aside after the retries,
+/// and the other server finishes the file.
+/// Exclusive: the servers are paced (2 MB/s a connection) so that the mirror stops mid-transfer.
+@Suite("Mirrors, paced", .exclusive, .serialized)
+struct MirrorPacedTests {
+    @Test func aMirrorThatDiesMidTransferGivesItsRangesToTheOthers() async throws {
+        let (good, dying) = (try HaulServer(), try HaulServer())
+        let paced = MirrorTests.path + "&rate=2000000"
+        let request = MirrorTests.request(url(good, paced), mirrors: [url(dying, paced)])
+        try await withTemporaryDirectory { dir async throws in
+            let download = MirrorTests.downloader().download(request, to: .directory(dir))
+            let outcome = await collect(download) { event in
+                if case .progress(let progress) = event, progress.completedBytes >= 1 << 20 { dying.stop() }
+            }
+            #expect(outcome.error == nil, "\(outcome.error?.description ?? "")")
+            #expect(try contents(dir.appendingPathComponent("f.bin")) == expectedContent(MirrorTests.size, seed: 7))
+            let warnings = MirrorTests.warnings(outcome)
+            #expect(warnings.contains { $0.contains("source 2") && $0.contains("set aside") }, "\(warnings)")
+            #expect(dying.bodyBytesSent > 0, "the mirror served part of the file before it died")
+        }
+    }
+
 }
