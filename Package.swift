@@ -48,7 +48,7 @@ let package = Package(
         .target(name: "HaulService", dependencies: ["Haul", "HaulCore", "CSQLite"]),
         // The view model (an @Observable DownloadModel) over a Downloader or a service's download.
         .target(name: "HaulModel", dependencies: ["Haul", "HaulService"]),
-        .target(name: "HaulDaemon", dependencies: ["HaulService", "Haul", "HaulCore", "HaulCrypto", "HaulJSON"]),
+        .target(name: "HaulDaemon", dependencies: ["HaulService", "Haul", "HaulCore", "HaulCrypto", "HaulJSON", "HaulMetalink"]),
         // The web dashboard, a page provider the CLI hands to the daemon's server: the files under
         // Assets/, embedded in the code at build time.
         .target(name: "HaulDashboard", dependencies: ["HaulDaemon", "HaulCore", "HaulCrypto"], resources: [.embedInCode("Assets")]),

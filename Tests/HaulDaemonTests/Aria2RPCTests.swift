@@ -265,6 +265,32 @@ import HaulJSON
         }
     }
 
+    @Test func addMetalinkAddsEachFileWithItsServersNameAndHash() async throws {
+        let (first, second) = (try HaulServer(), try HaulServer())
+        let digest = try #require(HaulServer.content(seed: 4).sha256Hex(length: 200_000))
+        let urls = [first, second].map { "<url>\($0.url("/bytes/200000/x?seed=4").replacingOccurrences(of: "&", with: "&amp;"))</url>" }.joined()
+        let document = #"<?xml version="1.0"?><metalink xmlns="urn:ietf:params:xml:ns:metalink">"#
+            + #"<file name="a.bin"><hash type="sha-256">\#(digest)</hash>\#(urls)</file>"#
+            + #"<file name="sub/b.bin"><hash type="sha-256">\#(digest)</hash>\#(urls)</file>"#
+            + #"<file name="../c.bin">\#(urls)</file></metalink>"#
+        let encoded = Data(document.utf8).base64EncodedString()
+        try await Self.withRPC { rpc, service, _ in
+            let gids = Self.result(rpc, "aria2.addMetalink", [.string(encoded)]).array?.compactMap(\.string) ?? []
+            #expect(gids.count == 2, "the file named ../c.bin is skipped")
+            let ids = gids.compactMap { DownloadID(hex: $0) }
+            #expect(await eventually(timeout: .seconds(20)) { ids.allSatisfy { service.download($0)?.status.isStopped == true } })
+            let paths = ids.compactMap { service.download($0)?.filePath }
+            #expect(paths == [service.rootPath + "/a.bin", service.rootPath + "/sub/b.bin"])
+            let expected = Data(HaulServer.content(seed: 4).bytes(0..<200_000))
+            for path in paths { #expect(FileManager.default.contents(atPath: path) == expected) }
+            #expect(Self.result(rpc, "aria2.getUris", [.string(gids[0])]).array?.count == nil, "a finished download has no URI data")
+            #expect(Self.error(rpc, "aria2.addMetalink", ["bm90IGJhc2U2NA!!"]) == "The metalink is not base64.")
+            let entity = Data("<!DOCTYPE m [<!ENTITY x \"y\">]><metalink xmlns=\"urn:ietf:params:xml:ns:metalink\"/>".utf8).base64EncodedString()
+            #expect(Self.error(rpc, "aria2.addMetalink", [.string(entity)])?.hasPrefix("The metalink is not usable") == true)
+            #expect(service.statistics.waiting == 0 && service.statistics.active == 0, "a refused document adds nothing")
+        }
+    }
+
     @Test func aCallNeverWaitsForATransfersNetwork() async throws {
         let server = try HaulServer()
         try await Self.withRPC { rpc, service, _ in

@@ -23,6 +23,7 @@ struct Aria2Method: Sendable {
 enum Aria2Methods {
     static let table: [Aria2Method] = [
         Aria2Method("aria2.addUri", addURI),
+        Aria2Method("aria2.addMetalink", addMetalink),
         Aria2Method("aria2.remove", remove),
         Aria2Method("aria2.forceRemove", remove),
         Aria2Method("aria2.pause", pause),
