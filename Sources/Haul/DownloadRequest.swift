@@ -55,6 +55,11 @@ public struct DownloadRequest: Sendable {
     /// slower than the others is set aside with a warning, and the download fails only when no
     /// source is left. Each source's headers, credentials and signer go to it alone.
     public var mirrors: [DownloadSource] = []
+    /// The checksum of each piece of the file (a Metalink document's `<pieces>`): with a file
+    /// that allows ranges, every piece is hashed once complete and fetched again when it does not
+    /// match (with mirrors, from another server: the ones that sent it are set aside). The pieces
+    /// must cut the server's length exactly (`lengthMismatch` otherwise).
+    public var pieces: PieceChecksums?
 
     /// Creates a request.
     ///

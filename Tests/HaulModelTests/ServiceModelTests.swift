@@ -90,11 +90,14 @@ struct ServiceModelTests {
     }
 
     /// Runs a model over `source` until it is over; its final state, bytes and file name.
+    ///
+    /// The model lives on the main actor, which the first seconds of a full `swift test` keep
+    /// busy (12 s seen on an idle 2-core machine, more under load): the wait is long for that.
     @MainActor
     static func mirror(_ source: some DownloadModelSource) async -> (DownloadModel.State, Int64, String?) {
         let model = DownloadModel(observing: source)
         model.start()
-        let deadline = ContinuousClock.now + .seconds(15)
+        let deadline = ContinuousClock.now + .seconds(45)
         while !model.state.isOver && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
         return (model.state, model.completedBytes, model.fileURL?.lastPathComponent)
     }

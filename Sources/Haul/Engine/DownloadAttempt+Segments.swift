@@ -39,6 +39,7 @@ extension DownloadAttempt {
                            hasher: StreamHasher?) throws(DownloadError) -> SegmentedTransfer? {
         let facts = file.facts
         guard let total = file.record?.totalLength ?? facts.totalLength else { return nil }
+        try job.request.pieces?.check(total: total)
         let shownURL = url.description
         let shownFinalURL = exchange.finalURL == url ? shownURL : exchange.finalURL.description
         var template = file.record ?? ResumeRecord(url: url, finalURL: exchange.finalURL, etagHeader: facts.strongETag,
@@ -59,8 +60,8 @@ extension DownloadAttempt {
                 record.blockHashes = pieces
                 try record.save(for: name, in: folder, fieldsChecked: savedBefore)
                 control.publish(completed: completed)
-            }, sources: segmentSources(exchange), firstSource: firstSource, warn: { [events] in events.yield(.warning($0)) },
-            hasher: hasher, pieces: file.pieces.all, writesDirect: writesDirect)
+            }, sources: segmentSources(exchange), firstSource: firstSource, pieceChecksums: job.request.pieces,
+            warn: { [events] in events.yield(.warning($0)) }, hasher: hasher, pieces: file.pieces.all, writesDirect: writesDirect)
         return SegmentedTransfer(setup: setup, completed: template.completed.ranges, connections: connections)
     }
 

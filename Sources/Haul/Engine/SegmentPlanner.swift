@@ -262,6 +262,22 @@ struct SegmentPlanner: Sendable {
         return given
     }
 
+    /// Bytes written but found wrong (a piece that failed its check): they leave ``completed``
+    /// and go back to ``unassigned`` for the workers to fetch again.
+    mutating func reopen(_ range: Range<Int64>) {
+        var kept: [Range<Int64>] = []
+        for done in completed {
+            guard done.upperBound > range.lowerBound, done.lowerBound < range.upperBound else {
+                kept.append(done)
+                continue
+            }
+            if done.lowerBound < range.lowerBound { kept.append(done.lowerBound..<range.lowerBound) }
+            if done.upperBound > range.upperBound { kept.append(range.upperBound..<done.upperBound) }
+            Self.insert(max(done.lowerBound, range.lowerBound)..<min(done.upperBound, range.upperBound), into: &unassigned)
+        }
+        completed = kept
+    }
+
     /// A failed worker is ready to try again: like ``finished(worker:)``, preferring the gap it left.
     ///
     /// - Returns: its own rest when no other worker took it meanwhile, else any other work, else `nil`.

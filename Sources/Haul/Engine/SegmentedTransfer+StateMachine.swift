@@ -50,6 +50,12 @@ extension SegmentedTransfer {
         private(set) var planner: SegmentPlanner
         /// The sources and what is known of each (one, without mirrors).
         private(set) var board: SourceBoard
+        /// The pieces and their checks, with ``PieceChecksums``.
+        private var pieceTracker: PieceTracker?
+        /// Failed piece checks so far (the transfer gives up past ``pieceFailureLimit(_:)``).
+        private var pieceFailures = 0
+        /// Pieces each worker must check before it goes on (``takeChecks(for:)``).
+        private var checks: [Int: [Int]] = [:]
         /// Sources set aside since the executor last asked (``takeSetAside()``), with why.
         private var setAsideNotices: [(source: Int, reason: String)] = []
         private var workers: [Int: Worker] = [:]
@@ -82,8 +88,10 @@ extension SegmentedTransfer {
         ///   - board: the sources (default: one).
         ///   - firstSource: the source of the first response.
         init(planner: SegmentPlanner, pieces: [BlockHash], retry: RetryPolicy, recordInterval: Duration,
-             board: SourceBoard = SourceBoard(count: 1, connectionsPerSource: 1), firstSource: Int = 0) {
+             board: SourceBoard = SourceBoard(count: 1, connectionsPerSource: 1), firstSource: Int = 0,
+             pieceChecksums: PieceChecksums? = nil) {
             self.planner = planner
+            self.pieceTracker = pieceChecksums.map { PieceTracker(checksums: $0, total: planner.total, completed: planner.completed) }
             self.board = board
             self.firstSource = firstSource
             // What is complete at the start is on disk already (a resumed record says so, and a
@@ -107,7 +115,7 @@ extension SegmentedTransfer {
         var slotsHeld: Int { workers.values.count { $0.holdsSlot } }
 
         /// Whether every byte is written.
-        var isComplete: Bool { planner.isComplete }
+        var isComplete: Bool { planner.isComplete && !(pieceTracker?.isChecking ?? false) }
 
         /// The completed pieces, in file order.
         var allPieces: [BlockHash] { pieces.values.sorted { $0.range.lowerBound < $1.range.lowerBound } }
@@ -156,14 +164,17 @@ extension SegmentedTransfer {
             let limit = planner.end(of: worker)
             for piece in finished where piece.range.upperBound <= limit { pieces[piece.range.lowerBound] = piece }
             if let grown, grown.range.upperBound <= limit { pieces[grown.range.lowerBound] = grown }
-            if board.hasMirrors, let source = workers[worker]?.source, let before = planner.position(of: worker) {
-                planner.advance(worker: worker, to: position)
-                if let now {
-                    board.wrote((planner.position(of: worker) ?? before) - before, from: source, at: now)
+            let before = planner.position(of: worker)
+            planner.advance(worker: worker, to: position)
+            if board.hasMirrors || pieceTracker != nil, let before, let after = planner.position(of: worker), after > before {
+                let source = workers[worker]?.source ?? firstSource
+                if board.hasMirrors, let now {
+                    board.wrote(after - before, from: source, at: now)
                     for slow in board.measure(now: now) { setAside(slow) }
                 }
-            } else {
-                planner.advance(worker: worker, to: position)
+                if let ready = pieceTracker?.wrote(before..<after, by: source, completed: planner.completed), !ready.isEmpty {
+                    checks[worker, default: []] += ready
+                }
             }
             return planner.end(of: worker)
         }
@@ -240,7 +251,7 @@ extension SegmentedTransfer {
         }
 
         /// Whether the workers must stop: failed for good, cancelled, or every byte written.
-        private var isStopped: Bool { failure != nil || cancelled || planner.isComplete }
+        private var isStopped: Bool { failure != nil || cancelled || isComplete }
 
         /// A worker carried out its ``WorkerAction/end(releasingSlot:stopsTransfer:)``: its
         /// connection is closed and its slot given back.
@@ -258,7 +269,7 @@ extension SegmentedTransfer {
             }
             workers[worker] = Worker(phase: .ending, holdsSlot: false, failures: state.failures, source: state.source)
             board.disconnect(state.source)
-            let over = failure != nil || planner.isComplete
+            let over = failure != nil || isComplete
             return .end(releasingSlot: state.holdsSlot, stopsTransfer: over && !cancelled)
         }
     }
@@ -329,6 +340,41 @@ extension SegmentedTransfer.StateMachine {
         guard let victim else { return nil }
         planner.yieldRest(worker: victim.id)
         return planner.finished(worker: worker)
+    }
+
+    // MARK: - Pieces
+
+    /// The pieces `worker` completed and must check now (outside the lock), each once.
+    mutating func takeChecks(for worker: Int) -> [Int] {
+        checks.removeValue(forKey: worker) ?? []
+    }
+
+    /// The check of piece `index` is done. A piece that did not match goes back to the missing
+    /// bytes (with its block hashes); with mirrors, the sources that wrote it are set aside,
+    /// else the transfer fails (`checksumMismatch`).
+    mutating func pieceChecked(_ index: Int, matched: Bool) {
+        guard let (range, sources) = pieceTracker?.checked(index, matched: matched) else { return }
+        pieceFailures += 1
+        planner.reopen(range)
+        pieces = pieces.filter { $0.value.range.upperBound <= range.lowerBound || $0.value.range.lowerBound >= range.upperBound }
+        let reason = "it sent bytes \(range.lowerBound)-\(range.upperBound - 1) that do not match piece \(index + 1)'s checksum"
+        guard board.hasMirrors, pieceFailures <= Self.pieceFailureLimit(pieceTracker) else {
+            if failure == nil { failure = DownloadError(.checksumMismatch, "bytes \(range.lowerBound)-\(range.upperBound - 1) do not match piece \(index + 1)'s checksum") }
+            return
+        }
+        for source in sources.sorted() where board.setAside(source, reason: reason) {
+            setAside(source, reason: reason)
+        }
+        if board.pick() == nil, !workers.values.contains(where: { $0.phase != .ending && $0.phase != .ended && board.isUsable($0.source) }),
+           !board.reviveRetryable(), failure == nil {
+            failure = DownloadError(.checksumMismatch, "every source sent bytes that do not match piece \(index + 1)'s checksum")
+        }
+    }
+
+    /// How many failed checks a transfer with mirrors bears: three per piece at most, so that a
+    /// file every server sends wrong ends.
+    static func pieceFailureLimit(_ tracker: PieceTracker?) -> Int {
+        3 * (tracker?.checksums.digests.count ?? 0)
     }
 
     /// Whether another worker still runs on a usable source (it will take the gaps left).

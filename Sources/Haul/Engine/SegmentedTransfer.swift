@@ -36,6 +36,9 @@ final class SegmentedTransfer: Sendable {
         var sources: [SignedSource]
         /// The source of the first response.
         var firstSource = 0
+        /// The checksum of each piece: every piece is hashed once complete, before the transfer
+        /// can end (see ``PieceChecksums``).
+        var pieceChecksums: PieceChecksums?
         /// Tells the user something went wrong that the transfer got past (a source set aside).
         var warn: @Sendable (String) -> Void = { _ in }
         /// Hashes the bytes as they are written, when the download is verified.
@@ -91,7 +94,7 @@ final class SegmentedTransfer: Sendable {
         var machine = StateMachine(planner: planner, pieces: setup.pieces, retry: configuration.retry,
                                    recordInterval: configuration.resumeRecordInterval,
                                    board: SourceBoard(count: setup.sources.count, connectionsPerSource: connections),
-                                   firstSource: setup.firstSource)
+                                   firstSource: setup.firstSource, pieceChecksums: setup.pieceChecksums)
         starts = machine.start(now: .now)
         state = ConditionLock(machine)
     }
@@ -299,12 +302,14 @@ final class SegmentedTransfer: Sendable {
                        inline: Bool) throws(DownloadError) -> Int64 {
         let mirrors = setup.sources.count > 1
         let now: ContinuousClock.Instant? = inline || mirrors ? .now : nil
-        let (end, startTimer, failure, wake, setAside) = state.withLock { machine in
+        var (end, startTimer, failure, wake, setAside, checks) = state.withLock { machine in
             let end = machine.wrote(worker: worker, upTo: position, finished: finished, grown: grown, measuredAt: mirrors ? now : nil)
             let startTimer = inline ? now.map { machine.timerWanted(now: $0, inline: true) } ?? false : false
-            return (end, startTimer, machine.failure, machine.takeTimerWakeUp(), mirrors ? machine.takeSetAside() : [])
+            return (end, startTimer, machine.failure, machine.takeTimerWakeUp(), mirrors ? machine.takeSetAside() : [],
+                    setup.pieceChecksums == nil ? [] : machine.takeChecks(for: worker))
         }
         announce(setAside)
+        if !checks.isEmpty { (end, failure) = try check(pieces: checks, of: worker) }
         if wake { state.withLockBroadcasting { _ in } }   // the timer sleeps until bytes arrive
         if startTimer {
             // The worker notices a pause or cancel itself; the timer ends after it. Without a
@@ -317,6 +322,24 @@ final class SegmentedTransfer: Sendable {
         }
         if let failure { throw failure }
         return end
+    }
+
+    /// Hashes the pieces a worker completed (read back from the partial file) and reports each;
+    /// returns the worker's end and the transfer's failure as they are after the reports.
+    private func check(pieces: [Int], of worker: Int) throws(DownloadError) -> (end: Int64, failure: DownloadError?) {
+        guard let checksums = setup.pieceChecksums else { return (0, nil) }
+        for index in pieces {
+            let range = checksums.range(of: index, total: setup.total)
+            let digest = try FileHashing.hash(descriptor: setup.partial.descriptor, algorithm: checksums.algorithm, range: range)
+            let matched = digest == checksums.digests[index]
+            let setAside = state.withLock { machine in
+                machine.pieceChecked(index, matched: matched)
+                return machine.takeSetAside()
+            }
+            if !matched { setup.warn("bytes \(range.lowerBound)-\(range.upperBound - 1) do not match piece \(index + 1)'s checksum; fetching them again") }
+            announce(setAside)
+        }
+        return state.withLock { ($0.end(of: worker), $0.failure) }
     }
 
     /// A ranged answer must be a 206 for exactly the asked bytes of a file of the same length.

@@ -105,6 +105,15 @@ struct SourceBoard: Sendable {
         return true
     }
 
+    /// Sets `index` aside for the rest of the download (it sent bytes that failed a check).
+    ///
+    /// - Returns: whether it was usable until now.
+    mutating func setAside(_ index: Int, reason: String) -> Bool {
+        guard sources[index].standing == .usable else { return false }
+        sources[index].standing = .setAside(reason: reason, retryLater: false)
+        return true
+    }
+
     /// When no source is usable: brings back the ones set aside for failures a later try may not
     /// meet (their failure counts start again). Returns whether any came back.
     mutating func reviveRetryable() -> Bool {

@@ -1,0 +1,74 @@
+/// Which pieces of a transfer with ``PieceChecksums`` are verified, which wait for their check,
+/// and which sources wrote each piece not verified yet: a pure state, kept by
+/// ``SegmentedTransfer/StateMachine``.
+///
+/// A piece becomes ready once every byte of it is complete; it is handed out once for its check;
+/// a check that fails gives it back as missing bytes, with the sources that wrote it.
+struct PieceTracker: Sendable {
+    let checksums: PieceChecksums
+    let total: Int64
+    private var verified: [Bool]
+    /// Pieces handed out for their check and not reported yet.
+    private(set) var checking: Set<Int> = []
+    /// The sources that wrote bytes of each piece not verified yet.
+    private var writers: [Int: Set<Int>] = [:]
+    /// How often each piece failed its check.
+    private var failures: [Int: Int] = [:]
+
+    /// - Parameter completed: the bytes on disk at the start, whose pieces count as verified
+    ///   (a resume checked them against its record's block hashes).
+    init(checksums: PieceChecksums, total: Int64, completed: [Range<Int64>]) {
+        self.checksums = checksums
+        self.total = total
+        verified = Array(repeating: false, count: checksums.digests.count)
+        for index in verified.indices where Self.covers(completed, checksums.range(of: index, total: total)) {
+            verified[index] = true
+        }
+    }
+
+    /// Whether a check is under way (the transfer is not over until it is reported).
+    var isChecking: Bool { !checking.isEmpty }
+
+    /// `source` wrote `range`; returns the pieces it touched that are now complete in `completed`,
+    /// neither verified nor in a check: they are handed out for their check.
+    mutating func wrote(_ range: Range<Int64>, by source: Int, completed: [Range<Int64>]) -> [Int] {
+        guard !range.isEmpty else { return [] }
+        let first = Int(range.lowerBound / checksums.length)
+        let last = Int((range.upperBound - 1) / checksums.length)
+        var ready: [Int] = []
+        for index in first...min(last, verified.count - 1) where !verified[index] {
+            writers[index, default: []].insert(source)
+            if !checking.contains(index), Self.covers(completed, checksums.range(of: index, total: total)) {
+                checking.insert(index)
+                ready.append(index)
+            }
+        }
+        return ready
+    }
+
+    /// The check of `index` is done: verified, or (when `matched` is false) the piece's bytes and
+    /// the sources to blame: the one that wrote it all, or, for a piece several wrote, all of
+    /// them once it failed twice (the first time it is only fetched again, whole, by one).
+    mutating func checked(_ index: Int, matched: Bool) -> (range: Range<Int64>, blamed: Set<Int>)? {
+        checking.remove(index)
+        let sources = writers.removeValue(forKey: index) ?? []
+        if matched {
+            verified[index] = true
+            failures[index] = nil
+            return nil
+        }
+        failures[index, default: 0] += 1
+        let blamed = sources.count == 1 || failures[index]! >= 2 ? sources : []
+        return (checksums.range(of: index, total: total), blamed)
+    }
+
+    /// Whether `range` lies inside one of the sorted, disjoint `ranges`.
+    private static func covers(_ ranges: [Range<Int64>], _ range: Range<Int64>) -> Bool {
+        var low = 0, high = ranges.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ranges[middle].upperBound < range.upperBound { low = middle + 1 } else { high = middle }
+        }
+        return low < ranges.count && ranges[low].lowerBound <= range.lowerBound && ranges[low].upperBound >= range.upperBound
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+@testable import Haul
+import HaulCrypto
+import HaulServer
+import HaulTestSupport
+import Testing
+
+/// Piece checksums (a Metalink document's `<pieces>`): every piece is hashed once complete; a
+/// server whose bytes fail is set aside and its pieces come again from another.
+/// Serialized: each test runs two servers and a segmented download.
+@Suite("Piece checks", .throttled, .serialized)
+struct PieceCheckTests {
+    static let size = MirrorTests.size
+    static let path = MirrorTests.path
+
+    /// SHA-256 of each 256 KiB piece of the served content.
+    static func pieces(length: Int = 256 << 10) throws -> PieceChecksums {
+        let content = expectedContent(size, seed: 7)
+        let digests = stride(from: 0, to: size, by: length).map { Digest.hash(.sha256, content[$0..<min(size, $0 + length)]) }
+        return try PieceChecksums(length: Int64(length), algorithm: .sha256, digests: digests)
+    }
+
+    @Test func aMirrorSendingOtherBytesFailsItsPiecesAndIsSetAside() async throws {
+        let (good, other) = (try HaulServer(), try HaulServer())
+        var request = MirrorTests.request(url(good, Self.path), mirrors: [url(other, "/bytes/\(Self.size)/f.bin?seed=8")])
+        request.pieces = try Self.pieces()
+        let outcome = try await MirrorTests.fetch(request)
+        let warnings = MirrorTests.warnings(outcome)
+        #expect(warnings.contains { $0.contains("do not match piece") }, "\(warnings)")
+        #expect(warnings.contains { $0.contains("source 2") && $0.contains("set aside") && $0.contains("checksum") }, "\(warnings)")
+    }
+
+    @Test func withOneServerABadPieceFailsTheDownloadAndKeepsNoFile() async throws {
+        let other = try HaulServer()
+        try await withTemporaryDirectory { dir async throws in
+            var request = DownloadRequest(url: url(other, "/bytes/\(Self.size)/f.bin?seed=8"))
+            request.pieces = try Self.pieces()
+            let error = await expectFailure(MirrorTests.downloader(), request, to: .directory(dir))
+            #expect(error?.code == .checksumMismatch, "\(error?.description ?? "")")
+            #expect(!listFiles(dir).contains("f.bin"))
+        }
+    }
+
+    @Test func piecesThatDoNotCutTheServersLengthFail() async throws {
+        let server = try HaulServer()
+        try await withTemporaryDirectory { dir async throws in
+            var request = DownloadRequest(url: url(server, "/bytes/\(Self.size + 1)/f.bin?seed=7"))
+            request.pieces = try Self.pieces()
+            let error = await expectFailure(MirrorTests.downloader(), request, to: .directory(dir))
+            #expect(error?.code == .lengthMismatch)
+        }
+    }
+
+    @Test func goodPiecesPassWithOneServerAndSeveral() async throws {
+        let (first, second) = (try HaulServer(), try HaulServer())
+        var alone = DownloadRequest(url: url(first, Self.path))
+        alone.pieces = try Self.pieces(length: 100_000)
+        #expect(MirrorTests.warnings(try await MirrorTests.fetch(alone)).isEmpty)
+        var both = MirrorTests.request(url(first, Self.path), mirrors: [url(second, Self.path)])
+        both.pieces = try Self.pieces()
+        #expect(MirrorTests.warnings(try await MirrorTests.fetch(both)).isEmpty)
+    }
+}
+
+/// The pieces as a pure state: when each is ready for its check, and what a failed check gives back.
+@Suite struct PieceTrackerTests {
+    static func tracker(completed: [Range<Int64>] = []) throws -> PieceTracker {
+        let checksums = try PieceChecksums(length: 100, algorithm: .md5, digests: Array(repeating: [UInt8](repeating: 0, count: 16), count: 4))
+        return PieceTracker(checksums: checksums, total: 350, completed: completed)
+    }
+
+    @Test func aPieceIsReadyOnceWholeAndHandedOutOnce() throws {
+        var tracker = try Self.tracker()
+        #expect(tracker.wrote(0..<50, by: 0, completed: [0..<50]).isEmpty)
+        #expect(tracker.wrote(50..<150, by: 1, completed: [0..<150]) == [0])
+        #expect(tracker.isChecking)
+        #expect(tracker.wrote(150..<200, by: 1, completed: [0..<200]) == [1], "piece 0 is not handed out twice")
+        #expect(tracker.wrote(300..<350, by: 0, completed: [0..<200, 300..<350]) == [3], "the short last piece")
+        let failed = tracker.checked(0, matched: false)
+        #expect(failed?.range == 0..<100)
+        #expect(failed?.blamed == [], "two servers wrote it: fetched again first")
+        #expect(tracker.checked(1, matched: true) == nil)
+        #expect(tracker.checked(3, matched: true) == nil)
+        #expect(!tracker.isChecking)
+        #expect(tracker.wrote(0..<100, by: 2, completed: [0..<200, 300..<350]) == [0], "a failed piece is checked again")
+        #expect(tracker.checked(0, matched: false)?.blamed == [2], "one server wrote it all")
+        #expect(tracker.wrote(0..<50, by: 0, completed: [0..<50]).isEmpty)
+        #expect(tracker.wrote(50..<100, by: 1, completed: [0..<200]) == [0])
+        #expect(tracker.checked(0, matched: false)?.blamed == [0, 1], "failed three times: both are blamed")
+    }
+
+    @Test func piecesCompleteAtTheStartCountAsVerified() throws {
+        var tracker = try Self.tracker(completed: [0..<200])
+        #expect(tracker.wrote(150..<200, by: 0, completed: [0..<200]).isEmpty)
+        #expect(tracker.wrote(200..<300, by: 0, completed: [0..<300]) == [2])
+    }
+
+    @Test func thePiecesMustCutTheLength() throws {
+        let checksums = try PieceChecksums(length: 100, algorithm: .md5, digests: Array(repeating: [UInt8](repeating: 0, count: 16), count: 4))
+        #expect(throws: Never.self) { try checksums.check(total: 301) }
+        #expect(throws: DownloadError.self) { try checksums.check(total: 300) }
+        #expect(throws: DownloadError.self) { try checksums.check(total: 401) }
+        #expect(throws: DownloadError.self) { try PieceChecksums(length: 0, algorithm: .md5, digests: []) }
+        #expect(throws: DownloadError.self) { try PieceChecksums(length: 10, algorithm: .md5, digests: [[1]]) }
+    }
+
+    @Test func reopeningAPieceMovesItsBytesBackToTheGaps() {
+        var planner = SegmentPlanner(total: 1000, completed: [0..<600], maximumConnections: 2, minimumSegment: 100)
+        planner.reopen(200..<300)
+        #expect(planner.completed == [0..<200, 300..<600])
+        #expect(planner.unassigned.contains(200..<300))
+    }
+}
