@@ -16,11 +16,12 @@ import HaulMetalink
 /// strongest hash.
 enum MetalinkInput {
     /// One file of a document: its servers, its name (a relative path checked by
-    /// ``Metalink/parse(_:)``) and the checksum it must have.
+    /// ``Metalink/parse(_:)``), the checksum it must have and its pieces' checksums.
     struct Planned: Sendable {
         var urls: [String]
         var name: String
         var checksum: Checksum?
+        var pieces: PieceChecksums?
     }
 
     /// Whether `operand` names a local Metalink document: not a URL, and ending in `.meta4` or
@@ -44,7 +45,8 @@ enum MetalinkInput {
         }
         let files = document.files.map { file in
             Planned(urls: file.urls.map(\.url), name: file.name,
-                    checksum: file.hash.flatMap { try? Checksum(algorithm: $0.algorithm, expected: $0.digest) })
+                    checksum: file.hash.flatMap { try? Checksum(algorithm: $0.algorithm, expected: $0.digest) },
+                    pieces: file.pieces.flatMap { try? PieceChecksums(length: $0.length, algorithm: $0.algorithm, digests: $0.digests) })
         }
         return (files, document.warnings)
     }

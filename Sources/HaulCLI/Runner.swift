@@ -236,6 +236,7 @@ struct Runner {
             let start = SharedStateLock<DownloadStart?>(nil)
             var request = request(for: sources[0], mirrors: Array(sources.dropFirst()), index: index)
             request.checksum = planned[index]?.checksum ?? request.checksum
+            request.pieces = planned[index]?.pieces
             return downloader.start(request, to: planned[index].map(self.destination(named:)) ?? destination, onEvent: { event in
                 if !quiet {
                     sink.yield(.event(index, event))

@@ -103,6 +103,30 @@ struct MetalinkCLITests {
         }
     }
 
+    @Test func piecesOfTheDocumentSetAsideAServerThatSendsOtherBytes() async throws {
+        let (good, other) = (try HaulServer(), try HaulServer())
+        let size = 2 << 20, length = 256 << 10
+        let content = served(size, seed: 1)
+        var hashes = ""
+        for offset in stride(from: 0, to: size, by: length) {
+            hashes += "<hash>" + (try await EndToEndVerificationTests.sha256Hex(content[offset..<min(size, offset + length)])) + "</hash>"
+        }
+        let whole = try #require(HaulServer.content(seed: 1).sha256Hex(length: Int64(size)))
+        let urls = [good.url("/bytes/\(size)/x?seed=1"), other.url("/bytes/\(size)/x?seed=2")]
+            .enumerated().map { "<url priority=\"\($0.offset + 1)\">\($0.element.replacingOccurrences(of: "&", with: "&amp;"))</url>" }.joined()
+        let document = #"<?xml version="1.0"?><metalink xmlns="urn:ietf:params:xml:ns:metalink"><file name="p.bin">"#
+            + #"<size>\#(size)</size><hash type="sha-256">\#(whole)</hash><pieces length="\#(length)" type="sha-256">\#(hashes)</pieces>"#
+            + urls + "</file></metalink>"
+        try await withTemporaryDirectory { dir in
+            try document.write(to: dir.appendingPathComponent("p.meta4"), atomically: true, encoding: .utf8)
+            let outcome = try await haul(["-x", "2", "-d", "out", "p.meta4"], in: dir)
+            #expect(outcome.status == 0, "\(outcome.standardError)")
+            #expect(fileContents(dir.appendingPathComponent("out/p.bin")) == content)
+            #expect(outcome.standardError.contains("do not match piece"), "\(outcome.errorLines)")
+            #expect(outcome.standardError.contains("source 2"), "\(outcome.errorLines)")
+        }
+    }
+
     @Test func aDocumentThatIsNotMetalinkIsAClearError() async throws {
         try await withTemporaryDirectory { dir in
             try "<!DOCTYPE x [<!ENTITY a \"b\">]><metalink/>".write(to: dir.appendingPathComponent("x.meta4"), atomically: true, encoding: .utf8)

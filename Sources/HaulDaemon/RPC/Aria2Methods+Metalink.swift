@@ -7,7 +7,8 @@ import HaulService
 extension Aria2Methods {
     /// `aria2.addMetalink(metalink, options, position)`: a base64 Metalink 4 document; one
     /// download per file, from its URLs by priority, into `dir` and the folders of its name,
-    /// checked against its strongest hash. Returns the GIDs in the document's order.
+    /// checked against its strongest hash (its piece hashes are not kept by the service yet).
+    /// Returns the GIDs in the document's order.
     static func addMetalink(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
         let text = try call.string(0)
         guard let bytes = Base64.decode(text.utf8) else { throw RPCFault.failure("The metalink is not base64.") }
