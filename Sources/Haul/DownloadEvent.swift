@@ -66,4 +66,17 @@ public struct DownloadResult: Sendable {
     /// with ``ConflictPolicy/overwrite`` or ``ConflictPolicy/skip`` (they do what they say), nor
     /// with ``DownloadRequest/startOver``.
     public var alreadyComplete: Bool = false
+    /// What each server gave, when the file came from several (its URL, its mirrors, those its
+    /// server named); empty when one server sent it all.
+    public var sources: [SourceReport] = []
+}
+
+/// What one server gave a download that several served.
+public struct SourceReport: Sendable, Equatable {
+    /// Its URL, redacted (no userinfo, no signature).
+    public var url: String
+    /// The bytes written from it.
+    public var bytes: Int64
+    /// Why it was set aside, when it was (a status, another length, a failed piece, slowness...).
+    public var setAsideReason: String?
 }

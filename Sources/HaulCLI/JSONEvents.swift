@@ -12,8 +12,11 @@ enum JSONEvent: Sendable {
     case retrying(id: String, attempt: Int, delay: Double, error: DownloadError)
     /// `{"event":"finished","id":…,"file":…,"bytes":…}` plus `"sha256"` when computed and
     /// `"skipped":true` when the file existed and `--on-conflict=skip` kept it,
-    /// `"alreadyComplete":true` when an earlier run finished the file (nothing downloaded).
-    case finished(id: String, file: String, bytes: Int64, sha256: String?, skipped: Bool, alreadyComplete: Bool = false)
+    /// `"alreadyComplete":true` when an earlier run finished the file (nothing downloaded), and
+    /// `"sources":[{"url":…,"bytes":…,"setAside":…}]` when several servers sent it (`setAside`,
+    /// the reason, only for a server set aside).
+    case finished(id: String, file: String, bytes: Int64, sha256: String?, skipped: Bool, alreadyComplete: Bool = false,
+                  sources: [SourceReport] = [])
     /// `{"event":"warning","id":…,"message":…}`: something the user should know (clock skew,
     /// partial bytes that changed on disk); the download goes on.
     case warning(id: String, message: String)
@@ -43,13 +46,14 @@ enum JSONEvent: Sendable {
                 ("event", .string("retrying")), ("id", .string(id)), ("attempt", .integer(Int64(attempt))),
                 ("delay", .double(delay)), ("error", Self.errorObject(error)),
             ])
-        case let .finished(id, file, bytes, sha256, skipped, alreadyComplete):
+        case let .finished(id, file, bytes, sha256, skipped, alreadyComplete, sources):
             var members: [(String, JSONValue)] = [
                 ("event", .string("finished")), ("id", .string(id)), ("file", .string(file)), ("bytes", .integer(bytes)),
             ]
             if let sha256 { members.append(("sha256", .string(sha256))) }
             if skipped { members.append(("skipped", .bool(true))) }
             if alreadyComplete { members.append(("alreadyComplete", .bool(true))) }
+            if !sources.isEmpty { members.append(("sources", .array(sources.map(Self.sourceObject)))) }
             return .object(members)
         case let .warning(id, message):
             return .object([("event", .string("warning")), ("id", .string(id)), ("message", .string(message))])
@@ -59,6 +63,13 @@ enum JSONEvent: Sendable {
                 ("error", Self.errorObject(error)), ("partial", partial.map(JSONValue.string) ?? .null),
             ])
         }
+    }
+
+    /// `{"url":…,"bytes":…}` with `"setAside":REASON` for a server set aside.
+    private static func sourceObject(_ source: SourceReport) -> JSONValue {
+        var members: [(String, JSONValue)] = [("url", .string(source.url)), ("bytes", .integer(source.bytes))]
+        if let reason = source.setAsideReason { members.append(("setAside", .string(reason))) }
+        return .object(members)
     }
 
     private static func errorObject(_ error: DownloadError) -> JSONValue {

@@ -202,7 +202,7 @@ final class Reporter {
             if let unsent = items[index].unsentProgress { emit(unsent) }
             items[index].unsentProgress = nil
             emit(.finished(id: id(index), file: result.fileURL.path, bytes: result.byteCount, sha256: result.sha256,
-                           skipped: result.skipped, alreadyComplete: result.alreadyComplete))
+                           skipped: result.skipped, alreadyComplete: result.alreadyComplete, sources: result.sources))
         }
     }
 

@@ -24,6 +24,24 @@ struct MirrorCLITests {
         }
     }
 
+    @Test func theJSONFinishedEventCarriesEachServersBytesAndWhyOneWasSetAside() async throws {
+        let (first, second, missing) = (try HaulServer(), try HaulServer(), try HaulServer())
+        try await withTemporaryDirectory { dir in
+            let outcome = try await haul(["--json", "-x", "2", "-d", dir.path, "--mirror", second.url(Self.path),
+                                          "--mirror", missing.url(Self.path + "&status=404"), first.url(Self.path)], in: dir)
+            #expect(outcome.status == 0, "\(outcome.standardError)")
+            let finished = try #require(outcome.jsonEvents().last)
+            #expect(finished["event"] as? String == "finished")
+            let sources = try #require(finished["sources"] as? [[String: Any]])
+            #expect(sources.count == 3)
+            #expect(sources.compactMap { $0["bytes"] as? Int }.reduce(0, +) >= Self.size, "the servers' bytes cover the file")
+            #expect((sources[2]["setAside"] as? String)?.contains("404") == true, "\(sources)")
+            #expect(sources[0]["setAside"] == nil && sources[1]["setAside"] == nil)
+            let warnings = outcome.jsonEvents().filter { $0["event"] as? String == "warning" }
+            #expect(warnings.contains { ($0["message"] as? String)?.contains("source 3") == true })
+        }
+    }
+
     @Test func mirrorNeedsASingleURLAndMaxSourcesItsRange() async throws {
         try await withTemporaryDirectory { dir in
             let two = try await haul(["--mirror", "http://127.0.0.1:1/a", "http://127.0.0.1:1/a", "http://127.0.0.1:1/b"], in: dir)

@@ -27,7 +27,7 @@ extension DownloadAttempt {
             let commit = try finish(file.partial, name: file.name, fileURL: file.fileURL, ownsName: true, byteCount: moved.written,
                                     head: file.head, replaceAllowed: target.fixedName != nil || policy == .overwrite,
                                     recordMayExist: moved.recordWritten, verification: file.verification,
-                                    hasher: hasher, mark: marked)
+                                    hasher: hasher, mark: marked, sources: moved.sources)
             ownsName = false
             return commit
         } catch {
@@ -59,7 +59,7 @@ extension DownloadAttempt {
     /// - Parameter ownsName: whether this download reserved `name` (the commit then releases it).
     func finish(_ partial: PartialFile, name: String, fileURL: URL, ownsName: Bool, byteCount: Int64, head: ResponseHead,
                 replaceAllowed: Bool, recordMayExist: Bool = true, verification: Verification?,
-                hasher: StreamHasher?, mark: FinishedFileMark.Identity?) throws(DownloadError) -> FileCommit {
+                hasher: StreamHasher?, mark: FinishedFileMark.Identity?, sources: [SourceReport] = []) throws(DownloadError) -> FileCommit {
         // Not stopped by a cancellation: every byte is on disk by now, and a partial file cut
         // off here would have no record to resume it by.
         let sha256 = try verification?.verify(partial, length: byteCount, hasher: hasher, threads: job.resources.threads)
@@ -67,7 +67,7 @@ extension DownloadAttempt {
         if let mark { FinishedFileMark.write(mark, to: partial.descriptor) }   // a rerun then knows the file
         return FileCommit(partial: partial, name: name, fileURL: fileURL, ownsName: ownsName, byteCount: byteCount, head: head,
                           replaceAllowed: replaceAllowed, renameOnConflict: policy == .rename,
-                          recordMayExist: recordMayExist, sha256: sha256, target: target)
+                          recordMayExist: recordMayExist, sha256: sha256, target: target, sources: sources)
     }
 }
 
@@ -80,11 +80,11 @@ extension DownloadAttempt {
     ///
     /// - Returns: the bytes the file holds, and whether a resume record may exist.
     private func transfer(_ file: FileToWrite, from exchange: HTTPExchange, slot: HostSlotClaim,
-                          hasher: StreamHasher?) throws(DownloadError) -> (written: Int64, recordWritten: Bool) {
+                          hasher: StreamHasher?) throws(DownloadError) -> (written: Int64, recordWritten: Bool, sources: [SourceReport]) {
         if file.facts.status == 416 {   // an empty file (ResumeDecision.emptyFile): nothing to read
             exchange.close()
             try writeEmpty(file)
-            return (0, file.record != nil)
+            return (0, file.record != nil, [])
         }
         let shape = TransferShape(file, exchange: exchange, limited: limiter != nil)
         do throws(DownloadError) {
@@ -115,7 +115,7 @@ extension DownloadAttempt {
             job.control.publish(transfer: segmented)
             defer { job.control.publish(transfer: nil) }
             try segmented.run(first: exchange, firstBuffer: buffer, run: signal)
-            return (total, file.record != nil || segmented.checkpointed)
+            return (total, file.record != nil || segmented.checkpointed, segmented.sourceReport)
         }
         announce(1)
         let written: Int64
@@ -127,7 +127,7 @@ extension DownloadAttempt {
         }
         exchange.finish(pool: job.resources.pool)
         slot.release()
-        return (written, file.record != nil)
+        return (written, file.record != nil, [])
     }
 
     /// A 416 for a file of no bytes: an empty file, started and complete at once.

@@ -75,6 +75,12 @@ final class SegmentedTransfer: Sendable {
         }
     }
 
+    /// What each server gave, when there are several (empty with one).
+    var sourceReport: [SourceReport] {
+        guard setup.sources.count > 1 else { return [] }
+        return sourcesInUse.map { SourceReport(url: $0.url, bytes: $0.bytes, setAsideReason: $0.setAsideReason) }
+    }
+
     /// Each connection's segment as it is now.
     var segmentsInFlight: [SegmentInFlight] { state.withLock { $0.planner.connectionRanges } }
 

@@ -31,12 +31,16 @@ final class FileCommit: Sendable {
     let recordMayExist: Bool
     let sha256: String?
     let target: DownloadTarget
+    /// What each server gave (several only).
+    let sources: [SourceReport]
 
     var folder: DestinationFolder { target.folder }
 
     /// The commit of `partial` under `name`, as the properties say.
     init(partial: PartialFile, name: String, fileURL: URL, ownsName: Bool, byteCount: Int64, head: ResponseHead,
-         replaceAllowed: Bool, renameOnConflict: Bool, recordMayExist: Bool, sha256: String?, target: DownloadTarget) {
+         replaceAllowed: Bool, renameOnConflict: Bool, recordMayExist: Bool, sha256: String?, target: DownloadTarget,
+         sources: [SourceReport] = []) {
+        self.sources = sources
         self.partial = partial
         self.name = name
         self.fileURL = fileURL
@@ -125,7 +129,7 @@ final class FileCommit: Sendable {
                 if finalName != name { target.release(finalName) }   // the name is taken now: the file has it
                 return DownloadResult(response: head, fileURL: finalName == name ? fileURL : target.fileURL(finalName),
                                       byteCount: byteCount, skipped: false,
-                                      sha256: sha256)
+                                      sha256: sha256, sources: sources)
             } catch {
                 if finalName != name { target.release(finalName) }
                 guard error.code == .destinationExists, renameOnConflict, !replaceAllowed,
