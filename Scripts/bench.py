@@ -10,6 +10,10 @@ Parts (--parts picks some; they run in this order):
              haul)
   capped     a server capping each connection at 25 MiB/s, one 500 MiB file split across 8
              connections: haul -x 8 vs aria2c -x8 -s8 -k1M vs axel -n 8
+  mirrors    one file (--mirrors-mib, 512 MiB) from three servers on their own ports, each capping
+             every connection (--mirror-rate, 20 MiB/s; the third a quarter of it), --mirror-connections
+             (4) per server: haul --mirror vs aria2c with the three URIs, and both given the same
+             .meta4; the limit is the servers' sum
   small      1,000 files of 64 KiB, 16 at once from a URL list: haul -j 16 -i vs aria2c -j16 -i
              vs curl --parallel --parallel-max 16 (and curl+sync: then sync -f DIR)
   ratelimit  each client's own rate limit (20 MiB/s for 10 s)
@@ -77,7 +81,7 @@ from pathlib import Path
 MIB = 1 << 20
 SCRIPT = Path(__file__).resolve()
 REPO = SCRIPT.parent.parent
-PART_NAMES = ("single", "capped", "small", "ratelimit", "checksum", "proxy", "daemon")
+PART_NAMES = ("single", "capped", "mirrors", "small", "ratelimit", "checksum", "proxy", "daemon")
 GNU_TIME = "/usr/bin/time"
 # The Debian package that provides each tool the benchmark may run.
 PACKAGES = {
@@ -154,6 +158,16 @@ PARTS = {
             "--file-allocation=falloc", "--dir={dir}", "--out={name}", "{url}"), "bytes"),
         Client("axel", ("axel", "--quiet", "-n", "{connections}") + HAUL_FILE, "bytes"),
     ), of="limit"),
+    "mirrors": Part("mirrors", "{mirrors_mib} MiB from three servers capping each connection at {mirror_cap} "
+                    "(the third at a quarter), {mirror_connections} connections each", (
+        Client("haul", ("{haul}", "-q", "-x", "{mirror_connections}", "--mirror", "{mirror_2}", "--mirror", "{mirror_3}",
+                        "{haul_args}", "-o", "{out}", "{mirror_1}"), "bytes"),
+        Client("aria2c", ("aria2c", "-x{mirror_connections}", "-s{mirror_split}", "-k1M") + QUIET_ARIA2C + (
+            "--file-allocation=falloc", "--dir={dir}", "--out={name}", "{mirror_1}", "{mirror_2}", "{mirror_3}"), "bytes"),
+        Client("haul-meta4", ("{haul}", "-q", "-x", "{mirror_connections}", "{haul_args}", "-d", "{dir}", "{meta4}"), "bytes"),
+        Client("aria2c-meta4", ("aria2c", "-x{mirror_connections}", "-s{mirror_split}", "-k1M") + QUIET_ARIA2C + (
+            "--file-allocation=falloc", "--dir={dir}", "-M", "{meta4}"), "bytes"),
+    ), of="limit"),
     "small": Part("small", "{small_count} files of {small_kib} KiB, {jobs} at once", (
         Client("haul", ("{haul}", "-q", "-j", "{jobs}", "{haul_args}", "-i", "{list}", "-d", "{dir}"), "files"),
         Client("aria2c", ("aria2c", "-j{jobs}") + QUIET_ARIA2C + ("-i", "{list}", "-d", "{dir}"), "files"),
@@ -188,7 +202,7 @@ PARTS = {
 
 # Targets from the issues, checked on haul's figures: (parts and variants, label, metric, limit).
 # A metric is "speed:X" (X's wall over haul's, paired by round), "wall:X" (haul's over X's),
-# "cpu:X" (haul's CPU over X's), "rss" (haul's highest peak RSS), "of" (haul's share of the
+# "wall-meta4:X" (haul-meta4's over X's), "cpu:X" (haul's CPU over X's), "rss" (haul's highest peak RSS), "of" (haul's share of the
 # limit or the rate), "rate-error" (|achieved / asked - 1| in %), "sum-cost" (the time
 # --checksum adds to the segmented download over openssl's time).
 TARGETS = (
@@ -203,6 +217,9 @@ TARGETS = (
     ("capped", "haul wall / axel's", "wall:axel", "<=", 1.02),
     ("capped", "haul speed / the limit", "of", ">=", 0.95),
     ("capped", "haul peak RSS MiB", "rss", "<=", 48),
+    ("mirrors", "haul speed / the servers' sum", "of", ">=", 0.95),
+    ("mirrors", "haul wall / aria2c's", "wall:aria2c", "<=", 1 / 1.2),
+    ("mirrors", "haul .meta4 wall / aria2c's", "wall-meta4:aria2c-meta4", "<=", 1 / 1.2),
     ("small", "haul wall / curl's", "wall:curl", "<=", 1.0),
     ("small", "haul peak RSS MiB", "rss", "<=", 48),
     ("ratelimit", "haul |achieved / asked - 1| %", "rate-error", "<=", 5.0),
@@ -291,8 +308,9 @@ class Server:
     server that caps each connection, and under /slow/ at most SLOW_RATE (the daemon part's origin). TLS uses a throwaway CA and a certificate for localhost and
     127.0.0.1 made with the openssl tool. nginx runs in the foreground as this script's child."""
 
-    def __init__(self, work: Path, cap_rate: str, slow_rate: str = "2k"):
-        self.work, self.cap_rate, self.slow_rate = work, cap_rate, slow_rate
+    def __init__(self, work: Path, cap_rate: str, slow_rate: str = "2k", mirror_rate: str = "20m"):
+        self.work, self.cap_rate, self.slow_rate, self.mirror_rate = work, cap_rate, slow_rate, mirror_rate
+        self.mirror_ports: list[int] = []
         self.root, self.ca = work / "www", work / "tls" / "ca.pem"
         self.process: subprocess.Popen | None = None
         self.http_port = self.https_port = 0
@@ -311,11 +329,15 @@ class Server:
             folder.mkdir(parents=True, exist_ok=True)
         if not all(nonempty(p) for p in (self.ca, self.work / "tls/server.pem", self.work / "tls/server.key")):
             make_certificates(self.work / "tls")
-        self.http_port, self.https_port = free_ports(2)
+        self.http_port, self.https_port, *self.mirror_ports = free_ports(5)
         (self.work / "nginx.conf").write_text(nginx_config(self))
         done = subprocess.run(["nginx", "-t", "-q", *self.nginx_args()], capture_output=True, text=True)
         if done.returncode != 0:
             die(f"nginx rejected {self.work}/nginx.conf: {done.stderr.strip()}")
+
+    def mirror_url(self, index: int) -> str:
+        """The base URL of mirror INDEX (0, 1, 2: the third is the slow one)."""
+        return f"http://127.0.0.1:{self.mirror_ports[index]}"
 
     def nginx_args(self) -> list[str]:
         """nginx's options for this work folder and config."""
@@ -471,8 +493,22 @@ http {{
         ssl_protocols TLSv1.2 TLSv1.3;
         {capped}
     }}
-}}
+{mirror_servers(server)}}}
 """
+
+
+def mirror_servers(server: Server) -> str:
+    """The mirrors part's three servers, each on its own port and capping every connection: the
+    first two at MIRROR_RATE, the third at a quarter of it (a slow mirror)."""
+    fast = nginx_bytes(server.mirror_rate)
+    rates = (fast, fast, fast // 4)
+    return "".join(f"""    server {{
+        listen 127.0.0.1:{port};
+        server_name localhost;
+        root {server.root};
+        limit_rate {rate};
+    }}
+""" for port, rate in zip(server.mirror_ports, rates))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -616,6 +652,7 @@ def out_need_mib(cfg: argparse.Namespace) -> int:
     the --slow-disk image, with room for ext4's own blocks."""
     rounds = cfg.warmup + cfg.runs * PARTS["small"].rounds + 1
     wanted = {"single": cfg.size_mib, "checksum": cfg.size_mib, "proxy": cfg.size_mib, "capped": cfg.capped_mib,
+              "mirrors": cfg.mirrors_mib,
               "ratelimit": cfg.rate_mib_s * cfg.rate_seconds, "daemon": 1024,
               "small": -(-cfg.small_count * max(cfg.small_kib, 4) * rounds * (len(PARTS["small"].clients) + 1) // 1024)}
     need = max([cfg.probe_mib] + [wanted[p] for p in cfg.parts])
@@ -737,6 +774,8 @@ def prepare(part: str, cfg: argparse.Namespace, server: Server) -> Setup:
         source = make_file(root / "capped" / "capped.bin", cfg.capped_mib)
         return Setup(source, "capped.bin", "/capped/capped.bin", source.stat().st_size, 1, {},
                      nginx_bytes(cfg.cap_rate) * cfg.connections)
+    if part == "mirrors":
+        return prepare_mirrors(cfg, server)
     if part == "ratelimit":
         source = make_file(root / "rate" / "rate.bin", cfg.rate_mib_s * cfg.rate_seconds)
         return Setup(source, "rate.bin", "/rate/rate.bin", source.stat().st_size, 1, {},
@@ -749,6 +788,25 @@ def prepare(part: str, cfg: argparse.Namespace, server: Server) -> Setup:
     curl_config.write_text("".join(f'url = "{url}"\n' for url in urls))
     return Setup(source, "", "/small/", len(names) * cfg.small_kib * 1024, len(names),
                  {"list": str(url_list), "curl_config": str(curl_config)})
+
+
+def prepare_mirrors(cfg: argparse.Namespace, server: Server) -> Setup:
+    """The mirrors part's file, its three URLs and a .meta4 listing them (with its size, no hash:
+    neither client then spends time hashing), and the limit: the servers' sum at the connections
+    each client opens to each."""
+    source = make_file(server.root / "mirrors" / "mirrors.bin", cfg.mirrors_mib)
+    size = source.stat().st_size
+    urls = [server.mirror_url(index) + "/mirrors/mirrors.bin" for index in range(3)]
+    meta4 = server.work / "mirrors.meta4"
+    meta4.write_text('<?xml version="1.0" encoding="UTF-8"?>\n<metalink xmlns="urn:ietf:params:xml:ns:metalink">\n'
+                     f'  <file name="mirrors.bin">\n    <size>{size}</size>\n'
+                     + "".join(f'    <url priority="{index + 1}">{url}</url>\n' for index, url in enumerate(urls))
+                     + "  </file>\n</metalink>\n")
+    fast = nginx_bytes(cfg.mirror_rate)
+    values = {"mirror_1": urls[0], "mirror_2": urls[1], "mirror_3": urls[2], "meta4": str(meta4),
+              "mirror_split": 3 * cfg.mirror_connections}
+    return Setup(source, "mirrors.bin", "/mirrors/mirrors.bin", size, 1, values,
+                 cfg.mirror_connections * (fast + fast + fast // 4))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1029,7 +1087,8 @@ def template_values(bench: Bench, setup: Setup, variant: str, folder: Path, disp
         "python": "python3" if display else sys.executable, "self": "Scripts/bench.py" if display else str(SCRIPT),
         "haul_tls": [f"--cacert={ca}"] if tls else [], "curl_tls": ["--cacert", ca] if tls else [],
         "aria2c_tls": [f"--ca-certificate={ca}"] if tls else [],
-        "connections": cfg.connections, "jobs": cfg.jobs, "rate": f"{cfg.rate_mib_s}M",
+        "connections": cfg.connections, "mirror_connections": cfg.mirror_connections, "jobs": cfg.jobs,
+        "rate": f"{cfg.rate_mib_s}M",
         "link_rate": cfg.link_rate, "bytes": setup.bytes, "writers": cfg.disk_writers,
     }
     values.update(setup.values)
@@ -1644,6 +1703,8 @@ def metric(name: str, rows: list[dict], best: float) -> float | None:
         values = paired3(rows, other, "network", "disk", lambda h, n, d: max(n["wall_s"], d["wall_s"]) / h["wall_s"])
     elif kind == "wall":
         values = paired(rows, "haul", other, lambda h, o: h["wall_s"] / o["wall_s"])
+    elif kind == "wall-meta4":
+        values = paired(rows, "haul-meta4", other, lambda h, o: h["wall_s"] / o["wall_s"])
     elif kind == "cpu":
         values = paired(rows, "haul", other, cpu_ratio)
     elif kind == "sum-cost" and stats.get("openssl", {}).get("n"):
@@ -1671,6 +1732,7 @@ def part_targets(part: Part, variant: str, rows: list[dict], best: float) -> lis
 # The options that shape each part, for the command that reproduces its table.
 PART_OPTIONS = {
     "single": ("size_mib", "protocols", "disk_writers"), "capped": ("capped_mib", "connections", "cap_rate"),
+    "mirrors": ("mirrors_mib", "mirror_connections", "mirror_rate"),
     "small": ("small_count", "small_kib", "jobs"), "ratelimit": ("rate_mib_s", "rate_seconds"),
     "checksum": ("size_mib", "link_rate"), "proxy": ("size_mib",),
     "daemon": ("queued", "rpc_calls", "idle_seconds", "slow_rate", "paused", "failures"),
@@ -1705,7 +1767,8 @@ def part_report(bench: Bench, name: str, variant: str) -> list[str]:
     if not rows:
         return []
     title = part.title.format(VARIANT=variant.upper(), rate_mib=cfg.rate_mib_s * cfg.rate_seconds,
-                              cap=f"{nginx_bytes(cfg.cap_rate) / MIB:g} MiB/s", **vars(cfg))
+                              cap=f"{nginx_bytes(cfg.cap_rate) / MIB:g} MiB/s",
+                              mirror_cap=f"{nginx_bytes(cfg.mirror_rate) / MIB:g} MiB/s", **vars(cfg))
     lines = ["", f"### {name}{f' ({variant})' if name == 'single' else ''}: {title}", ""]
     lines += part_table(bench, part, variant, rows)
     lines += [""] + part_notes(part, rows) + part_targets(part, variant, rows, setup.best_bps)
@@ -1837,10 +1900,10 @@ def disk_writer(path: str, size: int, writers: int) -> int:
 # Options and the whole run
 
 # Defaults that --quick changes (unless given): small sizes, one round, no warm-up.
-FULL = {"runs": 5, "warmup": 1, "size_mib": 2048, "capped_mib": 500, "small_count": 1000,
+FULL = {"runs": 5, "warmup": 1, "size_mib": 2048, "capped_mib": 500, "mirrors_mib": 512, "small_count": 1000,
         "rate_seconds": 10, "probe_mib": 256, "queued": 10000, "rpc_calls": 21, "idle_seconds": 10,
         "paused": 100000, "failures": 10000}
-QUICK = {"runs": 1, "warmup": 0, "size_mib": 64, "capped_mib": 50, "small_count": 100,
+QUICK = {"runs": 1, "warmup": 0, "size_mib": 64, "capped_mib": 50, "mirrors_mib": 50, "small_count": 100,
          "rate_seconds": 2, "probe_mib": 16, "queued": 2000, "rpc_calls": 5, "idle_seconds": 3,
          "paused": 10000, "failures": 2000}
 
@@ -1882,6 +1945,9 @@ def option_parser() -> argparse.ArgumentParser:
     add("--capped-mib", type=ranged(1, 1 << 20), help="capped: the file (default 500)")
     add("--connections", type=ranged(1, 16), default=8, help="capped: connections of each client")
     add("--cap-rate", default="25m", help="capped: the server's cap per connection, nginx units")
+    add("--mirrors-mib", type=ranged(1, 1 << 20), help="mirrors: the file (default 512)")
+    add("--mirror-connections", type=ranged(1, 16), default=4, help="mirrors: connections of each client to each server")
+    add("--mirror-rate", default="20m", help="mirrors: the fast servers' cap per connection, nginx units (the third: a quarter)")
     add("--small-count", type=ranged(1, 10000), help="small: files (default 1000)")
     add("--small-kib", type=ranged(1, 1 << 20), default=64, help="small: KiB per file")
     add("--jobs", type=ranged(1, 256), default=16, help="small: downloads at once")
@@ -1997,7 +2063,7 @@ def main(argv: list[str] | None = None) -> int:
     install_tools(cfg)
     work = Path(cfg.work_dir or tempfile.mkdtemp(prefix="haul-bench-work.")).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    server = Server(work, cfg.cap_rate, cfg.slow_rate)
+    server = Server(work, cfg.cap_rate, cfg.slow_rate, cfg.mirror_rate)
     slow = SlowDisk(work, cfg.slow_disk, out_need_mib(cfg)) if cfg.slow_disk else None
     out_dir = None
     try:
