@@ -41,11 +41,13 @@ final class DownloaderResources: Sendable {
     init(configuration: Downloader.Configuration, threadStarter: @escaping ThreadPool.Starter = ThreadPool.systemStarter) {
         let buffers = ReceiveBuffers()
         self.buffers = buffers
-        // Every running download may hold its own thread, one per connection and the writers
-        // of their rings (one each, two each for one or two connections), a checkpoint thread
-        // and a resolver; the rest is room for the committer and lookups in flight. A ring whose
-        // writer finds no thread free is written by its reader.
-        let perDownload = 2 * configuration.connectionsPerDownload + 2
+        // Every running download may hold its own thread, one per connection (up to
+        // connectionsPerDownload per server, maximumSources servers) and the writers of their
+        // rings (one each, two each for one or two connections), a checkpoint thread and a
+        // resolver; the rest is room for the committer and lookups in flight. A ring whose writer
+        // finds no thread free is written by its reader; a connection that gets none leaves its
+        // range to the others.
+        let perDownload = 2 * configuration.connectionsPerDownload * max(1, configuration.maximumSources) + 2
         threads = ThreadPool(maximumThreads: min(4096, max(1, configuration.maximumActiveDownloads) * perDownload + 16),
                              retired: { buffers.trim() }, starter: threadStarter)
         ticker = ProgressTicker(longestSleep: max(.milliseconds(10), configuration.progressInterval))
