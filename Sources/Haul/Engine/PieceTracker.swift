@@ -21,7 +21,7 @@ struct PieceTracker: Sendable {
         self.checksums = checksums
         self.total = total
         verified = Array(repeating: false, count: checksums.digests.count)
-        for index in verified.indices where Self.covers(completed, checksums.range(of: index, total: total)) {
+        for index in verified.indices where SegmentPlanner.covers(completed, checksums.range(of: index, total: total)) {
             verified[index] = true
         }
     }
@@ -38,7 +38,7 @@ struct PieceTracker: Sendable {
         var ready: [Int] = []
         for index in first...min(last, verified.count - 1) where !verified[index] {
             writers[index, default: []].insert(source)
-            if !checking.contains(index), Self.covers(completed, checksums.range(of: index, total: total)) {
+            if !checking.contains(index), SegmentPlanner.covers(completed, checksums.range(of: index, total: total)) {
                 checking.insert(index)
                 ready.append(index)
             }
@@ -60,15 +60,5 @@ struct PieceTracker: Sendable {
         failures[index, default: 0] += 1
         let blamed = sources.count == 1 || failures[index]! >= 2 ? sources : []
         return (checksums.range(of: index, total: total), blamed)
-    }
-
-    /// Whether `range` lies inside one of the sorted, disjoint `ranges`.
-    private static func covers(_ ranges: [Range<Int64>], _ range: Range<Int64>) -> Bool {
-        var low = 0, high = ranges.count
-        while low < high {
-            let middle = (low + high) / 2
-            if ranges[middle].upperBound < range.upperBound { low = middle + 1 } else { high = middle }
-        }
-        return low < ranges.count && ranges[low].lowerBound <= range.lowerBound && ranges[low].upperBound >= range.upperBound
     }
 }

@@ -326,6 +326,16 @@ struct SegmentPlanner: Sendable {
         list.replaceSubrange(low..<end, with: [merged])
     }
 
+    /// Whether `range` lies inside one of the sorted, disjoint `ranges` (a binary search).
+    static func covers(_ ranges: [Range<Int64>], _ range: Range<Int64>) -> Bool {
+        var low = 0, high = ranges.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ranges[middle].upperBound < range.upperBound { low = middle + 1 } else { high = middle }
+        }
+        return low < ranges.count && ranges[low].lowerBound <= range.lowerBound && ranges[low].upperBound >= range.upperBound
+    }
+
     /// The parts of `[0, total)` not covered by a sorted list of disjoint ranges.
     static func gaps(in ranges: [Range<Int64>], total: Int64) -> [Range<Int64>] {
         var gaps: [Range<Int64>] = []

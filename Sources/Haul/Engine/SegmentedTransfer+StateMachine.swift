@@ -160,12 +160,17 @@ extension SegmentedTransfer {
                             measuredAt now: ContinuousClock.Instant? = nil) -> Int64 {
             // Another worker may have taken over the end of this range while these bytes were
             // written (it writes the same bytes again): a piece reaching past the new end is not
-            // kept, so pieces never overlap; those bytes go without a checksum.
+            // kept, so pieces never overlap; those bytes go without a checksum. With piece checks,
+            // bytes that failed one are missing again: a piece that holds any of them is not kept.
             let limit = planner.end(of: worker)
-            for piece in finished where piece.range.upperBound <= limit { pieces[piece.range.lowerBound] = piece }
-            if let grown, grown.range.upperBound <= limit { pieces[grown.range.lowerBound] = grown }
             let before = planner.position(of: worker)
             planner.advance(worker: worker, to: position)
+            let checked = pieceTracker != nil, completed = planner.completed
+            let keeps = { (piece: BlockHash) in
+                piece.range.upperBound <= limit && (!checked || SegmentPlanner.covers(completed, piece.range))
+            }
+            for piece in finished where keeps(piece) { pieces[piece.range.lowerBound] = piece }
+            if let grown, keeps(grown) { pieces[grown.range.lowerBound] = grown }
             if board.hasMirrors || pieceTracker != nil, let before, let after = planner.position(of: worker), after > before {
                 let source = workers[worker]?.source ?? firstSource
                 if board.hasMirrors, let now {

@@ -111,3 +111,26 @@ struct PieceCheckTests {
         #expect(planner.unassigned.contains(200..<300))
     }
 }
+
+/// The state machine with piece checks: bytes that failed one are missing again, and no block
+/// hash that holds any of them is kept (a record would otherwise hold overlapping hashes).
+@Suite struct PieceCheckStateMachineTests {
+    @Test func aGrownBlockHashOverAFailedPieceIsNotKept() throws {
+        let megabyte: Int64 = 1 << 20
+        let planner = SegmentPlanner(total: 2 * megabyte, completed: [], maximumConnections: 1, minimumSegment: megabyte)
+        let checksums = try PieceChecksums(length: 256 << 10, algorithm: .md5,
+                                           digests: Array(repeating: [UInt8](repeating: 0, count: 16), count: 8))
+        var machine = SegmentedTransfer.StateMachine(planner: planner, pieces: [], retry: RetryPolicy(), recordInterval: .seconds(1),
+                                                     pieceChecksums: checksums)
+        _ = machine.start(now: .now)
+        // The only worker writes 300 KiB, one block hash growing from 0: piece 1 (0-256 KiB) is ready.
+        _ = machine.wrote(worker: 0, upTo: 300 << 10, finished: [], grown: BlockHash(range: 0..<(300 << 10), crc32c: 1))
+        #expect(machine.takeChecks(for: 0) == [0])
+        machine.pieceChecked(0, matched: false)
+        #expect(machine.failure?.code == .checksumMismatch, "one server: a bad piece fails the transfer")
+        #expect(!SegmentPlanner.covers(machine.planner.completed, 0..<1), "its bytes are missing again")
+        // The worker's next report still carries the hash grown from 0: it holds failed bytes.
+        _ = machine.wrote(worker: 0, upTo: 400 << 10, finished: [], grown: BlockHash(range: 0..<(400 << 10), crc32c: 2))
+        #expect(machine.allPieces.allSatisfy { $0.range.lowerBound >= 256 << 10 }, "\(machine.allPieces)")
+    }
+}
