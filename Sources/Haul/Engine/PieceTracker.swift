@@ -14,6 +14,9 @@ struct PieceTracker: Sendable {
     private var writers: [Int: Set<Int>] = [:]
     /// How often each piece failed its check.
     private var failures: [Int: Int] = [:]
+    /// The sources each failed piece is suspected of: those that wrote it every time it failed
+    /// (or, when none did, the last ones).
+    private var suspects: [Int: Set<Int>] = [:]
 
     /// - Parameter completed: the bytes on disk at the start, whose pieces count as verified
     ///   (a resume checked them against its record's block hashes).
@@ -47,18 +50,22 @@ struct PieceTracker: Sendable {
     }
 
     /// The check of `index` is done: verified, or (when `matched` is false) the piece's bytes and
-    /// the sources to blame: the one that wrote it all, or, for a piece several wrote, all of
-    /// them once it failed twice (the first time it is only fetched again, whole, by one).
+    /// the sources to blame: the one source suspected (it wrote the piece each time it failed),
+    /// or, once it failed three times, every one still suspected; none before (the piece is only
+    /// fetched again, whole, by one connection).
     mutating func checked(_ index: Int, matched: Bool) -> (range: Range<Int64>, blamed: Set<Int>)? {
         checking.remove(index)
         let sources = writers.removeValue(forKey: index) ?? []
         if matched {
             verified[index] = true
-            failures[index] = nil
+            (failures[index], suspects[index]) = (nil, nil)
             return nil
         }
         failures[index, default: 0] += 1
-        let blamed = sources.count == 1 || failures[index]! >= 2 ? sources : []
+        let common = suspects[index].map { $0.intersection(sources) } ?? sources
+        let suspected = common.isEmpty ? sources : common
+        suspects[index] = suspected
+        let blamed = suspected.count == 1 || failures[index]! >= 3 ? suspected : []
         return (checksums.range(of: index, total: total), blamed)
     }
 }
