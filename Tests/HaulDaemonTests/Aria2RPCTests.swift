@@ -259,6 +259,9 @@ import HaulJSON
             #expect(statuses == ["used", "used"], "both servers are in use: \(String(describing: statuses))")
             let listed = Self.result(rpc, "aria2.getServers", [gid]).array?.first?.object?["servers"]?.array ?? []
             #expect(Set(listed.compactMap { $0.object?["currentUri"]?.string }) == Set(servers.map { $0.url("/m.bin") }), "\(listed)")
+            let sources = Self.result(rpc, "aria2.tellStatus", [gid, ["sources"]]).object?["sources"]?.array ?? []
+            #expect(sources.compactMap { $0.object?["uri"]?.string } == servers.map { $0.url("/m.bin") }, "\(sources)")
+            #expect(sources.allSatisfy { $0.object?["state"] == "active" }, "\(sources)")
             #expect(await eventually(timeout: .seconds(30)) { service.download(id)?.status == .complete })
             let path = try #require(service.download(id)?.filePath)
             #expect(FileManager.default.contents(atPath: path) == Data(HaulServer.content(seed: 5).bytes(0..<(3 << 20))))

@@ -15,8 +15,9 @@ extension Aria2Methods {
     static func tellStatus(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
         let found = try download(call)
         let keys = try call.keys(1)
-        let wantsSegments = found.status == .active && (keys?.isEmpty != false || keys!.contains("segments"))
-        return Aria2Status.json(found, keys: keys, segments: wantsSegments ? call.service.segmentsInFlight(found.id) : nil)
+        let wants = { (key: String) in found.status == .active && (keys?.isEmpty != false || keys!.contains(key)) }
+        return Aria2Status.json(found, keys: keys, segments: wants("segments") ? call.service.segmentsInFlight(found.id) : nil,
+                                sources: wants("sources") || wants("files") ? call.service.sourcesInUse(found.id) : [])
     }
 
     static func tellActive(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {

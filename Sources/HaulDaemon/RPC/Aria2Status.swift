@@ -13,7 +13,10 @@ enum Aria2Status {
     ///
     /// `segments` (Haul's extension, for `tellStatus`): each connection's range in flight,
     /// `{"start", "end", "position"}` as decimal strings; the key is left out when `nil` or empty.
-    static func json(_ download: ServiceDownload, keys: Set<String>? = nil, segments: [SegmentInFlight]? = nil) -> JSONValue {
+    /// `sources` (Haul's extension too): each server of a transfer that has several, see
+    /// ``sources(_:urls:)``; left out with one.
+    static func json(_ download: ServiceDownload, keys: Set<String>? = nil, segments: [SegmentInFlight]? = nil,
+                     sources: [SourceInUse] = []) -> JSONValue {
         var object = JSONObject()
         func add(_ key: String, _ value: @autoclosure () -> JSONValue) {
             if keys?.isEmpty != false || keys!.contains(key) { object.append(key, value()) }
@@ -29,11 +32,12 @@ enum Aria2Status {
             add("errorCode", .string(String(errorCode(download))))
             if let failure = download.failure { add("errorMessage", .string(failure.message)) }
         }
-        add("files", files(download))
+        add("files", files(download, sources: sources))
         add("gid", .string(download.id.hex))
         add("numPieces", .string(String(pieces)))
         add("pieceLength", .string(String(pieceLength)))
         if let segments, !segments.isEmpty { add("segments", self.segments(segments, total: total)) }
+        if sources.count > 1 { add("sources", self.sources(sources, urls: download.urls)) }
         add("status", .string(download.status.rawValue))
         add("totalLength", .string(String(total)))
         add("uploadLength", "0")
@@ -51,15 +55,33 @@ enum Aria2Status {
         })
     }
 
+    /// The servers of a transfer: `{"uri", "state", "connections", "downloadSpeed",
+    /// "completedLength"}` with `"reason"` for one set aside; `state` is `active` (it has
+    /// connections), `waiting` or `setAside`; the URI as given (a mirror its server named: redacted).
+    static func sources(_ sources: [SourceInUse], urls: [String]) -> JSONValue {
+        .array(sources.map { source in
+            let uri = source.requestIndex.flatMap { urls.indices.contains($0) ? urls[$0] : nil } ?? source.url
+            let state = source.setAsideReason != nil ? "setAside" : source.connections > 0 ? "active" : "waiting"
+            var object = JSONObject([
+                .init("completedLength", .string(String(source.bytes))), .init("connections", .string(String(source.connections))),
+                .init("downloadSpeed", .string(String(Int64((source.bytesPerSecondPerConnection ?? 0) * Double(source.connections))))),
+            ])
+            if let reason = source.setAsideReason { object.append("reason", .string(reason)) }
+            object.append("state", .string(state))
+            object.append("uri", .string(uri))
+            return .object(object)
+        })
+    }
+
     /// `getFiles`: the one file of an HTTP download (never an empty list).
-    static func files(_ download: ServiceDownload) -> JSONValue {
+    static func files(_ download: ServiceDownload, sources: [SourceInUse] = []) -> JSONValue {
         var file = JSONObject()
         file.append("completedLength", .string(String(download.completedBytes)))
         file.append("index", "1")
         file.append("length", .string(String(download.totalBytes ?? 0)))
         file.append("path", .string(download.filePath ?? ""))
         file.append("selected", "true")
-        file.append("uris", uris(download))
+        file.append("uris", uris(download, sources: sources))
         return [.object(file)]
     }
 

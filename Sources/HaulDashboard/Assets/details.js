@@ -5,6 +5,15 @@ import { h } from './dom.js';
 import * as format from './format.js';
 import * as segments from './segments.js';
 
+/** One server of a download from several: its URI, state and speed, or why it was set aside. */
+function describeSource(source) {
+  const given = `${source.uri}: `;
+  if (source.state === 'setAside') return `${given}set aside (${source.reason || 'no reason given'})`;
+  if (source.state === 'waiting') return `${given}waiting, ${format.bytes(Number(source.completedLength) || 0)} so far`;
+  return `${given}${format.speed(Number(source.downloadSpeed) || 0)} over ${source.connections}, `
+    + `${format.bytes(Number(source.completedLength) || 0)} so far`;
+}
+
 export class DetailView {
   /** @param {(download: object) => string} describeError */
   constructor(describeError) {
@@ -50,6 +59,7 @@ export class DetailView {
       ['Connections', String(download.connections)],
       ['Saved as', download.path || `${download.dir || '(default folder)'}/…`],
       ['URL', download.uris.join('\n') || '—'],
+      ...(download.sources ? [['Servers', download.sources.map(describeSource).join('\n')]] : []),
       ['GID', download.gid],
     ];
     if (download.status === 'error') rows.push(['Error', this.describeError(download)]);

@@ -64,6 +64,7 @@ export function downloadFrom(status) {
     pieceLength: number(status.pieceLength),
     bitfield: status.bitfield || '',
     segments: Array.isArray(status.segments) ? status.segments : null,
+    sources: Array.isArray(status.sources) ? status.sources : null,
   };
 }
 
