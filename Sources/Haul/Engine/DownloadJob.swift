@@ -67,7 +67,7 @@ package struct DownloadJob {
     /// The request's mirrors that can be asked: one that is not a URL Haul can fetch, or that
     /// is the request's own URL again, is left out with a warning (the others still serve).
     private func mirrors(of url: HTTPURL, cancellation: CancellationSignal) -> [SignedSource] {
-        var seen: Set<String> = [url.description]
+        var seen: Set<String> = [url.stringWithoutUserinfo]
         var sources: [SignedSource] = []
         for (index, mirror) in request.mirrors.enumerated() where sources.count + 1 < configuration.maximumSources {
             do throws(DownloadError) {
@@ -77,7 +77,7 @@ package struct DownloadJob {
                     try RequestHead.make(method: .get, url: source.base, userAgent: configuration.userAgent, userHeaders: mirror.headers,
                                          sendUserinfo: true, range: nil, ifRange: nil)
                 }
-                guard seen.insert(source.base.description).inserted else { continue }
+                guard seen.insert(source.base.stringWithoutUserinfo).inserted else { continue }
                 sources.append(source)
             } catch {
                 events.yield(.warning("mirror \(index + 1) left out: \(error.message)"))
