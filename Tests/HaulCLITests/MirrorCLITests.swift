@@ -1,4 +1,8 @@
 import Foundation
+@testable import Haul
+#if canImport(Glibc)
+import Glibc
+#endif
 import HaulServer
 import HaulTestSupport
 import Testing
@@ -151,6 +155,58 @@ struct MetalinkCLITests {
             let outcome = try await haul(["x.meta4"], in: dir)
             #expect(outcome.status == 2)
             #expect(outcome.errorLines.count == 1 && outcome.standardError.contains("not a usable Metalink document"), "\(outcome.errorLines)")
+        }
+    }
+}
+
+/// `kill -9` in the middle of a download from two servers described by a Metalink document with
+/// piece hashes, then the same file from a document that lists the servers the other way round:
+/// the rerun finds the record (the file's key is its content, not its first URL), asks for no
+/// byte the record claims, and the file is byte-identical.
+///
+/// Exclusive: the servers are paced (1 MB/s a connection) and `haul` is killed mid-transfer.
+@Suite(.exclusive, .serialized, .timeLimit(.minutes(2)))
+struct MirrorResumeTests {
+    static let size = 4 << 20, length = 256 << 10
+
+    /// A document for `k.bin` with its size, piece hashes and `urls` in priority order.
+    static func document(_ urls: [String], pieces: String) -> String {
+        #"<?xml version="1.0"?><metalink xmlns="urn:ietf:params:xml:ns:metalink"><file name="k.bin">"#
+            + #"<size>\#(size)</size><pieces length="\#(length)" type="sha-256">\#(pieces)</pieces>"#
+            + urls.enumerated().map { "<url priority=\"\($0.offset + 1)\">\($0.element)</url>" }.joined() + "</file></metalink>"
+    }
+
+    @Test func aKilledDownloadResumesWithTheServersInAnotherOrder() async throws {
+        let servers = try [HaulServer(), HaulServer()]
+        for server in servers { server.setResource("/k.bin", HaulServer.Resource(size: Int64(Self.size), seed: 6, etag: "\"k\"", rate: 1_000_000)) }
+        let content = served(Self.size, seed: 6)
+        var pieces = ""
+        for offset in stride(from: 0, to: Self.size, by: Self.length) {
+            pieces += "<hash>" + (try await EndToEndVerificationTests.sha256Hex(content[offset..<(offset + Self.length)])) + "</hash>"
+        }
+        let urls = servers.map { $0.url("/k.bin") }
+        try await withTemporaryDirectory { dir in
+            try Self.document(urls, pieces: pieces).write(to: dir.appendingPathComponent("a.meta4"), atomically: true, encoding: .utf8)
+            try Self.document(urls.reversed(), pieces: pieces).write(to: dir.appendingPathComponent("b.meta4"), atomically: true, encoding: .utf8)
+            let first = try KillableProcess(["-q", "-x", "2", "-d", "out", "a.meta4"], in: dir)
+            #expect(await eventually(timeout: .seconds(20)) { servers.map(\.bodyBytesSent).reduce(0, +) >= Int64(Self.size / 3) })
+            #expect(await first.sigkill() == 128 + SIGKILL, "killed mid-transfer")
+            #expect(await eventually(timeout: .seconds(10)) { servers.allSatisfy { $0.openConnectionCount == 0 } })
+            let folder = try DestinationFolder(path: dir.appendingPathComponent("out").path)
+            guard case .valid(let record) = ResumeRecord.load(for: "k.bin", in: folder) else {
+                Issue.record("no record after the kill")
+                return
+            }
+            let asked = servers.map(\.requests.count)
+            let outcome = try await haul(["-q", "-x", "2", "-d", "out", "b.meta4"], in: dir)
+            #expect(outcome.status == 0, "\(outcome.standardError)")
+            #expect(fileContents(dir.appendingPathComponent("out/k.bin")) == content)
+            for (server, before) in zip(servers, asked) {
+                for request in server.requests.dropFirst(before) {
+                    let start = Int64(request.header("Range").flatMap { $0.split(separator: "=").last?.split(separator: "-").first }.flatMap { Int64($0) } ?? 0)
+                    #expect(!record.completed.contains(start..<(start + 1)), "asked again for byte \(start), which the record claims")
+                }
+            }
         }
     }
 }

@@ -50,7 +50,9 @@ final class DownloadAttempt {
     var policy: ConflictPolicy { job.request.conflictPolicy ?? configuration.conflictPolicy }
 
     func run(startFresh: Bool) throws(DownloadError) -> DownloadJob.Ending {
-        let resourceKey = ResumeRecord.resourceKey(for: url)   // made once: it is a SHA-256
+        // Made once: it is a SHA-256. With mirrors, the file's, whichever server comes first.
+        let resourceKey = sources.count == 1 ? ResumeRecord.resourceKey(for: url)
+            : ResumeRecord.resourceKey(for: sources.map(\.base), checksum: job.request.checksum, pieces: job.request.pieces)
         let predicted = target.fixedName ?? FileNamer.name(contentDisposition: nil, originalURLPath: url.path, contentType: nil)
         var found = try findPartial(named: predicted, startFresh: startFresh, resourceKey: resourceKey)
         defer { found.partial?.closeKeeping() }

@@ -1,3 +1,4 @@
+import HaulCore
 import HaulHTTP
 import HaulCrypto
 /// What a later run needs to continue a download: the file `NAME.resume` beside `NAME.part`.
@@ -90,6 +91,18 @@ extension ResumeRecord {
         text.appendUTF8(String(url.port))
         text.appendUTF8(url.path)
         return SHA256.hex(text)
+    }
+
+    /// Which file a download of several servers is: its content's digest when the request gives
+    /// one (a checksum, else its piece checksums), else its servers' keys in sorted order; so a
+    /// resume finds its record whichever server comes first. One server: ``resourceKey(for:)``.
+    static func resourceKey(for urls: [HTTPURL], checksum: Checksum?, pieces: PieceChecksums?) -> String {
+        if let checksum { return SHA256.hex(Array("content \(checksum.algorithm)=\(checksum.hex)".utf8)) }
+        if let pieces, let first = pieces.digests.first {
+            return SHA256.hex(Array("pieces \(pieces.algorithm) \(pieces.length) \(pieces.digests.count) \(Hex.encode(first))".utf8))
+        }
+        guard urls.count > 1 else { return urls.first.map(resourceKey(for:)) ?? "" }
+        return SHA256.hex(Array(("sources " + urls.map { resourceKey(for: $0) }.sorted().joined(separator: " ")).utf8))
     }
 
     /// The ETag in `header` when it is a strong one, else `nil`.
