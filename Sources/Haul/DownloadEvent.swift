@@ -43,6 +43,9 @@ public struct DownloadStart: Sendable {
     public var connections: Int
     /// The final response head (after redirects).
     public var response: ResponseHead
+    /// Servers the download may take its bytes from (its URL, its mirrors, those its server
+    /// named); 1 for a download from one server.
+    public var servers: Int = 1
 }
 
 /// The outcome of a finished download.

@@ -4,8 +4,9 @@ import HaulJSON
 /// The `--json` events, one object per line on standard output (each case shows its object;
 /// README.md's "The command line" lists them).
 enum JSONEvent: Sendable {
-    /// `{"event":"started","id":…,"url":…,"file":…,"total":…,"resumedFrom":…,"connections":…}`
-    case started(id: String, url: String, file: String, total: Int64?, resumedFrom: Int64, connections: Int)
+    /// `{"event":"started","id":…,"url":…,"file":…,"total":…,"resumedFrom":…,"connections":…}`, plus
+    /// `"servers":N` when several servers may send the file.
+    case started(id: String, url: String, file: String, total: Int64?, resumedFrom: Int64, connections: Int, servers: Int = 1)
     /// `{"event":"progress","id":…,"bytes":…,"total":…,"speed":…,"eta":…}`
     case progress(id: String, bytes: Int64, total: Int64?, speed: Double, eta: Double?)
     /// `{"event":"retrying","id":…,"attempt":…,"delay":…,"error":{"code":…,"message":…}}`
@@ -29,12 +30,14 @@ enum JSONEvent: Sendable {
     /// The event as a JSON object.
     var value: JSONValue {
         switch self {
-        case let .started(id, url, file, total, resumedFrom, connections):
-            return .object([
+        case let .started(id, url, file, total, resumedFrom, connections, servers):
+            var members: [(String, JSONValue)] = [
                 ("event", .string("started")), ("id", .string(id)), ("url", .string(url)),
                 ("file", .string(file)), ("total", total.map { .integer($0) } ?? .null),
                 ("resumedFrom", .integer(resumedFrom)), ("connections", .integer(Int64(connections))),
-            ])
+            ]
+            if servers > 1 { members.append(("servers", .integer(Int64(servers)))) }
+            return .object(members)
         case let .progress(id, bytes, total, speed, eta):
             return .object([
                 ("event", .string("progress")), ("id", .string(id)), ("bytes", .integer(bytes)),

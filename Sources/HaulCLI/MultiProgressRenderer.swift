@@ -87,7 +87,7 @@ struct MultiProgressRenderer {
     // MARK: - Events
 
     /// Download `id` started: it gets a line in the block (plain: a `started` line).
-    mutating func start(id: Int, name: String, totalBytes: Int64?, resumedFrom: Int64, at now: Duration) -> String {
+    mutating func start(id: Int, name: String, totalBytes: Int64?, resumedFrom: Int64, servers: Int = 1, at now: Duration) -> String {
         noteTime(now)
         let printable = HumanFormat.printable(name)
         if entries[id] == nil { order.append(id) }
@@ -97,7 +97,8 @@ struct MultiProgressRenderer {
         record(at: now)
         switch mode {
         case .interactive: return redrawNow(at: now)
-        case .plain: return ProgressRenderer.startedLine(name: printable, totalBytes: totalBytes, resumedFrom: resumedFrom) + "\n"
+        case .plain:
+            return ProgressRenderer.startedLine(name: printable, totalBytes: totalBytes, resumedFrom: resumedFrom, servers: servers) + "\n"
         }
     }
 

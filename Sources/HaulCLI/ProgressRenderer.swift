@@ -62,7 +62,7 @@ struct ProgressRenderer {
     ///   - totalBytes: its length, when known.
     ///   - resumedFrom: bytes already on disk.
     ///   - now: the time of the event.
-    mutating func start(name: String, totalBytes: Int64?, resumedFrom: Int64, at now: Duration) -> String {
+    mutating func start(name: String, totalBytes: Int64?, resumedFrom: Int64, servers: Int = 1, at now: Duration) -> String {
         self.name = HumanFormat.printable(name)
         self.startTime = now
         self.resumedFrom = resumedFrom
@@ -74,7 +74,7 @@ struct ProgressRenderer {
         case .interactive:
             return redraw(latest!, tail: .eta)
         case .plain:
-            return Self.startedLine(name: self.name, totalBytes: totalBytes, resumedFrom: resumedFrom) + "\n"
+            return Self.startedLine(name: self.name, totalBytes: totalBytes, resumedFrom: resumedFrom, servers: servers) + "\n"
         }
     }
 
@@ -128,11 +128,12 @@ struct ProgressRenderer {
 
     // MARK: - Layout
 
-    /// `name: started (10.0 MiB, resuming at 1.0 MiB)`, without a newline.
-    static func startedLine(name: String, totalBytes: Int64?, resumedFrom: Int64) -> String {
+    /// `name: started (10.0 MiB, resuming at 1.0 MiB, from 3 servers)`, without a newline.
+    static func startedLine(name: String, totalBytes: Int64?, resumedFrom: Int64, servers: Int = 1) -> String {
         let size = totalBytes.map(HumanFormat.bytes) ?? "size unknown"
         let resumed = resumedFrom > 0 ? ", resuming at \(HumanFormat.bytes(resumedFrom))" : ""
-        return "\(name): started (\(size)\(resumed))"
+        let from = servers > 1 ? ", from \(servers) servers" : ""
+        return "\(name): started (\(size)\(resumed)\(from))"
     }
 
     /// `name: done, 10.0 MiB in 9.0s (1.0 MiB/s)`, without a newline; the speed is the bytes

@@ -98,17 +98,17 @@ final class Reporter {
         case .single(var renderer):
             renderer.width = terminal.width
             write(renderer.start(name: start.fileURL.lastPathComponent, totalBytes: start.totalBytes,
-                                 resumedFrom: start.resumedFrom, at: now))
+                                 resumedFrom: start.resumedFrom, servers: start.servers, at: now))
             display = .single(renderer)
         case .multiple(var renderer):
             renderer.width = terminal.width
             write(renderer.start(id: index, name: start.fileURL.lastPathComponent, totalBytes: start.totalBytes,
-                                 resumedFrom: start.resumedFrom, at: now))
+                                 resumedFrom: start.resumedFrom, servers: start.servers, at: now))
             display = .multiple(renderer)
         case .none:
             if style == .json {
                 emit(.started(id: id(index), url: displayURL(index), file: start.fileURL.path, total: start.totalBytes,
-                              resumedFrom: start.resumedFrom, connections: start.connections))
+                              resumedFrom: start.resumedFrom, connections: start.connections, servers: start.servers))
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Haul
+@testable import HaulCLI
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,6 +26,8 @@ struct MirrorCLITests {
             #expect(first.bodyBytesSent > 0 && second.bodyBytesSent > 0, "both servers gave part of the file")
             #expect(outcome.errorLines.contains { $0.contains("warning") && $0.contains("source 3") && $0.contains("404") },
                     "\(outcome.errorLines)")
+            #expect(outcome.errorLines.first == "m.bin: started (\(HumanFormat.bytes(Int64(Self.size))), from 3 servers)",
+                    "\(outcome.errorLines)")
         }
     }
 
@@ -34,6 +37,7 @@ struct MirrorCLITests {
             let outcome = try await haul(["--json", "-x", "2", "-d", dir.path, "--mirror", second.url(Self.path),
                                           "--mirror", missing.url(Self.path + "&status=404"), first.url(Self.path)], in: dir)
             #expect(outcome.status == 0, "\(outcome.standardError)")
+            #expect(outcome.jsonEvents().first?["servers"] as? Int == 3, "the started event counts the servers")
             let finished = try #require(outcome.jsonEvents().last)
             #expect(finished["event"] as? String == "finished")
             let sources = try #require(finished["sources"] as? [[String: Any]])

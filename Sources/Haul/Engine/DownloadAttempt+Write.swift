@@ -104,20 +104,21 @@ extension DownloadAttempt {
             exchange.close()
             throw error
         }
-        let announce = { [events, url] (connections: Int) in
+        let announce = { [events, url] (connections: Int, servers: Int) in
             events.yield(.started(DownloadStart(redactedURL: url.description, fileURL: file.fileURL, totalBytes: shape.total,
-                                                resumedFrom: shape.resumedFrom, connections: connections, response: file.head)))
+                                                resumedFrom: shape.resumedFrom, connections: connections, response: file.head,
+                                                servers: servers)))
             progress.start(total: shape.total, alreadyComplete: shape.resumedFrom, ticks: !shape.wholeBodyHere)
         }
         if let segmented, let total = shape.total {
-            announce(segmented.plannedConnections)
+            announce(segmented.plannedConnections, segmented.serverCount)
             slot.handOver()   // the transfer's first worker gives it back
             job.control.publish(transfer: segmented)
             defer { job.control.publish(transfer: nil) }
             try segmented.run(first: exchange, firstBuffer: buffer, run: signal)
             return (total, file.record != nil || segmented.checkpointed, segmented.sourceReport)
         }
-        announce(1)
+        announce(1, 1)
         let written: Int64
         do throws(DownloadError) {
             written = try stream(exchange, into: file.partial, total: shape.total, progress: progress, hasher: hasher)

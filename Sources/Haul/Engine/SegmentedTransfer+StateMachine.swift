@@ -404,9 +404,6 @@ extension SegmentedTransfer.StateMachine {
         defer { setAsideNotices.removeAll() }
         return setAsideNotices
     }
-
-    /// The bytes each source has given this transfer, by index.
-    var bytesBySource: [Int64] { board.sources.map(\.bytes) }
 }
 
 extension SegmentedTransfer.StateMachine {

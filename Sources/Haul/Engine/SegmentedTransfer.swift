@@ -75,6 +75,9 @@ final class SegmentedTransfer: Sendable {
         }
     }
 
+    /// The servers the transfer may take bytes from.
+    var serverCount: Int { setup.sources.count }
+
     /// What each server gave, when there are several (empty with one).
     var sourceReport: [SourceReport] {
         guard setup.sources.count > 1 else { return [] }
