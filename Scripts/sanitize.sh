@@ -66,7 +66,7 @@ case "$mode" in
         # halt_on_error: the first report fails the run, with its stack, instead of a summary
         # at exit that a passing test process could hide.
         export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
-        export ASAN_OPTIONS="halt_on_error=1 detect_leaks=0 ${ASAN_OPTIONS:-}"
+        export ASAN_OPTIONS="halt_on_error=1 detect_leaks=0 suppressions=$PWD/Scripts/asan-suppressions.txt ${ASAN_OPTIONS:-}"
         start=$SECONDS
         log=$(mktemp /tmp/haul-sanitize.XXXXXX)
         if ! swift test "${args[@]}" </dev/null 2>&1 | tee "$log"; then
