@@ -143,8 +143,10 @@ struct Runner {
     /// Where a file a Metalink document describes lands: its name (a relative path, its folders
     /// created below `-d` without following links) inside `-d` or the working directory.
     func destination(named planned: MetalinkInput.Planned) -> Destination {
-        let parts = planned.name.split(separator: "/", omittingEmptySubsequences: false)
-        return .contained(root: metalinkRoot, folder: parts.dropLast().joined(separator: "/"), name: parts.last.map(String.init))
+        // By bytes: a `/` followed by a combining mark is one Character and still a separator.
+        let parts = planned.name.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+            .map { String(decoding: $0, as: UTF8.self) }
+        return .contained(root: metalinkRoot, folder: parts.dropLast().joined(separator: "/"), name: parts.last)
     }
 
     /// `-d`, or the working directory.

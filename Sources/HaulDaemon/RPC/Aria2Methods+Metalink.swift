@@ -39,7 +39,8 @@ extension Aria2Methods {
     /// The options of one file of a document: its folders below `dir`, its name, its hash.
     private static func options(for file: Metalink.File, base: ServiceDownloadOptions) -> ServiceDownloadOptions {
         var options = base
-        let parts = file.name.split(separator: "/").map(String.init)
+        // By bytes: a `/` followed by a combining mark is one Character and still a separator.
+        let parts = file.name.utf8.split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }
         options.directory = ([base.directory].filter { !$0.isEmpty } + parts.dropLast()).joined(separator: "/")
         options.fileName = parts.last
         if let hash = file.hash { options.checksum = try? Checksum(algorithm: hash.algorithm, expected: hash.digest) }
