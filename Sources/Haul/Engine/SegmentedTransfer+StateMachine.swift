@@ -165,12 +165,13 @@ extension SegmentedTransfer {
             let limit = planner.end(of: worker)
             let before = planner.position(of: worker)
             planner.advance(worker: worker, to: position)
-            let checked = pieceTracker != nil, completed = planner.completed
-            let keeps = { (piece: BlockHash) in
-                piece.range.upperBound <= limit && (!checked || SegmentPlanner.covers(completed, piece.range))
+            let checked = pieceTracker != nil
+            for piece in finished where piece.range.upperBound <= limit && (!checked || SegmentPlanner.covers(planner.completed, piece.range)) {
+                pieces[piece.range.lowerBound] = piece
             }
-            for piece in finished where keeps(piece) { pieces[piece.range.lowerBound] = piece }
-            if let grown, keeps(grown) { pieces[grown.range.lowerBound] = grown }
+            if let grown, grown.range.upperBound <= limit, !checked || SegmentPlanner.covers(planner.completed, grown.range) {
+                pieces[grown.range.lowerBound] = grown
+            }
             if board.hasMirrors || pieceTracker != nil, let before, let after = planner.position(of: worker), after > before {
                 let source = workers[worker]?.source ?? firstSource
                 if board.hasMirrors, let now {
