@@ -47,11 +47,15 @@ struct DaemonCommand {
         DescriptorLimit.raiseToHardLimit()
         let log = DaemonLog(terminal: output, json: options.json, secret: configuration.secret)
         guard let daemon = start(configuration, log: log, output: output) else { return ExitStatus.failure }
+        // Caught before the daemon says it listens: a stop sent the moment it does is not lost.
+        let watches: [any InterruptWatch] = [terminal.watchInterrupts { daemon.requestStop() },
+                                             SignalWatch(signal: SIGTERM, exitsOnRepeat: true) { daemon.requestStop() }]
         let address = daemon.server.address
         log.note("listening on \(address) (JSON-RPC at http://\(address)/jsonrpc), downloads in \(daemon.service.rootPath), "
                  + "state in \(configuration.service.stateFile.path)")
         log.note(dashboardNote(address, secret: configuration.secret, stateFile: configuration.service.stateFile.path))
         await serveUntilStopRequested(daemon, log: log)
+        for watch in watches { watch.stop() }
         return ExitStatus.success
     }
 
@@ -96,8 +100,6 @@ struct DaemonCommand {
 
     /// Waits until Ctrl-C, SIGTERM or `aria2.shutdown` asks the daemon to stop, then stops it.
     private func serveUntilStopRequested(_ daemon: Daemon, log: DaemonLog) async {
-        let interrupts = terminal.watchInterrupts { daemon.requestStop() }
-        let terminations = SignalWatch(signal: SIGTERM, exitsOnRepeat: true) { daemon.requestStop() }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async {
                 daemon.waitForStopRequest()
@@ -106,8 +108,6 @@ struct DaemonCommand {
         }
         log.note("stopping: pausing the transfers and closing the state file")
         daemon.stop()
-        interrupts.stop()
-        terminations.stop()
         log.note("stopped")
     }
 

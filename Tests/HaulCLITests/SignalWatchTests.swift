@@ -9,17 +9,33 @@ import Darwin
 #endif
 
 @Suite struct SignalWatchTests {
-    @Test func aWatchedSignalReachesTheHandlerInsteadOfEndingTheProcess() async throws {
+    @Test func aSignalSentTheMomentTheWatchIsMadeReachesTheHandler() async throws {
         let calls = Atomic<Int>(0)
         let watch = SignalWatch(signal: SIGUSR2, exitsOnRepeat: false) { calls.add(1, ordering: .relaxed) }
         defer { watch.stop() }
-        // The source registers asynchronously and the signal is ignored until then: send it
-        // again until it arrives (it would end the test process if it were not caught).
-        for _ in 0..<500 where calls.load(ordering: .relaxed) == 0 {
-            #expect(kill(getpid(), SIGUSR2) == 0)
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        #expect(calls.load(ordering: .relaxed) >= 1)
+        // Caught from `init` on: one signal, sent at once, arrives (it would end the test process
+        // if it were not caught).
+        #expect(kill(getpid(), SIGUSR2) == 0)
+        #expect(await eventually(timeout: .seconds(10)) { calls.load(ordering: .relaxed) == 1 })
+    }
+
+    @Test func twoWatchesOfOneSignalBothHearItAndTheLastStopEndsTheCatch() async throws {
+        let first = Atomic<Int>(0), second = Atomic<Int>(0)
+        let one = SignalWatch(signal: SIGUSR1, exitsOnRepeat: false) { first.add(1, ordering: .relaxed) }
+        let two = SignalWatch(signal: SIGUSR1, exitsOnRepeat: false) { second.add(1, ordering: .relaxed) }
+        #expect(kill(getpid(), SIGUSR1) == 0)
+        #expect(await eventually(timeout: .seconds(10)) { first.load(ordering: .relaxed) == 1 && second.load(ordering: .relaxed) == 1 })
+        one.stop()
+        #expect(kill(getpid(), SIGUSR1) == 0)
+        #expect(await eventually(timeout: .seconds(10)) { second.load(ordering: .relaxed) == 2 })
+        #expect(first.load(ordering: .relaxed) == 1, "a stopped watch hears nothing more")
+        two.stop()
+#if canImport(Glibc)
+        var action = sigaction()
+        #expect(sigaction(SIGUSR1, nil, &action) == 0)
+        #expect(unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_DFL, to: Int.self),
+                "the default action is back")
+#endif
     }
 
     @Test func capturedTerminalInterruptsCallActiveWatchesOnly() {
