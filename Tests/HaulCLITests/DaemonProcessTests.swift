@@ -61,6 +61,8 @@ struct DaemonProcessTests {
                 daemon.send(SIGKILL)
                 #expect(await daemon.waitForExit() == 128 + SIGKILL)
             }
+            // The same file, served faster for the rest (paced still: the bytes sent are the bytes read).
+            server.setResource("/big.bin", HaulServer.Resource(size: big.size, seed: 11, etag: "\"big\"", rate: 4_000_000))
             let restarted = try await DaemonProcess(in: dir, ["-j", "1", "-x", "1"])
             let statuses = try restarted.statuses()
             #expect(statuses[gids["done"]!] == "complete")
@@ -93,6 +95,7 @@ struct DaemonProcessTests {
                 let downloads = dir.appendingPathComponent("downloads")
                 #expect(listFiles(downloads) == ["term.bin.part", "term.bin.resume"], "the record is kept")
             }
+            server.setResource("/term.bin", HaulServer.Resource(size: file.size, seed: 13, etag: "\"t\"", rate: 8_000_000))
             let restarted = try await DaemonProcess(in: dir, ["-x", "1"])
             #expect(await eventually(timeout: .seconds(30)) { (try? restarted.statuses()[gid]) == "complete" })
             #expect(fileContents(dir.appendingPathComponent("downloads/term.bin")) == Data(file.bytes(0..<file.size)))

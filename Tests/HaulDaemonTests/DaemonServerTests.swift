@@ -9,9 +9,9 @@ import Testing
 import HaulJSON
 
 /// The daemon's server over loopback sockets: every security rule seen from a client, the
-/// WebSocket's calls, pings and notifications, and the stop.
-/// Exclusive: times the delay of failed authentications and waits on real sockets.
-@Suite(.exclusive, .serialized, .timeLimit(.minutes(2)))
+/// WebSocket's calls, pings and notifications, and the stop. (The delay of a wrong token is
+/// timed in ``DaemonUnderAttackTests``.)
+@Suite(.throttled, .timeLimit(.minutes(2)))
 struct DaemonServerTests {
     /// A daemon on a free loopback port, its root and state in a temporary folder.
     static func withDaemon(secret: String? = "sekret", origins: [String] = [],
@@ -112,21 +112,6 @@ struct DaemonServerTests {
             #expect(chunked.status == 501)
             let nothing = try RawConnection(port: port).exchange(Array("GET /nothing HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8))
             #expect(nothing.status == 404)
-        }
-    }
-
-    @Test func aWrongTokenIsAnsweredAfterASecondAndTheRightOneAtOnce() async throws {
-        try await Self.withDaemon { daemon in
-            let wrong = #"{"jsonrpc":"2.0","id":1,"method":"aria2.getVersion","params":["token:guess"]}"#
-            let clock = ContinuousClock()
-            let start = clock.now
-            let answer = try Self.post(daemon, wrong)
-            #expect(clock.now - start >= .milliseconds(990), "a wrong token answered after \(clock.now - start)")
-            #expect(answer.status == 400)
-            #expect(answer.body.contains("Unauthorized"))
-            let good = clock.now
-            #expect(try Self.post(daemon, Self.version).status == 200)
-            #expect(clock.now - good < .milliseconds(900), "a good token is not delayed")
         }
     }
 

@@ -10,9 +10,8 @@ import HaulJSON
 
 /// The web dashboard as `haul daemon` serves it, seen from a loopback client: the page and its
 /// headers, no path out of the embedded files, the daemon's rules before it, the page providers
-/// asked in order; and the `segments` key of `tellStatus` the page's segment map draws.
-/// Exclusive: real sockets and a paced transfer, as ``DaemonServerTests``.
-@Suite(.exclusive, .serialized, .timeLimit(.minutes(2)))
+/// asked in order.
+@Suite(.throttled, .timeLimit(.minutes(2)))
 struct DashboardServingTests {
     static func get(_ port: Int, _ target: String, fields: [String] = [], method: String = "GET") throws -> RawResponse {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
@@ -90,7 +89,13 @@ struct DashboardServingTests {
             #expect(try Self.get(port, "/missing.txt").status == 404)
         }
     }
+}
 
+/// The `segments` key of `tellStatus` that the page's segment map draws, for a download on
+/// four connections.
+/// Exclusive: the origin paces the transfer (256 KiB/s a connection) so the segments are seen in flight.
+@Suite(.exclusive, .serialized, .timeLimit(.minutes(2)))
+struct DashboardSegmentsTests {
     @Test func aFourConnectionDownloadReportsItsSegments() async throws {
         let origin = try HaulServer()
         let size: Int64 = 16 << 20

@@ -67,6 +67,8 @@ struct DownloadServiceTests {
             try await Task.sleep(for: .milliseconds(200))
             let root = URL(fileURLWithPath: service.rootPath)
             #expect(listFiles(root) == ["paused.bin.part", "paused.bin.resume"])
+            // The same file, served faster for the rest (paced still: the bytes sent are the bytes read).
+            server.setResource("/paused.bin", HaulServer.Resource(size: Self.size, seed: 4, etag: "\"p1\"", rate: 8_000_000))
             try service.resume(id)
             await eventually { service.download(id)?.status == .complete }
             #expect(try Data(contentsOf: root.appendingPathComponent("paused.bin")) == Data(bytes(of: resource)))
@@ -93,6 +95,7 @@ struct DownloadServiceTests {
                 service.shutDown()
                 #expect(throws: ServiceError.self) { try service.pause(active) }
             }
+            server.setResource("/slow.bin", HaulServer.Resource(size: Self.size, seed: 5, etag: "\"s1\"", rate: 4_000_000))
             let service = try DownloadService(configuration: serviceConfiguration(dir, active: 1, connections: 1))
             defer { service.shutDown() }
             #expect(service.download(ids[0])?.status == .complete)

@@ -38,7 +38,7 @@ struct ResumePauseTests {
             #expect(record.completed.byteCount > 0)
             try expectRecordClaimsOnlyWrittenBytes(record, name: "file.bin", in: dir, resource: resource)
 
-            server.setResource("/file.bin", Validators.etag.resource(size: Self.size, rate: 6_000_000))
+            server.setResource("/file.bin", Validators.etag.resource(size: Self.size, rate: 24_000_000))
             download.resume()
             let outcome = await running.value
 

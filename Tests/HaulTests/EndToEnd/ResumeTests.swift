@@ -28,7 +28,7 @@ struct ResumeTests {
 
             // Given the same file, served faster (paced: the bytes the server sends are then the
             // bytes read); when the same download runs again:
-            server.setResource("/file.bin", validators.resource(size: Self.size, rate: 4_000_000))
+            server.setResource("/file.bin", validators.resource(size: Self.size, rate: 16_000_000))
             let before = server.requests.count
             let second = await runToEnd(downloader, DownloadRequest(url: url(server, "/file.bin")), to: .directory(dir))
 
