@@ -49,17 +49,19 @@ struct PieceTracker: Sendable {
         return ready
     }
 
-    /// The check of `index` is done: verified, or (when `matched` is false) the piece's bytes and
-    /// the sources to blame: the one source suspected (it wrote the piece each time it failed),
-    /// or, once it failed three times, every one still suspected; none before (the piece is only
-    /// fetched again, whole, by one connection).
-    mutating func checked(_ index: Int, matched: Bool) -> (range: Range<Int64>, blamed: Set<Int>)? {
+    /// The check of `index` is done. A failed piece (`matched` false) gives back its bytes, to be
+    /// fetched again, and the sources to blame: the one source suspected (it wrote the piece each
+    /// time it failed), or, once it failed three times, every one still suspected; none before
+    /// (the piece is only fetched again). A piece that passes after failing blames the suspects
+    /// that did not write it this time: each wrote it every time it failed, and without them it
+    /// is right.
+    mutating func checked(_ index: Int, matched: Bool) -> (refetch: Range<Int64>?, blamed: Set<Int>) {
         checking.remove(index)
         let sources = writers.removeValue(forKey: index) ?? []
         if matched {
             verified[index] = true
-            (failures[index], suspects[index]) = (nil, nil)
-            return nil
+            defer { (failures[index], suspects[index]) = (nil, nil) }
+            return (nil, suspects[index]?.subtracting(sources) ?? [])
         }
         failures[index, default: 0] += 1
         let common = suspects[index].map { $0.intersection(sources) } ?? sources

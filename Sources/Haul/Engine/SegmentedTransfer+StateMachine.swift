@@ -359,21 +359,30 @@ extension SegmentedTransfer.StateMachine {
     /// bytes (with its block hashes); with mirrors, the sources that wrote it are set aside,
     /// else the transfer fails (`checksumMismatch`).
     mutating func pieceChecked(_ index: Int, matched: Bool) {
-        guard let (range, sources) = pieceTracker?.checked(index, matched: matched) else { return }
+        guard let (refetch, blamed) = pieceTracker?.checked(index, matched: matched) else { return }
+        guard let range = refetch else {
+            let reason = "bytes it sent for piece \(index + 1) did not match its checksum, which the piece met once fetched without it"
+            setAside(blamed, reason: reason)
+            return
+        }
         pieceFailures += 1
         planner.reopen(range)
         pieces = pieces.filter { $0.value.range.upperBound <= range.lowerBound || $0.value.range.lowerBound >= range.upperBound }
-        let reason = "it sent bytes \(range.lowerBound)-\(range.upperBound - 1) that do not match piece \(index + 1)'s checksum"
         guard board.hasMirrors, pieceFailures <= Self.pieceFailureLimit(pieceTracker) else {
             if failure == nil { failure = DownloadError(.checksumMismatch, "bytes \(range.lowerBound)-\(range.upperBound - 1) do not match piece \(index + 1)'s checksum") }
             return
         }
-        for source in sources.sorted() where board.setAside(source, reason: reason) {
-            setAside(source, reason: reason)
-        }
+        setAside(blamed, reason: "it sent bytes \(range.lowerBound)-\(range.upperBound - 1) that do not match piece \(index + 1)'s checksum")
         if board.pick() == nil, !workers.values.contains(where: { $0.phase != .ending && $0.phase != .ended && board.isUsable($0.source) }),
            !board.reviveRetryable(), failure == nil {
             failure = DownloadError(.checksumMismatch, "every source sent bytes that do not match piece \(index + 1)'s checksum")
+        }
+    }
+
+    /// Sets `sources` aside (those still usable) for `reason`.
+    private mutating func setAside(_ sources: Set<Int>, reason: String) {
+        for source in sources.sorted() where board.setAside(source, reason: reason) {
+            setAside(source, reason: reason)
         }
     }
 

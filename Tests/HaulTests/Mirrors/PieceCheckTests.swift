@@ -77,16 +77,30 @@ struct PieceCheckTests {
         #expect(tracker.wrote(150..<200, by: 1, completed: [0..<200]) == [1], "piece 0 is not handed out twice")
         #expect(tracker.wrote(300..<350, by: 0, completed: [0..<200, 300..<350]) == [3], "the short last piece")
         let failed = tracker.checked(0, matched: false)
-        #expect(failed?.range == 0..<100)
-        #expect(failed?.blamed == [], "two servers wrote it: fetched again first")
-        #expect(tracker.checked(1, matched: true) == nil)
-        #expect(tracker.checked(3, matched: true) == nil)
+        #expect(failed.refetch == 0..<100)
+        #expect(failed.blamed == [], "two servers wrote it: fetched again first")
+        #expect(tracker.checked(1, matched: true) == (nil, []))
+        #expect(tracker.checked(3, matched: true) == (nil, []))
         #expect(!tracker.isChecking)
         #expect(tracker.wrote(0..<100, by: 2, completed: [0..<200, 300..<350]) == [0], "a failed piece is checked again")
-        #expect(tracker.checked(0, matched: false)?.blamed == [2], "one server wrote it all")
+        #expect(tracker.checked(0, matched: false).blamed == [2], "one server wrote it all")
         #expect(tracker.wrote(0..<50, by: 0, completed: [0..<50]).isEmpty)
         #expect(tracker.wrote(50..<100, by: 1, completed: [0..<200]) == [0])
-        #expect(tracker.checked(0, matched: false)?.blamed == [0, 1], "failed three times: both are blamed")
+        #expect(tracker.checked(0, matched: false).blamed == [0, 1], "failed three times: both are blamed")
+    }
+
+    @Test func aPieceThatPassesWithoutASuspectBlamesIt() throws {
+        var tracker = try Self.tracker()
+        #expect(tracker.wrote(0..<60, by: 0, completed: [0..<60]).isEmpty)
+        #expect(tracker.wrote(60..<100, by: 1, completed: [0..<100]) == [0])
+        #expect(tracker.checked(0, matched: false).blamed == [], "two servers wrote it")
+        #expect(tracker.wrote(0..<30, by: 1, completed: [0..<30]).isEmpty)
+        #expect(tracker.wrote(30..<100, by: 0, completed: [0..<100]) == [0])
+        #expect(tracker.checked(0, matched: false).blamed == [], "the same two wrote it again")
+        #expect(tracker.wrote(0..<100, by: 0, completed: [0..<100]) == [0])
+        #expect(tracker.checked(0, matched: true) == (nil, [1]), "right without server 1, which wrote it each time it failed")
+        #expect(tracker.wrote(100..<200, by: 0, completed: [0..<200]) == [1])
+        #expect(tracker.checked(1, matched: true) == (nil, []), "a piece that never failed blames no one")
     }
 
     @Test func piecesCompleteAtTheStartCountAsVerified() throws {
