@@ -30,6 +30,16 @@ enum MetalinkInput {
         !operand.contains("://") && (operand.hasSuffix(".meta4") || operand.hasSuffix(".metalink"))
     }
 
+    /// Whether a download of `url` brought a Metalink document: the server called it
+    /// `application/metalink4+xml`, or its path ends in `.meta4` or `.metalink`.
+    static func isDocument(_ done: DownloadResult, from url: URL) -> Bool {
+        // The media type: the bytes before any `;`, without spaces or tabs, in any case.
+        let type = (done.response.headers["Content-Type"] ?? "").utf8.prefix { $0 != UInt8(ascii: ";") }
+            .filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
+        return String(decoding: type, as: UTF8.self).lowercased() == "application/metalink4+xml"
+            || url.path.hasSuffix(".meta4") || url.path.hasSuffix(".metalink")
+    }
+
     /// The files of the document at `path` (relative to `directory`), with the parser's
     /// warnings.
     ///

@@ -48,9 +48,36 @@ struct Runner {
             terminal.write("haul: warning: TLS certificates are not verified (--insecure)\n", to: .error)
         }
         switch prepareReach() {
-        case .success(let reach): return await download(sources, planned: planned, texts: texts, reach: reach)
+        case .success(let reach):
+            let first = await download(sources, planned: planned, texts: texts, reach: reach)
+            guard !first.documents.isEmpty, first.status != ExitStatus.interrupted else { return first.status }
+            return ExitStatus.combined([first.status, await downloadDescribed(by: first.documents, reach: reach)])
         case .failure(let exit): return exit.status
         }
+    }
+
+    /// The files that the Metalink documents fetched by URL describe (``MetalinkInput/isDocument(_:from:)``),
+    /// downloaded as those of a local document; the documents stay where they were saved. One
+    /// level only: a document among those files is a file like any other.
+    ///
+    /// - Returns: the exit status of this round.
+    private func downloadDescribed(by documents: [String], reach: Reach) async -> Int32 {
+        var entries: [[String]] = []
+        var planned: [MetalinkInput.Planned?] = []
+        for path in documents {
+            do throws(DownloadError) {
+                let document = try MetalinkInput.files(at: path, in: URL(fileURLWithPath: terminal.currentDirectory.path))
+                if !options.quiet { for warning in document.warnings { terminal.write("haul: warning: \(HumanFormat.printable(warning))\n", to: .error) } }
+                entries += document.files.map(\.urls)
+                planned += document.files.map { $0 }
+            } catch {
+                terminal.write("haul: \(HumanFormat.printable(error.message))\n", to: .error)
+                return error.code.exitStatus
+            }
+        }
+        guard !entries.isEmpty else { return ExitStatus.success }
+        guard let sources = check(entries) else { return ExitStatus.usage }
+        return await download(sources, planned: planned, texts: entries.map { $0[0] }, reach: reach, followsDocuments: false).status
     }
 
     /// Each download's URLs (its own, then its mirrors: tab-separated in a list), from the
@@ -193,7 +220,11 @@ struct Runner {
 
     /// Starts every download through one ``Downloader`` (which runs `-j` of them at once and
     /// queues the rest), follows their events concurrently, and reports them from this task only.
-    private func download(_ urls: [[CheckedURL]], planned: [MetalinkInput.Planned?], texts: [String], reach: Reach) async -> Int32 {
+    ///
+    /// - Returns: the exit status, and the paths of the Metalink documents fetched by URL (when
+    ///   `followsDocuments`), in the order of the downloads.
+    private func download(_ urls: [[CheckedURL]], planned: [MetalinkInput.Planned?], texts: [String], reach: Reach,
+                          followsDocuments: Bool = true) async -> (status: Int32, documents: [String]) {
         let style: Reporter.Style = options.json ? .json : options.quiet ? .quiet : .progress
         let reporter = Reporter(style: style, terminal: terminal, urlsAsGiven: texts)
         reporter.retriesRefusedConnections = options.retriesRefusedConnections
@@ -207,7 +238,12 @@ struct Runner {
         let origin = ContinuousClock.now
 
         let (reports, sink) = AsyncStream<Report>.makeStream()
-        let tokens = start(urls, planned: planned, on: downloader, reportingTo: sink, quiet: style == .quiet)
+        let documents = SharedStateLock<[Int: String]>([:])
+        let tokens = start(urls, planned: planned, on: downloader, reportingTo: sink, quiet: style == .quiet) { index, done in
+            if followsDocuments, planned[index] == nil, MetalinkInput.isDocument(done, from: urls[index][0].url) {
+                documents.withLock { $0[index] = done.fileURL.path }
+            }
+        }
         interrupts.track(tokens)
         let statuses = await follow(reports, of: urls.count, sink: sink, reporter: reporter, interrupts: interrupts,
                                     origin: origin)
@@ -217,7 +253,8 @@ struct Runner {
             held.hold(downloader)
             held.hold(tokens)
         }
-        return interrupts.isInterrupted ? ExitStatus.interrupted : ExitStatus.combined(statuses)
+        let found = documents.withLock { $0 }.sorted { $0.key < $1.key }.map(\.value)
+        return (interrupts.isInterrupted ? ExitStatus.interrupted : ExitStatus.combined(statuses), found)
     }
 
     /// Starts a download of each of `urls` on `downloader`, each reporting on its own thread
@@ -229,9 +266,11 @@ struct Runner {
     /// result; a success it does not need at all, so only failures and the last download to end
     /// report (with 1,000 small files, a report per download woke the reporting task 1,000 times).
     ///
+    /// `finished` hears each success before it is reported.
+    ///
     /// - Returns: the downloads' tokens, in the order of `urls`.
     private func start(_ urls: [[CheckedURL]], planned: [MetalinkInput.Planned?], on downloader: Downloader, reportingTo sink: AsyncStream<Report>.Continuation,
-                       quiet: Bool) -> [DownloadToken] {
+                       quiet: Bool, finished: @escaping @Sendable (Int, DownloadResult) -> Void) -> [DownloadToken] {
         let destination = self.destination
         let unfinished = SharedStateLock(urls.count)
         return urls.enumerated().map { index, sources in
@@ -246,6 +285,7 @@ struct Runner {
                     start.withLock { $0 = started }
                 }
             }, completion: { result in
+                if case .success(let done) = result { finished(index, done) }
                 let started = start.withLock { $0 }
                 unfinished.withLock { count in   // yields in order: the `last` report is the last one
                     count -= 1

@@ -153,6 +153,35 @@ struct MetalinkCLITests {
         }
     }
 
+    /// A URL whose answer is a Metalink document (by its type, whatever its name): the document
+    /// is saved like any download, then every file it describes is fetched into `-d` and checked.
+    @Test func aDocumentFetchedByURLIsFollowedOnce() async throws {
+        let server = try HaulServer()
+        let sizes = [300_000, 1000]
+        let digests = try sizes.enumerated().map { try #require(HaulServer.content(seed: UInt64($0.offset + 1)).sha256Hex(length: Int64($0.element))) }
+        let files = [("a.bin", sizes[0], 1), ("sub/b.bin", sizes[1], 2)].enumerated().map { index, file in
+            (name: file.0, urls: [server.url("/bytes/\(file.1)/x?seed=\(file.2)")], sha256: digests[index], size: file.1)
+        }
+        // Its own URL among its files: a document is followed once, never again from what it describes.
+        let body = Array(Self.document(files + [(name: "again", urls: [server.url("/list")], sha256: "", size: 0)])
+            .replacingOccurrences(of: "<size>0</size><hash type=\"sha-256\"></hash>", with: "").utf8)
+        server.route("/list") { _, connection in
+            try connection.write("HTTP/1.1 200 OK\r\nContent-Type: Application/Metalink4+XML; charset=utf-8\r\n"
+                                 + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n")
+            try connection.write(body)
+        }
+        try await withTemporaryDirectory { dir in
+            let outcome = try await haul(["-d", "out", server.url("/list")], in: dir)
+            #expect(outcome.status == 0, "\(outcome.standardError)")
+            let out = dir.appendingPathComponent("out")
+            #expect(listFiles(out) == ["again", "a.bin", "list", "sub"].sorted())
+            #expect(fileContents(out.appendingPathComponent("a.bin")) == served(sizes[0], seed: 1))
+            #expect(fileContents(out.appendingPathComponent("sub/b.bin")) == served(sizes[1], seed: 2))
+            #expect(fileContents(out.appendingPathComponent("list")) == Data(body), "the document is kept as fetched")
+            #expect(server.requests.filter { $0.path == "/list" }.count == 2, "the document, then its copy as a file")
+        }
+    }
+
     @Test func aDocumentThatIsNotMetalinkIsAClearError() async throws {
         try await withTemporaryDirectory { dir in
             try "<!DOCTYPE x [<!ENTITY a \"b\">]><metalink/>".write(to: dir.appendingPathComponent("x.meta4"), atomically: true, encoding: .utf8)
