@@ -216,6 +216,12 @@ public final class DownloadToken: Sendable {
         self.download = download
     }
 
+    /// The servers of the running transfer over ranges, in use or set aside (empty when nothing
+    /// is in flight): what each gave so far.
+    package var sourcesInUse: [SourceInUse] {
+        download.sourcesInUse
+    }
+
     /// Cancels the download; the completion handler then receives `cancelled`.
     public func cancel() {
         download.cancel()

@@ -7,8 +7,10 @@ enum JSONEvent: Sendable {
     /// `{"event":"started","id":…,"url":…,"file":…,"total":…,"resumedFrom":…,"connections":…}`, plus
     /// `"servers":N` when several servers may send the file.
     case started(id: String, url: String, file: String, total: Int64?, resumedFrom: Int64, connections: Int, servers: Int = 1)
-    /// `{"event":"progress","id":…,"bytes":…,"total":…,"speed":…,"eta":…}`
-    case progress(id: String, bytes: Int64, total: Int64?, speed: Double, eta: Double?)
+    /// `{"event":"progress","id":…,"bytes":…,"total":…,"speed":…,"eta":…}`, plus
+    /// `"sources":[{"url":…,"bytes":…,"connections":…,"setAside":…}]` while several servers send
+    /// the file (`setAside`, the reason, only for a server set aside).
+    case progress(id: String, bytes: Int64, total: Int64?, speed: Double, eta: Double?, sources: [SourceInUse] = [])
     /// `{"event":"retrying","id":…,"attempt":…,"delay":…,"error":{"code":…,"message":…}}`
     case retrying(id: String, attempt: Int, delay: Double, error: DownloadError)
     /// `{"event":"finished","id":…,"file":…,"bytes":…}` plus `"sha256"` when computed and
@@ -38,12 +40,14 @@ enum JSONEvent: Sendable {
             ]
             if servers > 1 { members.append(("servers", .integer(Int64(servers)))) }
             return .object(members)
-        case let .progress(id, bytes, total, speed, eta):
-            return .object([
+        case let .progress(id, bytes, total, speed, eta, sources):
+            var members: [(String, JSONValue)] = [
                 ("event", .string("progress")), ("id", .string(id)), ("bytes", .integer(bytes)),
                 ("total", total.map { .integer($0) } ?? .null), ("speed", .double(speed)),
                 ("eta", eta.map(JSONValue.double) ?? .null),
-            ])
+            ]
+            if sources.count > 1 { members.append(("sources", .array(sources.map(Self.sourceObject)))) }
+            return .object(members)
         case let .retrying(id, attempt, delay, error):
             return .object([
                 ("event", .string("retrying")), ("id", .string(id)), ("attempt", .integer(Int64(attempt))),
@@ -71,6 +75,14 @@ enum JSONEvent: Sendable {
     /// `{"url":…,"bytes":…}` with `"setAside":REASON` for a server set aside.
     private static func sourceObject(_ source: SourceReport) -> JSONValue {
         var members: [(String, JSONValue)] = [("url", .string(source.url)), ("bytes", .integer(source.bytes))]
+        if let reason = source.setAsideReason { members.append(("setAside", .string(reason))) }
+        return .object(members)
+    }
+
+    /// `{"url":…,"bytes":…,"connections":…}` with `"setAside":REASON` for a server set aside.
+    private static func sourceObject(_ source: SourceInUse) -> JSONValue {
+        var members: [(String, JSONValue)] = [("url", .string(source.url)), ("bytes", .integer(source.bytes)),
+                                              ("connections", .integer(Int64(source.connections)))]
         if let reason = source.setAsideReason { members.append(("setAside", .string(reason))) }
         return .object(members)
     }

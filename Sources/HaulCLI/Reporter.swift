@@ -46,6 +46,8 @@ final class Reporter {
     private let style: Style
     /// `--retry-connrefused`: a refused connection's failure then needs no hint.
     var retriesRefusedConnections = false
+    /// The servers of download `index`'s running transfer, for `--json` progress.
+    var sourcesOf: @Sendable (Int) -> [SourceInUse] = { _ in [] }
     private let terminal: any Terminal
     private var display: Display
     private var items: [Item]
@@ -127,7 +129,8 @@ final class Reporter {
         case .none:
             guard style == .json else { return }
             let event = JSONEvent.progress(id: id(index), bytes: progress.completedBytes, total: progress.totalBytes,
-                                           speed: progress.bytesPerSecond, eta: progress.estimatedTimeRemaining)
+                                           speed: progress.bytesPerSecond, eta: progress.estimatedTimeRemaining,
+                                           sources: sourcesOf(index))
             if items[index].jsonThrottle.permits(at: now) {
                 emit(event)
                 items[index].unsentProgress = nil

@@ -245,6 +245,7 @@ struct Runner {
             }
         }
         interrupts.track(tokens)
+        reporter.sourcesOf = { tokens[$0].sourcesInUse }
         let statuses = await follow(reports, of: urls.count, sink: sink, reporter: reporter, interrupts: interrupts,
                                     origin: origin)
         sink.finish()

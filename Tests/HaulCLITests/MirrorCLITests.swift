@@ -231,9 +231,16 @@ struct MirrorResumeTests {
                 return
             }
             let asked = servers.map(\.requests.count)
-            let outcome = try await haul(["-q", "-x", "2", "-d", "out", "b.meta4"], in: dir)
+            let outcome = try await haul(["--json", "-x", "2", "-d", "out", "b.meta4"], in: dir)
             #expect(outcome.status == 0, "\(outcome.standardError)")
             #expect(fileContents(dir.appendingPathComponent("out/k.bin")) == content)
+            // While both servers send, the progress events say what each gave and on how many connections.
+            let perServer = outcome.jsonEvents().filter { $0["event"] as? String == "progress" }.compactMap { $0["sources"] as? [[String: Any]] }
+            #expect(!perServer.isEmpty, "no progress event listed the servers")
+            for sources in perServer {
+                #expect(Set(sources.compactMap { $0["url"] as? String }) == Set(urls), "\(sources)")
+                #expect(sources.allSatisfy { $0["bytes"] is Int && $0["connections"] is Int && $0["setAside"] == nil }, "\(sources)")
+            }
             for (server, before) in zip(servers, asked) {
                 for request in server.requests.dropFirst(before) {
                     let start = Int64(request.header("Range").flatMap { $0.split(separator: "=").last?.split(separator: "-").first }.flatMap { Int64($0) } ?? 0)
