@@ -54,14 +54,16 @@ extension DownloadAttempt {
         let setup = SegmentedTransfer.Setup(
             context: context, partial: file.partial, progress: progress, total: total, ifRange: validator,
             limiter: limiter, hostSlots: job.resources.hostSlots,
-            checkpoint: { [template] (completed, pieces, savedBefore) throws(DownloadError) in
+            checkpoint: { [template] (completed, pieces, verified, savedBefore) throws(DownloadError) in
                 var record = template
                 record.completed = ByteRangeSet(completed)
                 record.blockHashes = pieces
+                record.verifiedPieces = ByteRangeSet(verified)
                 try record.save(for: name, in: folder, fieldsChecked: savedBefore)
                 control.publish(completed: completed)
             }, sources: segmentSources(exchange), firstSource: firstSource, pieceChecksums: job.request.pieces,
-            warn: { [events] in events.yield(.warning($0)) }, hasher: hasher, pieces: file.pieces.all, writesDirect: writesDirect)
+            verifiedPieces: template.verifiedPieces.ranges, warn: { [events] in events.yield(.warning($0)) }, hasher: hasher,
+            pieces: file.pieces.all, writesDirect: writesDirect)
         return SegmentedTransfer(setup: setup, completed: template.completed.ranges, connections: connections)
     }
 

@@ -18,15 +18,45 @@ struct PieceTracker: Sendable {
     /// (or, when none did, the last ones).
     private var suspects: [Int: Set<Int>] = [:]
 
-    /// - Parameter completed: the bytes on disk at the start, whose pieces count as verified
-    ///   (a resume checked them against its record's block hashes).
-    init(checksums: PieceChecksums, total: Int64, completed: [Range<Int64>]) {
+    /// - Parameter verified: the bytes of the pieces that passed their checks before (a resumed
+    ///   record lists them); each piece they cover whole counts as verified.
+    init(checksums: PieceChecksums, total: Int64, verified: [Range<Int64>]) {
         self.checksums = checksums
         self.total = total
-        verified = Array(repeating: false, count: checksums.digests.count)
-        for index in verified.indices where SegmentPlanner.covers(completed, checksums.range(of: index, total: total)) {
-            verified[index] = true
+        self.verified = Array(repeating: false, count: checksums.digests.count)
+        for index in self.verified.indices where SegmentPlanner.covers(verified, checksums.range(of: index, total: total)) {
+            self.verified[index] = true
         }
+    }
+
+    /// The bytes of the verified pieces, merged.
+    var verifiedRanges: [Range<Int64>] {
+        var ranges: [Range<Int64>] = []
+        for index in verified.indices where verified[index] {
+            let range = checksums.range(of: index, total: total)
+            if let last = ranges.last, last.upperBound == range.lowerBound {
+                ranges[ranges.count - 1] = last.lowerBound..<range.upperBound
+            } else {
+                ranges.append(range)
+            }
+        }
+        return ranges
+    }
+
+    /// What a resume keeps of `completed`: every byte but those of the pieces complete on disk
+    /// that `verified` does not cover (their check was under way when the last run ended, and
+    /// nothing would check them now).
+    static func trusted(_ completed: [Range<Int64>], verified: [Range<Int64>], checksums: PieceChecksums,
+                        total: Int64) -> [Range<Int64>] {
+        var kept = ByteRangeSet(completed)
+        var unchecked = ByteRangeSet()
+        for index in checksums.digests.indices {
+            let range = checksums.range(of: index, total: total)
+            if kept.contains(range), !SegmentPlanner.covers(verified, range) { unchecked.insert(range) }
+        }
+        guard !unchecked.ranges.isEmpty else { return completed }
+        kept = ByteRangeSet(completed.flatMap { unchecked.gaps(within: $0) })
+        return kept.ranges
     }
 
     /// Whether a check is under way (the transfer is not over until it is reported).

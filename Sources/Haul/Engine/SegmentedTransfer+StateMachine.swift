@@ -26,9 +26,9 @@ extension SegmentedTransfer {
 
         /// What the checkpoint timer does next.
         enum TimerAction: Equatable {
-            /// Sync the data, then save a record of these ranges and pieces, then report
-            /// ``recordSaved(_:)`` or ``recordFailed(_:)``.
-            case save(ranges: [Range<Int64>], pieces: [BlockHash], savedBefore: Bool)
+            /// Sync the data, then save a record of these ranges, block hashes and verified
+            /// pieces' bytes, then report ``recordSaved(_:verified:)`` or ``recordFailed(_:)``.
+            case save(ranges: [Range<Int64>], pieces: [BlockHash], verified: [Range<Int64>], savedBefore: Bool)
             /// Sleep until this instant (or until a worker ends), then tick again; `nil`: until
             /// a worker writes bytes (``takeTimerWakeUp()``) or ends. A stalled or slow server
             /// then costs the timer no wake-up between its bytes.
@@ -68,6 +68,8 @@ extension SegmentedTransfer {
         /// Whether a record was saved (the download must remove it after its commit).
         private(set) var recordSaved = false
         private var savedRanges: [Range<Int64>]?
+        /// The verified pieces' bytes of the last record.
+        private var savedVerified: [Range<Int64>] = []
         private var saving = false
         private var finalRecordDone = false
         private var lastCheckpoint: ContinuousClock.Instant?
@@ -87,11 +89,13 @@ extension SegmentedTransfer {
         ///   - recordInterval: how often the timer saves a record.
         ///   - board: the sources (default: one).
         ///   - firstSource: the source of the first response.
+        ///   - verified: the bytes of the pieces a resumed record says passed their checksums.
         init(planner: SegmentPlanner, pieces: [BlockHash], retry: RetryPolicy, recordInterval: Duration,
              board: SourceBoard = SourceBoard(count: 1, connectionsPerSource: 1), firstSource: Int = 0,
-             pieceChecksums: PieceChecksums? = nil) {
+             pieceChecksums: PieceChecksums? = nil, verified: [Range<Int64>] = []) {
             self.planner = planner
-            self.pieceTracker = pieceChecksums.map { PieceTracker(checksums: $0, total: planner.total, completed: planner.completed) }
+            self.pieceTracker = pieceChecksums.map { PieceTracker(checksums: $0, total: planner.total, verified: verified) }
+            self.savedVerified = pieceTracker?.verifiedRanges ?? []
             self.board = board
             self.firstSource = firstSource
             // What is complete at the start is on disk already (a resumed record says so, and a
@@ -465,9 +469,10 @@ extension SegmentedTransfer.StateMachine {
     /// sync and no write).
     private mutating func saveIfNew() -> TimerAction? {
         let ranges = planner.completed
-        if savedRanges == ranges { return nil }
+        let verified = pieceTracker?.verifiedRanges ?? []
+        if savedRanges == ranges && savedVerified == verified { return nil }
         saving = true
-        return .save(ranges: ranges, pieces: allPieces, savedBefore: recordSaved)
+        return .save(ranges: ranges, pieces: allPieces, verified: verified, savedBefore: recordSaved)
     }
 
     /// Claims the checkpoint timer for the caller: `true` once, when it should start. With
@@ -493,11 +498,12 @@ extension SegmentedTransfer.StateMachine {
     /// Whether a timer thread owns the records.
     var hasTimer: Bool { timerStarted }
 
-    /// The record of `ranges` is on disk (after the data it describes).
-    mutating func recordSaved(_ ranges: [Range<Int64>]) {
+    /// The record of `ranges` and `verified` is on disk (after the data it describes).
+    mutating func recordSaved(_ ranges: [Range<Int64>], verified: [Range<Int64>] = []) {
         saving = false
         recordSaved = true
         savedRanges = ranges
+        savedVerified = verified
     }
 
     /// Saving a record failed: the transfer stops with that failure.

@@ -30,7 +30,8 @@ final class SegmentedTransfer: Sendable {
         /// Makes the given complete ranges durable in the resume record (after the data was synced);
         /// the flag says whether this transfer saved a record before (see
         /// ``ResumeRecord/save(for:in:fieldsChecked:)``).
-        var checkpoint: @Sendable ([Range<Int64>], [BlockHash], _ savedBefore: Bool) throws(DownloadError) -> Void
+        var checkpoint: @Sendable (_ completed: [Range<Int64>], [BlockHash], _ verified: [Range<Int64>], _ savedBefore: Bool)
+            throws(DownloadError) -> Void
         /// Open the ranged requests (each signing afresh when it has a signer): the request's URL
         /// first, then its mirrors.
         var sources: [SignedSource]
@@ -39,6 +40,9 @@ final class SegmentedTransfer: Sendable {
         /// The checksum of each piece: every piece is hashed once complete, before the transfer
         /// can end (see ``PieceChecksums``).
         var pieceChecksums: PieceChecksums?
+        /// The bytes of the pieces a resumed record says passed their checksums (within the
+        /// completed ranges): trusted without a check.
+        var verifiedPieces: [Range<Int64>] = []
         /// Tells the user something went wrong that the transfer got past (a source set aside).
         var warn: @Sendable (String) -> Void = { _ in }
         /// Hashes the bytes as they are written, when the download is verified.
@@ -97,13 +101,19 @@ final class SegmentedTransfer: Sendable {
         // takes bytes written past the page cache from its window wants them in file order.
         let ordered = setup.hasher != nil && setup.writesDirect ? StreamHasher.orderedPiece : nil
         // With mirrors, each source gets up to `connections` (its host's cap applies too).
+        // A piece complete on disk whose check the record does not list (it was under way when
+        // the last run ended) is fetched again: nothing else would check it.
+        let completed = setup.pieceChecksums.map {
+            PieceTracker.trusted(completed, verified: setup.verifiedPieces, checksums: $0, total: setup.total)
+        } ?? completed
         let planner = SegmentPlanner(total: setup.total, completed: completed, maximumConnections: connections * setup.sources.count,
                                      minimumSegment: configuration.minimumSegmentSize,
                                      minimumSteal: min(configuration.minimumSegmentSize, 256 << 10), ordered: ordered)
         var machine = StateMachine(planner: planner, pieces: setup.pieces, retry: configuration.retry,
                                    recordInterval: configuration.resumeRecordInterval,
                                    board: SourceBoard(count: setup.sources.count, connectionsPerSource: connections),
-                                   firstSource: setup.firstSource, pieceChecksums: setup.pieceChecksums)
+                                   firstSource: setup.firstSource, pieceChecksums: setup.pieceChecksums,
+                                   verified: setup.verifiedPieces)
         starts = machine.start(now: .now)
         state = ConditionLock(machine)
     }
@@ -377,8 +387,8 @@ final class SegmentedTransfer: Sendable {
                 return (machine.tick(now: .now), machine.endings)
             }
             switch action {
-            case .save(let ranges, let pieces, let savedBefore):
-                save(ranges, pieces, savedBefore: savedBefore)
+            case .save(let ranges, let pieces, let verified, let savedBefore):
+                save(ranges, pieces, verified: verified, savedBefore: savedBefore)
             case .wait(let deadline?):
                 state.wait(until: deadline) { $0.endings == endings }
             case .wait(nil):
@@ -391,11 +401,11 @@ final class SegmentedTransfer: Sendable {
     }
 
     /// Syncs the data, then records what is complete. A failure here stops the transfer.
-    private func save(_ ranges: [Range<Int64>], _ pieces: [BlockHash], savedBefore: Bool) {
+    private func save(_ ranges: [Range<Int64>], _ pieces: [BlockHash], verified: [Range<Int64>], savedBefore: Bool) {
         do throws(DownloadError) {
             try setup.partial.syncData()
-            try setup.checkpoint(ranges, pieces, savedBefore)
-            state.withLock { $0.recordSaved(ranges) }
+            try setup.checkpoint(ranges, pieces, verified, savedBefore)
+            state.withLock { $0.recordSaved(ranges, verified: verified) }
         } catch {
             state.withLock { $0.recordFailed(error) }
             abort.cancel()

@@ -48,7 +48,9 @@ final class BlockHashes: Sendable {
     }
 
     /// What a resume may trust of a partial file: `record` with every completed byte that is not
-    /// covered by a piece whose bytes on disk still match its checksum taken out.
+    /// covered by a piece whose bytes on disk still match its checksum taken out. The bytes of
+    /// pieces that passed their piece checksums (``ResumeRecord/verifiedPieces``) are trusted
+    /// without being read again.
     ///
     /// - Returns: the record to resume from, the pieces to continue with, and how many claimed
     ///   bytes were dropped.
@@ -58,7 +60,8 @@ final class BlockHashes: Sendable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
         defer { buffer.deallocate() }
         for piece in record.blockHashes where record.completed.contains(piece.range) {
-            if crcOnDisk(piece.range, descriptor: descriptor, buffer: buffer) == piece.crc32c {
+            if record.verifiedPieces.contains(piece.range)
+                || crcOnDisk(piece.range, descriptor: descriptor, buffer: buffer) == piece.crc32c {
                 kept[piece.range.lowerBound] = piece
                 trusted.insert(piece.range)
             }

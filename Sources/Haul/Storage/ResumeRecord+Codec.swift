@@ -13,6 +13,7 @@ import HaulCrypto
 /// expected-checksum sha256:…          (optional)
 /// server-digest sha256=…              (optional)
 /// block-hashes 0-4194303:<sha256 hex>,4194304-5000000:…   (optional; inclusive ends)
+/// verified-pieces 0-262143            (optional; bytes of pieces that passed their checksum)
 /// checksum <sha256 hex of every byte above this line>
 /// ```
 /// Each line is a key, then one space and the value (a line is the key alone when the value is
@@ -25,11 +26,11 @@ extension ResumeRecord {
     private enum Key: String, CaseIterable {
         case url, finalURL = "final-url", resource, etag, lastModified = "last-modified"
         case length, completed, expectedChecksum = "expected-checksum"
-        case serverDigest = "server-digest", blockHashes = "block-hashes"
+        case serverDigest = "server-digest", blockHashes = "block-hashes", verifiedPieces = "verified-pieces"
 
         var isRequired: Bool {
             switch self {
-            case .etag, .lastModified, .expectedChecksum, .serverDigest, .blockHashes: false
+            case .etag, .lastModified, .expectedChecksum, .serverDigest, .blockHashes, .verifiedPieces: false
             default: true
             }
         }
@@ -50,10 +51,11 @@ extension ResumeRecord {
         line(.etag, etag.map(Self.escape))
         line(.lastModified, lastModified.map(Self.escape))
         line(.length, String(totalLength))
-        line(.completed, completed.ranges.map { "\($0.lowerBound)-\($0.upperBound - 1)" }.joined(separator: ","))
+        line(.completed, Self.text(of: completed))
         line(.expectedChecksum, expectedChecksum.map(Self.escape))
         line(.serverDigest, serverDigest.map(Self.escape))
         line(.blockHashes, blockHashes.isEmpty ? nil : BlockHash.encode(blockHashes))
+        line(.verifiedPieces, verifiedPieces.ranges.isEmpty ? nil : Self.text(of: verifiedPieces))
         var bytes = Array(text.utf8)
         bytes += Array("checksum \(SHA256.hex(bytes))\n".utf8)
         return bytes
@@ -153,12 +155,19 @@ extension ResumeRecord {
         guard let blocks = BlockHash.decode(values[.blockHashes] ?? "", length: length) else {
             throw .corrupt("a block hash is malformed")
         }
+        let verified = try ranges(values[.verifiedPieces] ?? "", length: length)
+        guard verified.ranges.allSatisfy(completed.contains) else { throw .corrupt("it lists verified bytes it does not claim") }
         return ResumeRecord(
             redactedURL: values[.url]!, redactedFinalURL: values[.finalURL]!, resourceKey: resource,
             etag: values[.etag], lastModified: values[.lastModified], totalLength: length,
             completed: completed, expectedChecksum: values[.expectedChecksum],
-            serverDigest: values[.serverDigest], blockHashes: blocks
+            serverDigest: values[.serverDigest], blockHashes: blocks, verifiedPieces: verified
         )
+    }
+
+    /// `ranges` as `1-5,9-9` (inclusive ends).
+    private static func text(of ranges: ByteRangeSet) -> String {
+        ranges.ranges.map { "\($0.lowerBound)-\($0.upperBound - 1)" }.joined(separator: ",")
     }
 
     /// What ``decode(_:)`` would reject in the completed ranges or the block hashes of this
@@ -181,6 +190,7 @@ extension ResumeRecord {
                   first >= previousEnd else { return "a block hash is malformed" }
             previousEnd = hash.range.upperBound
         }
+        guard verifiedPieces.ranges.allSatisfy(completed.contains) else { return "it lists verified bytes it does not claim" }
         return nil
     }
 

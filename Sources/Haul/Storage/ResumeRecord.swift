@@ -41,6 +41,9 @@ package struct ResumeRecord: Sendable, Equatable {
     /// The SHA-256 of the completed bytes, cut at ``BlockHash/blockSize`` boundaries, checked
     /// again on resume so bytes changed on disk meanwhile are downloaded again.
     var blockHashes: [BlockHash] = []
+    /// The bytes of the pieces that passed their piece checksum (``PieceChecksums``), within
+    /// ``completed``: a resume trusts them without reading them again.
+    var verifiedPieces = ByteRangeSet()
 }
 
 extension ResumeRecord {

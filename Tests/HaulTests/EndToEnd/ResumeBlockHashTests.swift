@@ -109,6 +109,13 @@ struct ResumeBlockHashTests {
             #expect(checked.record.completed == ByteRangeSet([0..<Self.block]))
             #expect(checked.dropped == 1000)
             #expect(checked.hashes.all.map(\.range) == [0..<100, 100..<Self.block])
+            // The bytes of verified pieces are trusted without being read: the changed byte lies in
+            // one, and nothing sees it (a descriptor that cannot be read would show a read).
+            var verified = record
+            verified.verifiedPieces = ByteRangeSet([Self.block..<(Self.block + 1000)])
+            #expect(BlockHashes.verify(verified, descriptor: descriptor).record.completed == ByteRangeSet([0..<Int64(bytes.count)]))
+            verified.verifiedPieces = ByteRangeSet([0..<Int64(bytes.count)])
+            #expect(BlockHashes.verify(verified, descriptor: -1).dropped == 0, "nothing read")
             // A record without checksums trusts nothing.
             record.blockHashes = []
             #expect(BlockHashes.verify(record, descriptor: descriptor).record.completed.byteCount == 0)

@@ -236,7 +236,7 @@ struct SegmentedTransferRecordTests {
         let wake = machine.takeTimerWakeUp(), again = machine.takeTimerWakeUp()
         #expect(wake, "the write wakes the sleeping timer")
         #expect(!again, "once")
-        #expect(machine.tick(now: start + .milliseconds(60)) == .save(ranges: [0..<1000], pieces: [piece], savedBefore: false))
+        #expect(machine.tick(now: start + .milliseconds(60)) == .save(ranges: [0..<1000], pieces: [piece], verified: [], savedBefore: false))
         #expect(machine.tick(now: start + .milliseconds(61)) == .wait(until: start + .milliseconds(86)), "one save at a time")
         machine.recordSaved([0..<1000])
         #expect(machine.tick(now: start + .milliseconds(70)) == .wait(until: start + .milliseconds(85)))
@@ -248,7 +248,7 @@ struct SegmentedTransferRecordTests {
         var machine = SegmentedTransferStateMachineTests.machine(megabytes: 4, connections: 1)
         _ = machine.start(now: start)
         _ = machine.wrote(worker: 0, upTo: 1000, finished: [], grown: nil)
-        guard case .save(let first, _, _) = machine.tick(now: start + .milliseconds(30)) else {
+        guard case .save(let first, _, _, _) = machine.tick(now: start + .milliseconds(30)) else {
             Issue.record("the first bytes are recorded")
             return
         }
@@ -256,10 +256,10 @@ struct SegmentedTransferRecordTests {
         _ = machine.wrote(worker: 0, upTo: 1100, finished: [], grown: nil)
         #expect(machine.tick(now: start + .milliseconds(60)) == .wait(until: start + .milliseconds(5030)),
                 "100 bytes in 30 ms (3 kB/s) wait for five seconds after the last record")
-        #expect(machine.tick(now: start + .milliseconds(5030)) == .save(ranges: [0..<1100], pieces: [], savedBefore: true))
+        #expect(machine.tick(now: start + .milliseconds(5030)) == .save(ranges: [0..<1100], pieces: [], verified: [], savedBefore: true))
         machine.recordSaved([0..<1100])
         _ = machine.wrote(worker: 0, upTo: 1100 + 20_000, finished: [], grown: nil)
-        #expect(machine.tick(now: start + .milliseconds(5060)) == .save(ranges: [0..<21_100], pieces: [], savedBefore: true),
+        #expect(machine.tick(now: start + .milliseconds(5060)) == .save(ranges: [0..<21_100], pieces: [], verified: [], savedBefore: true),
                 "20 kB in 30 ms are recorded at the next interval")
     }
 
@@ -277,7 +277,7 @@ struct SegmentedTransferRecordTests {
         _ = paused.wrote(worker: 0, upTo: 4096, finished: [], grown: nil)
         _ = paused.failed(worker: 0, error: DownloadError(.cancelled, "cancelled"), stopped: true, jitter: 0)
         paused.exited(worker: 0)
-        #expect(paused.tick(now: start) == .save(ranges: [0..<4096], pieces: [], savedBefore: false))
+        #expect(paused.tick(now: start) == .save(ranges: [0..<4096], pieces: [], verified: [], savedBefore: false))
         paused.recordSaved([0..<4096])
         #expect(paused.tick(now: start) == .finished)
         #expect(paused.recordsFinished)

@@ -64,9 +64,13 @@ struct PieceCheckTests {
 
 /// The pieces as a pure state: when each is ready for its check, and what a failed check gives back.
 @Suite struct PieceTrackerTests {
-    static func tracker(completed: [Range<Int64>] = []) throws -> PieceTracker {
-        let checksums = try PieceChecksums(length: 100, algorithm: .md5, digests: Array(repeating: [UInt8](repeating: 0, count: 16), count: 4))
-        return PieceTracker(checksums: checksums, total: 350, completed: completed)
+    /// Four pieces of 100 bytes (the last 50) for a file of 350.
+    static func checksums() throws -> PieceChecksums {
+        try PieceChecksums(length: 100, algorithm: .md5, digests: Array(repeating: [UInt8](repeating: 0, count: 16), count: 4))
+    }
+
+    static func tracker(verified: [Range<Int64>] = []) throws -> PieceTracker {
+        PieceTracker(checksums: try checksums(), total: 350, verified: verified)
     }
 
     @Test func aPieceIsReadyOnceWholeAndHandedOutOnce() throws {
@@ -103,8 +107,23 @@ struct PieceCheckTests {
         #expect(tracker.checked(1, matched: true) == (nil, []), "a piece that never failed blames no one")
     }
 
-    @Test func piecesCompleteAtTheStartCountAsVerified() throws {
-        var tracker = try Self.tracker(completed: [0..<200])
+    @Test func aResumeKeepsOnlyTheWholePiecesItsRecordListsAsVerified() throws {
+        let checksums = try Self.checksums()
+        // Pieces 0 and 1 complete on disk, only 0 verified: 1 is fetched again; 3 is half there, kept.
+        #expect(PieceTracker.trusted([0..<200, 300..<325], verified: [0..<100], checksums: checksums, total: 350)
+                == [0..<100, 300..<325])
+        #expect(PieceTracker.trusted([0..<350], verified: [0..<350], checksums: checksums, total: 350) == [0..<350])
+        #expect(PieceTracker.trusted([50..<150], verified: [], checksums: checksums, total: 350) == [50..<150],
+                "no piece whole: every byte is kept, each piece will be checked once complete")
+        var tracker = PieceTracker(checksums: checksums, total: 350, verified: [0..<100, 300..<350])
+        #expect(tracker.verifiedRanges == [0..<100, 300..<350])
+        #expect(tracker.wrote(100..<200, by: 0, completed: [0..<200, 300..<350]) == [1])
+        #expect(tracker.checked(1, matched: true) == (nil, []))
+        #expect(tracker.verifiedRanges == [0..<200, 300..<350], "verified pieces merge")
+    }
+
+    @Test func piecesVerifiedAtTheStartAreNotCheckedAgain() throws {
+        var tracker = try Self.tracker(verified: [0..<200])
         #expect(tracker.wrote(150..<200, by: 0, completed: [0..<200]).isEmpty)
         #expect(tracker.wrote(200..<300, by: 0, completed: [0..<300]) == [2])
     }

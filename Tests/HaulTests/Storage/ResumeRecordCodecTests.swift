@@ -18,7 +18,8 @@ enum ResumeRecordSamples {
         expectedChecksum: "sha256:" + SHA256.hex([]),
         serverDigest: "sha256=" + SHA256.hex([1]),
         blockHashes: [BlockHash(range: 0..<524_288, crc32c: 0xABAB_0001),
-                      BlockHash(range: 600_000..<700_001, crc32c: 0x0000_00FF)]
+                      BlockHash(range: 600_000..<700_001, crc32c: 0x0000_00FF)],
+        verifiedPieces: ByteRangeSet([0..<262_144, 262_144..<524_288])
     )
 
     static let minimal = ResumeRecord(
@@ -64,6 +65,7 @@ func checksummed(_ body: String) -> [UInt8] {
             "expected-checksum sha256:\(SHA256.hex([]))",
             "server-digest sha256=\(SHA256.hex([1]))",
             "block-hashes 0-524287:abab0001,600000-700000:000000ff",
+            "verified-pieces 0-524287",
         ])
         let body = Array(text.utf8.dropLast(lines[lines.count - 2].utf8.count + 1))
         #expect(lines[lines.count - 2] == "checksum \(SHA256.hex(body))")
@@ -188,6 +190,8 @@ func checksummed(_ body: String) -> [UInt8] {
         RuleBreak("block hashes out of order", replacing: "0-524287:", with: "650000-660000:"),
         RuleBreak("short block hash", replacing: ":000000ff", with: ":00ff"),
         RuleBreak("uppercase block hash", replacing: ":abab0001", with: ":ABAB0001"),
+        RuleBreak("verified bytes it does not claim", replacing: "verified-pieces 0-524287", with: "verified-pieces 0-600000"),
+        RuleBreak("verified range past the end", replacing: "verified-pieces 0-524287", with: "verified-pieces 0-1048576"),
     ]
 
     @Test("a correctly checksummed record that breaks a rule is corrupt", arguments: ruleBreaks)
