@@ -192,8 +192,9 @@ struct MetalinkCLITests {
     }
 }
 
-/// `kill -9` in the middle of a download from two servers described by a Metalink document with
-/// piece hashes, then the same file from a document that lists the servers the other way round:
+/// `kill -9` in the middle of a download from two servers (each with an ETag of its own)
+/// described by a Metalink document with piece hashes, then the same file from a document that
+/// lists the servers the other way round:
 /// the rerun finds the record (the file's key is its content, not its first URL), asks for no
 /// byte of a piece the record lists as verified, and the file is byte-identical.
 ///
@@ -211,7 +212,10 @@ struct MirrorResumeTests {
 
     @Test func aKilledDownloadResumesWithTheServersInAnotherOrder() async throws {
         let servers = try [HaulServer(), HaulServer()]
-        for server in servers { server.setResource("/k.bin", HaulServer.Resource(size: Int64(Self.size), seed: 6, etag: "\"k\"", rate: 1_000_000)) }
+        // Each server has an ETag of its own, as mirrors do: the file is named by its pieces.
+        for (index, server) in servers.enumerated() {
+            server.setResource("/k.bin", HaulServer.Resource(size: Int64(Self.size), seed: 6, etag: "\"k\(index)\"", rate: 1_000_000))
+        }
         let content = served(Self.size, seed: 6)
         var pieces = ""
         for offset in stride(from: 0, to: Self.size, by: Self.length) {

@@ -41,7 +41,8 @@ extension DownloadAttempt {
         let facts = ResumeDecision.ResponseFacts(exchange.head, framing: exchange.framing)
         let verification = Verification(request: job.request, head: exchange.head, record: found.record)
         let requestedStart = found.record.map(Self.firstMissingByte) ?? 0
-        switch try ResumeDecision.decide(record: found.record, requestedStart: requestedStart, facts: facts) {
+        switch try ResumeDecision.decide(record: found.record, requestedStart: requestedStart, facts: facts,
+                                         checksByContent: job.request.pieces != nil) {
         case .restartFresh(let reason):
             throw DownloadError(.resourceChanged, reason)
         case .alreadyComplete:

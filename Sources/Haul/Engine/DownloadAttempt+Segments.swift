@@ -50,7 +50,7 @@ extension DownloadAttempt {
         let connections = job.request.connections ?? configuration.connectionsPerDownload
         let writesDirect = try writesPastThePageCache(file.partial, total: total, hasher: hasher)
         let (folder, name, control) = (self.folder, file.name, job.control)
-        let validator = file.record.flatMap { $0.etag ?? $0.lastModified } ?? facts.strongETag ?? facts.lastModified
+        let validator = job.request.pieces != nil ? nil : resumeValidator(file.record) ?? facts.strongETag ?? facts.lastModified
         let setup = SegmentedTransfer.Setup(
             context: context, partial: file.partial, progress: progress, total: total, ifRange: validator,
             limiter: limiter, hostSlots: job.resources.hostSlots,

@@ -74,6 +74,13 @@ final class DownloadAttempt {
         }
     }
 
+    /// The validator a resumed request sends in `If-Range`: the record's, unless every piece is
+    /// checked against its checksum (the file is then named by its content, and mirrors have
+    /// validators of their own: see ``ResumeDecision/decide(record:requestedStart:facts:checksByContent:)``).
+    func resumeValidator(_ record: ResumeRecord?) -> String? {
+        job.request.pieces != nil ? nil : record.flatMap { $0.etag ?? $0.lastModified }
+    }
+
     /// The first response: from the request's URL, or, when that source fails (a refusal, a
     /// status, a bad answer), from each mirror in turn; the first failure is thrown when every
     /// source failed. The first connection counts against its host's cap like every segment's.
@@ -83,7 +90,7 @@ final class DownloadAttempt {
             let slot = try HostSlotClaim(job.resources.hostSlots, for: source.base, cancellation: signal)
             do throws(DownloadError) {
                 let exchange = try source.open(range: ByteRangeRequest(first: found.record.map(Self.firstMissingByte) ?? 0, last: nil),
-                                               ifRange: index == 0 ? found.record.flatMap { $0.etag ?? $0.lastModified } : nil,
+                                               ifRange: index == 0 ? resumeValidator(found.record) : nil,
                                                context: context, cancellation: signal, buffer: buffer)
                 if sources.count > 1 { try Self.check(exchange) }
                 firstSource = index

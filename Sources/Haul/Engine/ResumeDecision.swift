@@ -52,15 +52,19 @@ package enum ResumeDecision: Equatable {
     ///   - record: the valid resume record the request was based on, or `nil` for a fresh start.
     ///   - requestedStart: the first byte asked for (0 for a fresh start).
     ///   - facts: the response.
+    ///   - checksByContent: the download checks every piece against its checksum: the file is
+    ///     named by its content, not by a server's validator (mirrors have ETags of their own),
+    ///     so another validator is no reason to start over.
     /// - Throws: `rangeMismatch` for a 206 that answers another range (nothing may be written).
-    static func decide(record: ResumeRecord?, requestedStart: Int64, facts: ResponseFacts) throws(DownloadError) -> ResumeDecision {
+    static func decide(record: ResumeRecord?, requestedStart: Int64, facts: ResponseFacts,
+                       checksByContent: Bool = false) throws(DownloadError) -> ResumeDecision {
         switch facts.status {
         case 206:
             guard case .satisfied(let first, let last, let complete)? = facts.contentRange else {
                 throw DownloadError(.rangeMismatch, "the server answered 206 without a valid Content-Range")
             }
             // Another validator means another file, whatever range it came with (If-Range was ignored).
-            if let record, let change = change(from: record, to: facts) { return .restartFresh(reason: change) }
+            if let record, !checksByContent, let change = change(from: record, to: facts) { return .restartFresh(reason: change) }
             guard first == requestedStart else {
                 throw DownloadError(.rangeMismatch, "asked for bytes from \(requestedStart), the server sent bytes from \(first)")
             }

@@ -96,6 +96,22 @@ import HaulHTTP
         }
     }
 
+    /// With every piece checked against its checksum, the file is named by its content: a mirror's
+    /// ETag of its own is no reason to start over, but the range and the length still must match.
+    @Test func aDownloadCheckedByContentResumesAcrossValidators() throws {
+        let other = Self.facts(206, [("Content-Range", "bytes 400-999/1000"), ("ETag", "\"mirror\"")])
+        #expect(try ResumeDecision.decide(record: Self.record(), requestedStart: 400, facts: other, checksByContent: true) == .resume)
+        let shorter = Self.facts(206, [("Content-Range", "bytes 400-799/800"), ("ETag", "\"mirror\"")])
+        #expect(throws: DownloadError.self) {
+            try ResumeDecision.decide(record: Self.record(), requestedStart: 400, facts: shorter, checksByContent: true)
+        }
+        let whole = Self.facts(200, [("ETag", "\"mirror\"")], length: 1000)
+        guard case .startOver = try ResumeDecision.decide(record: Self.record(), requestedStart: 400, facts: whole, checksByContent: true) else {
+            Issue.record("a 200 is the whole file: expected startOver")
+            return
+        }
+    }
+
     /// `bytes 0-99/*` to `bytes=0-`: nothing says byte 99 is the last, so saving it could cut the file short.
     @Test(arguments: ["bytes 0-99/*", "bytes 0-999/*"])
     func freshPartialContentOfAnUnknownTotalIsARangeMismatch(contentRange: String) {
