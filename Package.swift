@@ -73,7 +73,7 @@ let package = Package(
         .testTarget(name: "HaulDashboardTests", dependencies: ["HaulDashboard", "HaulDaemon", "CHaulTLS", "HaulTestSupport"]),
         .testTarget(name: "HaulServiceTests", dependencies: ["HaulService", "Haul", "HaulCore", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulModelTests", dependencies: ["HaulModel", "HaulService", "Haul", "HaulCore", "HaulServer", "HaulTestSupport"]),
-        .testTarget(name: "HaulDaemonTests", dependencies: ["HaulDaemon", "HaulDashboard", "HaulService", "Haul", "HaulCore", "HaulJSON", "HaulServer",
+        .testTarget(name: "HaulDaemonTests", dependencies: ["HaulDaemon", "HaulDashboard", "HaulService", "Haul", "HaulCore", "HaulCrypto", "HaulJSON", "HaulServer",
                                                         "HaulTestSupport"]),
         .testTarget(name: "HaulCLITests", dependencies: ["HaulCLI", "Haul", "HaulHTTP", "HaulCore", "HaulURLSession", "HaulServer", "HaulTestSupport",
                                                      "HaulDaemon", "HaulJSON", "HaulSigning"]),

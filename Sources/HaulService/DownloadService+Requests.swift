@@ -66,6 +66,7 @@ extension DownloadService {
         request.mirrors = mirrors.map { DownloadSource(url: $0) }
         request.connections = entry.options.connections.map { max(1, ($0 + mirrors.count) / (mirrors.count + 1)) }
         request.rateLimit = entry.options.rateLimit
+        request.pieces = entry.options.pieces
         let folder = entry.options.directory
         if let file = entry.file {
             // The name an earlier run chose, in the same folder (the folder of a file that has its place stays).

@@ -122,6 +122,8 @@ public struct ServiceDownloadOptions: Sendable, Equatable {
     public var rateLimit: Int64?
     /// The digest the file must have.
     public var checksum: Checksum?
+    /// The checksum of each piece (a Metalink document's `<pieces>`): each is checked as it completes.
+    public var pieces: PieceChecksums?
     /// Whether an existing file of the same name is replaced (else a free name is picked).
     public var overwrite = false
     /// Whether a partial file of the same name is continued (`false`: the first run starts over).

@@ -6,6 +6,7 @@ import HaulTestSupport
 import Testing
 @testable import HaulDaemon
 import HaulCore
+import HaulCrypto
 import HaulJSON
 
 /// The JSON-RPC dispatcher without a socket: JSON-RPC's error codes and aria2's conventions
@@ -291,6 +292,32 @@ import HaulJSON
             let entity = Data("<!DOCTYPE m [<!ENTITY x \"y\">]><metalink xmlns=\"urn:ietf:params:xml:ns:metalink\"/>".utf8).base64EncodedString()
             #expect(Self.error(rpc, "aria2.addMetalink", [.string(entity)])?.hasPrefix("The metalink is not usable") == true)
             #expect(service.statistics.waiting == 0 && service.statistics.active == 0, "a refused document adds nothing")
+        }
+    }
+
+    /// A document's `<pieces>` stay with the download: a server whose bytes fail them fails the
+    /// download (there is no whole-file hash to catch it at the end), the right bytes pass.
+    @Test func addMetalinkKeepsThePiecesHashes() async throws {
+        let server = try HaulServer()
+        let size = 200_000, length = 65_536
+        let content = HaulServer.content(seed: 4).bytes(0..<Int64(size))
+        let hashes = stride(from: 0, to: size, by: length)
+            .map { "<hash>" + Hex.encode(Digest.hash(.sha256, Array(content[$0..<min(size, $0 + length)]))) + "</hash>" }.joined()
+        func document(seed: Int) -> JSONValue {
+            let url = server.url("/bytes/\(size)/x?seed=\(seed)").replacingOccurrences(of: "&", with: "&amp;")
+            let text = #"<?xml version="1.0"?><metalink xmlns="urn:ietf:params:xml:ns:metalink"><file name="p\#(seed).bin">"#
+                + #"<size>\#(size)</size><pieces length="\#(length)" type="sha-256">\#(hashes)</pieces><url>\#(url)</url></file></metalink>"#
+            return .string(Data(text.utf8).base64EncodedString())
+        }
+        try await Self.withRPC { rpc, service, _ in
+            let ids = [4, 5].compactMap { Self.result(rpc, "aria2.addMetalink", [document(seed: $0)]).array?.first?.string }
+                .compactMap { DownloadID(hex: $0) }
+            try #require(ids.count == 2)
+            #expect(service.download(ids[0])?.options.pieces?.digests.count == 4)
+            #expect(await eventually(timeout: .seconds(20)) { ids.allSatisfy { service.download($0)?.status.isStopped == true } })
+            #expect(service.download(ids[0])?.status == .complete)
+            #expect(service.download(ids[1])?.status == .error, "the other bytes fail their pieces")
+            #expect(service.download(ids[1])?.failure?.code == "checksumMismatch", "\(String(describing: service.download(ids[1])?.failure))")
         }
     }
 

@@ -15,6 +15,8 @@ import Testing
         options.connections = 3
         options.rateLimit = 1000
         options.checksum = try! Checksum(parsing: "sha256=" + String(repeating: "ab", count: 32))
+        options.pieces = try! PieceChecksums(length: 1 << 20, algorithm: .sha1, digests: [[UInt8](repeating: 0xA5, count: 20),
+                                                                                       [UInt8](0..<20)])
         options.overwrite = true
         options.continues = false
         var entry = ServiceQueue.Entry(id: DownloadID(rawValue: value)!, urls: ["http://127.0.0.1:1/a", "http://127.0.0.1:1/b"],

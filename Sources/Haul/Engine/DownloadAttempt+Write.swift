@@ -128,6 +128,7 @@ extension DownloadAttempt {
         }
         exchange.finish(pool: job.resources.pool)
         slot.release()
+        try job.request.pieces?.checkAll(descriptor: file.partial.descriptor, total: written)
         return (written, file.record != nil, [])
     }
 

@@ -41,4 +41,19 @@ public struct PieceChecksums: Sendable, Equatable {
                                 + "\(length) bytes do not cut")
         }
     }
+
+    /// Checks every piece of a file written whole by one connection (a small file, or a server
+    /// without ranges: no piece was checked as it completed), read back from `descriptor`.
+    ///
+    /// - Throws: `lengthMismatch` when the pieces do not cut `total`, `checksumMismatch` naming
+    ///   the first piece whose bytes differ, `fileSystem` when the file cannot be read.
+    func checkAll(descriptor: Int32, total: Int64) throws(DownloadError) {
+        try check(total: total)
+        for index in digests.indices {
+            let range = range(of: index, total: total)
+            guard try FileHashing.hash(descriptor: descriptor, algorithm: algorithm, range: range) == digests[index] else {
+                throw DownloadError(.checksumMismatch, "bytes \(range.lowerBound)-\(range.upperBound - 1) do not match piece \(index + 1)'s checksum")
+            }
+        }
+    }
 }

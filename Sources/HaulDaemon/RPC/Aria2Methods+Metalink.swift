@@ -36,7 +36,8 @@ extension Aria2Methods {
         return .array(gids)
     }
 
-    /// The options of one file of a document: its folders below `dir`, its name, its hash.
+    /// The options of one file of a document: its folders below `dir`, its name, its hash and
+    /// its pieces' hashes.
     private static func options(for file: Metalink.File, base: ServiceDownloadOptions) -> ServiceDownloadOptions {
         var options = base
         // By bytes: a `/` followed by a combining mark is one Character and still a separator.
@@ -44,6 +45,7 @@ extension Aria2Methods {
         options.directory = ([base.directory].filter { !$0.isEmpty } + parts.dropLast()).joined(separator: "/")
         options.fileName = parts.last
         if let hash = file.hash { options.checksum = try? Checksum(algorithm: hash.algorithm, expected: hash.digest) }
+        options.pieces = file.pieces.flatMap { try? PieceChecksums(length: $0.length, algorithm: $0.algorithm, digests: $0.digests) }
         return options
     }
 }

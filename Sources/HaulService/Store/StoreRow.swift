@@ -1,4 +1,5 @@
 import Haul
+import HaulCore
 
 /// One download as its row in the state file: the entry's lasting fields, as text and numbers.
 struct StoreRow: Equatable {
@@ -88,6 +89,7 @@ enum StoreText {
         if let connections = options.connections { fields.append(("connections", String(connections))) }
         if let rate = options.rateLimit { fields.append(("rate", String(rate))) }
         if let checksum = options.checksum { fields.append(("checksum", checksum.description)) }
+        if let pieces = options.pieces { fields.append(("pieces", encode(pieces))) }
         if options.overwrite { fields.append(("overwrite", "1")) }
         if !options.continues { fields.append(("continue", "0")) }
         return lines(fields)
@@ -107,12 +109,31 @@ enum StoreText {
             case "connections": options.connections = Int(value)
             case "rate": options.rateLimit = Int64(value)
             case "checksum": options.checksum = try? Checksum(parsing: value)
+            case "pieces": options.pieces = pieces(value)
             case "overwrite": options.overwrite = value == "1"
             case "continue": options.continues = value != "0"
             default: continue
             }
         }
         return options
+    }
+
+    /// Piece checksums as `LENGTH ALGORITHM HEX,HEX,...`.
+    static func encode(_ pieces: PieceChecksums) -> String {
+        "\(pieces.length) \(pieces.algorithm.rawValue) " + pieces.digests.map { Hex.encode($0) }.joined(separator: ",")
+    }
+
+    /// The piece checksums of `encode(_:)`'s text; `nil` when damaged.
+    static func pieces(_ text: String) -> PieceChecksums? {
+        let parts = text.utf8.split(separator: UInt8(ascii: " "))
+        guard parts.count == 3, let length = Int64(String(decoding: parts[0], as: UTF8.self)),
+              let algorithm = ChecksumAlgorithm(rawValue: String(decoding: parts[1], as: UTF8.self)) else { return nil }
+        var digests: [[UInt8]] = []
+        for hex in parts[2].split(separator: UInt8(ascii: ",")) {
+            guard let digest = Hex.decode(String(decoding: hex, as: UTF8.self)) else { return nil }
+            digests.append(digest)
+        }
+        return try? PieceChecksums(length: length, algorithm: algorithm, digests: digests)
     }
 
     /// A failure as lines.

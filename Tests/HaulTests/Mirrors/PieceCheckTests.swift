@@ -41,6 +41,25 @@ struct PieceCheckTests {
         }
     }
 
+    /// A small file arrives whole on one connection, never split into ranges: its pieces are
+    /// checked once it is written, before it gets its name.
+    @Test func aSmallFileOnOneConnectionHasItsPiecesCheckedToo() async throws {
+        let server = try HaulServer()
+        let size = 100_000, length = 16_384
+        let content = expectedContent(size, seed: 7)
+        let digests = stride(from: 0, to: size, by: length).map { Digest.hash(.sha256, content[$0..<min(size, $0 + length)]) }
+        try await withTemporaryDirectory { dir async throws in
+            var bad = DownloadRequest(url: url(server, "/bytes/\(size)/bad.bin?seed=8"))
+            bad.pieces = try PieceChecksums(length: Int64(length), algorithm: .sha256, digests: digests)
+            let error = await expectFailure(MirrorTests.downloader(), bad, to: .directory(dir))
+            #expect(error?.code == .checksumMismatch && error?.message.contains("piece 1") == true, "\(error?.description ?? "")")
+            var good = DownloadRequest(url: url(server, "/bytes/\(size)/good.bin?seed=7"))
+            good.pieces = bad.pieces
+            _ = try await MirrorTests.downloader().download(good, to: .directory(dir)).result()
+            #expect(listFiles(dir) == ["good.bin"])
+        }
+    }
+
     @Test func piecesThatDoNotCutTheServersLengthFail() async throws {
         let server = try HaulServer()
         try await withTemporaryDirectory { dir async throws in
