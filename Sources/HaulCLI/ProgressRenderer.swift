@@ -39,6 +39,9 @@ struct ProgressRenderer {
     private var latest: DownloadProgress?
     private var lineOpen = false
     private var spinnerIndex = 0
+    /// Each server's speed while several send the file (`nil`: set aside), shown after the
+    /// timing when the line has room and on plain lines.
+    var serverSpeeds: [Double?] = []
 
     /// Creates a renderer.
     ///
@@ -153,7 +156,8 @@ struct ProgressRenderer {
 
     private mutating func redraw(_ progress: DownloadProgress, tail: Tail) -> String {
         lineOpen = true
-        return Self.clearLine + Self.line(name: name, progress: progress, tail: tail, spinner: spinnerIndex, width: width)
+        return Self.clearLine + Self.line(name: name, parts: Self.parts(progress, tail: tail, spinner: spinnerIndex, servers: serverSpeeds),
+                                          width: width)
     }
 
     /// The parts of an interactive line besides the name, from the richest arrangement to the barest.
@@ -179,8 +183,9 @@ struct ProgressRenderer {
     /// The widest bar drawn.
     static let maximumBarWidth = 52
 
-    /// The parts of `progress`'s interactive line: lead, bytes, speed and ETA (or elapsed time).
-    static func parts(_ progress: DownloadProgress, tail: Tail, spinner: Int) -> LineParts {
+    /// The parts of `progress`'s interactive line: lead, bytes, speed and ETA (or elapsed time),
+    /// and each server's speed (`servers`, when there are several) where the line has room.
+    static func parts(_ progress: DownloadProgress, tail: Tail, spinner: Int, servers: [Double?] = []) -> LineParts {
         let fraction = progress.fractionCompleted
         let percent = fraction.map { fraction -> String in
             let text = "\(Int((fraction * 100).rounded(.down)))%"
@@ -193,7 +198,8 @@ struct ProgressRenderer {
         case .eta: fraction == nil ? nil : "ETA " + HumanFormat.clock(progress.estimatedTimeRemaining)
         case .elapsed(let seconds): "in " + HumanFormat.elapsed(seconds)
         }
-        let arrangements: [(bar: Bool, pieces: [String?])] = [
+        let perServer = servers.count > 1 ? serversText(servers) : nil
+        let arrangements: [(bar: Bool, pieces: [String?])] = (perServer == nil ? [] : [(true, [bytes, speed, timing, perServer])]) + [
             (true, [bytes, speed, timing]),
             (false, [bytes, speed, timing]),
             (false, [bytes, speed]),
@@ -249,7 +255,17 @@ struct ProgressRenderer {
         return "[" + String(repeating: "=", count: filled) + head + String(repeating: " ", count: inner - filled - 1) + "]"
     }
 
+    /// Each server's speed: `servers 2.1 MB/s, 1.9 MB/s, set aside`.
+    static func serversText(_ servers: [Double?]) -> String {
+        "servers " + servers.map { $0.map(HumanFormat.speed) ?? "set aside" }.joined(separator: ", ")
+    }
+
     private func plainLine(_ progress: DownloadProgress) -> String {
+        let line = plainLineAlone(progress)
+        return serverSpeeds.count > 1 ? line + "; " + Self.serversText(serverSpeeds) : line
+    }
+
+    private func plainLineAlone(_ progress: DownloadProgress) -> String {
         let speed = HumanFormat.speed(progress.bytesPerSecond)
         guard let total = progress.totalBytes, let fraction = progress.fractionCompleted else {
             return "\(name): \(HumanFormat.bytes(progress.completedBytes)), \(speed)"

@@ -120,6 +120,9 @@ final class Reporter {
         switch display {
         case .single(var renderer):
             renderer.width = terminal.width
+            renderer.serverSpeeds = sourcesOf(index).map { source in
+                source.setAsideReason == nil ? (source.bytesPerSecondPerConnection ?? 0) * Double(source.connections) : nil
+            }
             write(renderer.update(progress, at: now))
             display = .single(renderer)
         case .multiple(var renderer):

@@ -21,6 +21,7 @@ private func visibleLines(_ text: String) -> [String] {
         for name in names {
             for total in [Int64(10 << 30), nil] {
                 var renderer = ProgressRenderer(mode: .interactive, width: width)
+                renderer.serverSpeeds = width % 20 == 0 ? [2_000_000, 150_000, nil] : []
                 var text = renderer.start(name: name, totalBytes: total, resumedFrom: 0, at: .zero)
                 for step in 1...20 {
                     text += renderer.update(snapshot(Int64(step) * (512 << 20), of: total), at: .seconds(step))
@@ -43,6 +44,27 @@ private func visibleLines(_ text: String) -> [String] {
         #expect(line.hasPrefix("ubuntu.iso  25% [==========>"))
         #expect(line.hasSuffix("] 1.0 MiB / 4.0 MiB  1.0 MiB/s  ETA 0:03"))
         #expect(line.count == 99)
+    }
+
+    /// While several servers send, each one's speed follows the timing where the line has room
+    /// (and on every plain line); a narrow line drops it first.
+    @Test func severalServersShowTheirSpeedsWhereThereIsRoom() {
+        let speeds: [Double?] = [2_000_000, 150_000, nil]
+        let expected = "servers \(HumanFormat.speed(2_000_000)), \(HumanFormat.speed(150_000)), set aside"
+        var wide = ProgressRenderer(mode: .interactive, width: 140)
+        wide.serverSpeeds = speeds
+        _ = wide.start(name: "ubuntu.iso", totalBytes: 4 << 20, resumedFrom: 0, servers: 3, at: .zero)
+        #expect(wide.update(snapshot(1 << 20, of: 4 << 20), at: .seconds(1)).hasSuffix("ETA 0:03  " + expected))
+        var narrow = ProgressRenderer(mode: .interactive, width: 80)
+        narrow.serverSpeeds = speeds
+        _ = narrow.start(name: "ubuntu.iso", totalBytes: 4 << 20, resumedFrom: 0, servers: 3, at: .zero)
+        #expect(narrow.update(snapshot(1 << 20, of: 4 << 20), at: .seconds(1)).hasSuffix("1.0 MiB/s  ETA 0:03"))
+        var plain = ProgressRenderer(mode: .plain, width: 80)
+        plain.serverSpeeds = speeds
+        _ = plain.start(name: "ubuntu.iso", totalBytes: 4 << 20, resumedFrom: 0, servers: 3, at: .zero)
+        #expect(plain.update(snapshot(1 << 20, of: 4 << 20), at: .seconds(10)).hasSuffix("ETA 0:03; " + expected + "\n"))
+        plain.serverSpeeds = [2_000_000]
+        #expect(!plain.update(snapshot(2 << 20, of: 4 << 20), at: .seconds(20)).contains("servers"), "one server: nothing more")
     }
 
     @Test func redrawsAreThrottledToTenPerSecond() {
