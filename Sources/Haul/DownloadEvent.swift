@@ -46,6 +46,10 @@ public struct DownloadStart: Sendable {
     /// Servers the download may take its bytes from (its URL, its mirrors, those its server
     /// named); 1 for a download from one server.
     public var servers: Int = 1
+    /// The Metalink document the response says describes the file (`Link: <…>; rel=describedby;
+    /// type="application/metalink4+xml"`, RFC 6249: http or https, never https to http, no
+    /// userinfo), if it names one. Haul does not fetch it; a caller may (`haul --metalink=follow`).
+    public var metalinkURL: URL? = nil
 }
 
 /// The outcome of a finished download.

@@ -93,6 +93,7 @@ public enum ArgumentParser {
         case .mirror: command.mirrors.append(try controlFree(value, spec))
         case .maxSources: command.maxSources = try integer(value, spec, in: 1...64, "a whole number from 1 to 64")
         case .onConflict: command.conflictPolicy = try conflictPolicy(value, spec)
+        case .metalink: command.followsMetalink = try metalinkMode(value, spec)
         case .limitRate: command.rateLimit = try rate(value, spec)
         case .noContinue: command.continuesPartial = false
         case .retryConnectionRefused: command.retriesRefusedConnections = true
@@ -233,6 +234,15 @@ public enum ArgumentParser {
             throw invalidValue(value, spec, "expected native or urlsession")
         }
         return engine
+    }
+
+    /// The value of `--metalink`: whether a server's Metalink link is followed.
+    private static func metalinkMode(_ value: String?, _ spec: OptionSpec) throws(UsageError) -> Bool {
+        switch value {
+        case "follow": true
+        case "off": false
+        default: throw invalidValue(value, spec, "expected follow or off")
+        }
     }
 
     /// The value of `--checksum`, with the checksum parser's message when it is invalid.

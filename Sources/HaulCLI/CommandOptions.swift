@@ -65,6 +65,8 @@ public struct CommandOptions: Sendable, Equatable {
     public var mirrors: [String] = []
     /// `--max-sources N`: servers one download uses at most, 1...64.
     public var maxSources = 5
+    /// `--metalink=follow`: a download whose server names a Metalink document gives way to it.
+    public var followsMetalink = false
     /// `-i FILE`: more URLs, one per line; `-` is standard input.
     public var inputFile: String?
     /// `--limit-rate RATE`: the overall cap in bytes per second; `nil` for none.

@@ -23,6 +23,9 @@ enum JSONEvent: Sendable {
     /// `{"event":"warning","id":…,"message":…}`: something the user should know (clock skew,
     /// partial bytes that changed on disk); the download goes on.
     case warning(id: String, message: String)
+    /// `{"event":"described","id":…,"metalink":…}`: with `--metalink=follow`, the download gave way
+    /// to the Metalink document its server names (URL redacted); the document's files follow.
+    case described(id: String, metalink: String)
     /// `{"event":"failed","id":…,"exitCode":…,"error":{"code":…,"message":…},"partial":…}`
     case failed(id: String, exitCode: Int32, error: DownloadError, partial: String?)
 
@@ -62,6 +65,8 @@ enum JSONEvent: Sendable {
             if alreadyComplete { members.append(("alreadyComplete", .bool(true))) }
             if !sources.isEmpty { members.append(("sources", .array(sources.map(Self.sourceObject)))) }
             return .object(members)
+        case let .described(id, metalink):
+            return .object([("event", .string("described")), ("id", .string(id)), ("metalink", .string(metalink))])
         case let .warning(id, message):
             return .object([("event", .string("warning")), ("id", .string(id)), ("message", .string(message))])
         case let .failed(id, exitCode, error, partial):

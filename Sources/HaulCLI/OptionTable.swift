@@ -5,7 +5,7 @@
 struct OptionSpec: Sendable {
     /// Identifies an option; the parser switches over it exhaustively.
     enum ID: Sendable, CaseIterable {
-        case output, directory, connections, maxDownloads, inputFile, mirror, maxSources, checksum, limitRate
+        case output, directory, connections, maxDownloads, inputFile, mirror, maxSources, metalink, checksum, limitRate
         case retries, retryWait, retryConnectionRefused, connectTimeout, headerTimeout, stallTimeout, header, onConflict
         case noContinue, caCert, insecure, engine, endpoint, json, quiet, help, version
         case proxy, noProxy, proxyCACert, proxyInsecure, user, netrc, netrcFile, cookies
@@ -73,6 +73,9 @@ enum OptionTable {
         OptionSpec(.maxSources, nil, "max-sources", "N",
                    "servers one download uses at most: its URL, its mirrors and those its server names "
                    + "(Link: rel=duplicate, never https to http); 1-64; default 5; 1 uses the URL alone"),
+        OptionSpec(.metalink, nil, "metalink", "MODE",
+                   "follow: a download whose server names a Metalink document (Link: rel=describedby) gives way to "
+                   + "it, and the document's files come with their servers, hashes and pieces; off (default)"),
         OptionSpec(.checksum, nil, "checksum", "ALGO=HEX",
                    "verify the file (sha256, sha512, sha1 or md5) before it gets its final name"),
         OptionSpec(.limitRate, nil, "limit-rate", "RATE",

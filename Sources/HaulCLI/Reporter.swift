@@ -254,6 +254,29 @@ final class Reporter {
         }
     }
 
+    /// Download `index` gave way to the Metalink document its server names (`--metalink=follow`):
+    /// its files come next, as downloads of their own.
+    func described(_ index: Int, by document: URL, at now: Duration) {
+        let shown = URLRedaction.redact(document.absoluteString)
+        if style == .json {
+            items[index].unsentProgress = nil
+            emit(.described(id: id(index), metalink: shown))
+            return
+        }
+        let line = "haul: \(displayURL(index)): described by a Metalink document (\(HumanFormat.printable(shown))); following it"
+        switch display {
+        case .single(var renderer):
+            write(renderer.end() + line + "\n")
+            display = .single(renderer)
+        case .multiple(var renderer):
+            renderer.width = terminal.width
+            write(renderer.fail(id: index, line: line, at: now))
+            display = .multiple(renderer)
+        case .none:
+            break   // -q: the files' failures say enough
+        }
+    }
+
     /// Time passed with no event (about twice a second while downloads run).
     func tick(at now: Duration) {
         guard case .multiple(var renderer) = display else { return }

@@ -49,35 +49,9 @@ struct Runner {
         }
         switch prepareReach() {
         case .success(let reach):
-            let first = await download(sources, planned: planned, texts: texts, reach: reach)
-            guard !first.documents.isEmpty, first.status != ExitStatus.interrupted else { return first.status }
-            return ExitStatus.combined([first.status, await downloadDescribed(by: first.documents, reach: reach)])
+            return await downloadWithDescriptions(sources, planned: planned, texts: texts, reach: reach)
         case .failure(let exit): return exit.status
         }
-    }
-
-    /// The files that the Metalink documents fetched by URL describe (``MetalinkInput/isDocument(_:from:)``),
-    /// downloaded as those of a local document; the documents stay where they were saved. One
-    /// level only: a document among those files is a file like any other.
-    ///
-    /// - Returns: the exit status of this round.
-    private func downloadDescribed(by documents: [String], reach: Reach) async -> Int32 {
-        var entries: [[String]] = []
-        var planned: [MetalinkInput.Planned?] = []
-        for path in documents {
-            do throws(DownloadError) {
-                let document = try MetalinkInput.files(at: path, in: URL(fileURLWithPath: terminal.currentDirectory.path))
-                if !options.quiet { for warning in document.warnings { terminal.write("haul: warning: \(HumanFormat.printable(warning))\n", to: .error) } }
-                entries += document.files.map(\.urls)
-                planned += document.files.map { $0 }
-            } catch {
-                terminal.write("haul: \(HumanFormat.printable(error.message))\n", to: .error)
-                return error.code.exitStatus
-            }
-        }
-        guard !entries.isEmpty else { return ExitStatus.success }
-        guard let sources = check(entries) else { return ExitStatus.usage }
-        return await download(sources, planned: planned, texts: entries.map { $0[0] }, reach: reach, followsDocuments: false).status
     }
 
     /// Each download's URLs (its own, then its mirrors: tab-separated in a list), from the
@@ -113,7 +87,7 @@ struct Runner {
     }
 
     /// Each download's URLs (its own, then its mirrors) checked, or `nil` after printing why one is bad.
-    private func check(_ entries: [[String]]) -> [[CheckedURL]]? {
+    func check(_ entries: [[String]]) -> [[CheckedURL]]? {
         let texts = entries.flatMap { $0 }
         var checked: [CheckedURL] = []
         for (text, check) in zip(texts, InputURLs.checkAll(texts)) {
@@ -215,16 +189,35 @@ struct Runner {
         /// The result, with the `started` event when it was held back (`-q`); `last` for the
         /// download that ended last, after which nothing more comes.
         case ended(Int, Result<DownloadResult, DownloadError>, started: DownloadStart?, last: Bool)
+        /// The download gave way to the Metalink document its server names (`--metalink=follow`).
+        case described(Int, by: URL, last: Bool)
         case tick
+    }
+
+    /// Which round of a run: the URLs given, the Metalink documents their servers named, or the
+    /// files documents describe.
+    enum Round {
+        /// The URLs given: a download that brings a Metalink document is one, and with
+        /// `--metalink=follow` one whose server names a document gives way to it.
+        case given
+        /// The documents the servers named: each download is one.
+        case documents
+        /// The files of documents: nothing more is followed.
+        case files
+    }
+
+    /// What a round leaves for the next: its exit status, the documents it brought (their paths,
+    /// in the order of the downloads) and the documents its servers named.
+    struct RoundOutcome {
+        var status: Int32
+        var documents: [String] = []
+        var described: [URL] = []
     }
 
     /// Starts every download through one ``Downloader`` (which runs `-j` of them at once and
     /// queues the rest), follows their events concurrently, and reports them from this task only.
-    ///
-    /// - Returns: the exit status, and the paths of the Metalink documents fetched by URL (when
-    ///   `followsDocuments`), in the order of the downloads.
-    private func download(_ urls: [[CheckedURL]], planned: [MetalinkInput.Planned?], texts: [String], reach: Reach,
-                          followsDocuments: Bool = true) async -> (status: Int32, documents: [String]) {
+    func download(_ urls: [[CheckedURL]], planned: [MetalinkInput.Planned?], texts: [String], reach: Reach,
+                  round: Round = .given) async -> RoundOutcome {
         let style: Reporter.Style = options.json ? .json : options.quiet ? .quiet : .progress
         let reporter = Reporter(style: style, terminal: terminal, urlsAsGiven: texts)
         reporter.retriesRefusedConnections = options.retriesRefusedConnections
@@ -238,12 +231,9 @@ struct Runner {
         let origin = ContinuousClock.now
 
         let (reports, sink) = AsyncStream<Report>.makeStream()
-        let documents = SharedStateLock<[Int: String]>([:])
-        let tokens = start(urls, planned: planned, on: downloader, reportingTo: sink, quiet: style == .quiet) { index, done in
-            if followsDocuments, planned[index] == nil, MetalinkInput.isDocument(done, from: urls[index][0].url) {
-                documents.withLock { $0[index] = done.fileURL.path }
-            }
-        }
+        let follows = FollowState(round: round, metalink: options.followsMetalink, planned: planned, urls: urls.map { $0[0].url })
+        let tokens = start(urls, planned: planned, on: downloader, reportingTo: sink, quiet: style == .quiet, follows: follows)
+        follows.track(tokens)
         interrupts.track(tokens)
         reporter.sourcesOf = { tokens[$0].sourcesInUse }
         let statuses = await follow(reports, of: urls.count, sink: sink, reporter: reporter, interrupts: interrupts,
@@ -254,8 +244,8 @@ struct Runner {
             held.hold(downloader)
             held.hold(tokens)
         }
-        let found = documents.withLock { $0 }.sorted { $0.key < $1.key }.map(\.value)
-        return (interrupts.isInterrupted ? ExitStatus.interrupted : ExitStatus.combined(statuses), found)
+        return RoundOutcome(status: interrupts.isInterrupted ? ExitStatus.interrupted : ExitStatus.combined(statuses),
+                            documents: follows.documents, described: follows.described)
     }
 
     /// Starts a download of each of `urls` on `downloader`, each reporting on its own thread
@@ -267,11 +257,11 @@ struct Runner {
     /// result; a success it does not need at all, so only failures and the last download to end
     /// report (with 1,000 small files, a report per download woke the reporting task 1,000 times).
     ///
-    /// `finished` hears each success before it is reported.
+    /// `follows` hears each start and success, and may turn a cancellation into a `described` report.
     ///
     /// - Returns: the downloads' tokens, in the order of `urls`.
     private func start(_ urls: [[CheckedURL]], planned: [MetalinkInput.Planned?], on downloader: Downloader, reportingTo sink: AsyncStream<Report>.Continuation,
-                       quiet: Bool, finished: @escaping @Sendable (Int, DownloadResult) -> Void) -> [DownloadToken] {
+                       quiet: Bool, follows: FollowState) -> [DownloadToken] {
         let destination = self.destination
         let unfinished = SharedStateLock(urls.count)
         return urls.enumerated().map { index, sources in
@@ -280,16 +270,22 @@ struct Runner {
             request.checksum = planned[index]?.checksum ?? request.checksum
             request.pieces = planned[index]?.pieces
             return downloader.start(request, to: planned[index].map(self.destination(named:)) ?? destination, onEvent: { event in
+                if case .started(let started) = event { follows.started(index, started) }
                 if !quiet {
                     sink.yield(.event(index, event))
                 } else if case .started(let started) = event {
                     start.withLock { $0 = started }
                 }
             }, completion: { result in
-                if case .success(let done) = result { finished(index, done) }
+                if case .success(let done) = result { follows.finished(index, done) }
                 let started = start.withLock { $0 }
+                let document = follows.gaveWay(index, result)
                 unfinished.withLock { count in   // yields in order: the `last` report is the last one
                     count -= 1
+                    if let document {
+                        sink.yield(.described(index, by: document, last: count == 0))
+                        return
+                    }
                     if case .success = result, quiet, count > 0 { return }
                     sink.yield(.ended(index, result, started: started, last: count == 0))
                 }
@@ -345,6 +341,9 @@ struct Runner {
                 reporter.failed(index, error, interrupted: interrupted, at: now)
                 statuses[index] = error.code.exitStatus
             }
+            return last
+        case .described(let index, let document, let last):
+            reporter.described(index, by: document, at: now)
             return last
         case .tick: reporter.tick(at: now)
         }

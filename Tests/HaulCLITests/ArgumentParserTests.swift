@@ -72,6 +72,7 @@ private func usageError(_ arguments: [String]) -> String? {
             .checksum: "md5=" + String(repeating: "0f", count: 16), .endpoint: "http://127.0.0.1:9000",
             .proxy: "socks5h://u:p@127.0.0.1:1080", .noProxy: "localhost,10.0.0.0/8", .proxyCACert: "proxy-ca.pem",
             .user: "me:pa:ss", .netrcFile: "my-netrc", .cookies: "cookies.txt", .mirror: "http://m/f", .maxSources: "3",
+            .metalink: "follow",
         ]
         var arguments: [String] = []
         for spec in OptionTable.download where spec.availability == .available && spec.id != .help && spec.id != .version {
@@ -95,7 +96,7 @@ private func usageError(_ arguments: [String]) -> String? {
         #expect(parsed.proxyCACertificateFile == "proxy-ca.pem" && parsed.proxyInsecure)
         #expect(parsed.credentials == Credentials(user: "me", password: "pa:ss"))
         #expect(parsed.netrc && parsed.netrcFile == "my-netrc" && parsed.cookieFile == "cookies.txt")
-        #expect(parsed.mirrors == ["http://m/f"] && parsed.maxSources == 3)
+        #expect(parsed.mirrors == ["http://m/f"] && parsed.maxSources == 3 && parsed.followsMetalink)
     }
 
     @Test("--user needs USER:PASSWORD; proxy values refuse control characters; --proxy= and --noproxy= are empty")

@@ -37,6 +37,10 @@ import Testing
                                              mirrors and those its server names (Link:
                                              rel=duplicate, never https to http); 1-64;
                                              default 5; 1 uses the URL alone
+                  --metalink=MODE            follow: a download whose server names a
+                                             Metalink document (Link: rel=describedby) gives
+                                             way to it, and the document's files come with
+                                             their servers, hashes and pieces; off (default)
                   --checksum=ALGO=HEX        verify the file (sha256, sha512, sha1 or md5)
                                              before it gets its final name
                   --limit-rate=RATE          overall cap in bytes/s shared by all downloads,

@@ -34,19 +34,22 @@ struct MirrorCLITests {
     @Test func theJSONFinishedEventCarriesEachServersBytesAndWhyOneWasSetAside() async throws {
         let (first, second, missing) = (try HaulServer(), try HaulServer(), try HaulServer())
         try await withTemporaryDirectory { dir in
-            let outcome = try await haul(["--json", "-x", "2", "-d", dir.path, "--mirror", second.url(Self.path),
-                                          "--mirror", missing.url(Self.path + "&status=404"), first.url(Self.path)], in: dir)
+            // The server that answers 404 is the URL given: its answer comes first, always (as a
+            // mirror it may never be asked when the other two finish the file first).
+            let outcome = try await haul(["--json", "-x", "2", "-d", dir.path, "--mirror", first.url(Self.path),
+                                          "--mirror", second.url(Self.path), missing.url(Self.path + "&status=404")], in: dir)
             #expect(outcome.status == 0, "\(outcome.standardError)")
-            #expect(outcome.jsonEvents().first?["servers"] as? Int == 3, "the started event counts the servers")
+            let started = outcome.jsonEvents().first { $0["event"] as? String == "started" }
+            #expect(started?["servers"] as? Int == 3, "the started event counts the servers")
             let finished = try #require(outcome.jsonEvents().last)
             #expect(finished["event"] as? String == "finished")
             let sources = try #require(finished["sources"] as? [[String: Any]])
             #expect(sources.count == 3)
             #expect(sources.compactMap { $0["bytes"] as? Int }.reduce(0, +) >= Self.size, "the servers' bytes cover the file")
-            #expect((sources[2]["setAside"] as? String)?.contains("404") == true, "\(sources)")
-            #expect(sources[0]["setAside"] == nil && sources[1]["setAside"] == nil)
+            #expect((sources[0]["setAside"] as? String)?.contains("404") == true, "\(sources)")
+            #expect(sources[1]["setAside"] == nil && sources[2]["setAside"] == nil)
             let warnings = outcome.jsonEvents().filter { $0["event"] as? String == "warning" }
-            #expect(warnings.contains { ($0["message"] as? String)?.contains("source 3") == true })
+            #expect(warnings.contains { ($0["message"] as? String)?.contains("source 1") == true }, "\(warnings)")
         }
     }
 
@@ -179,6 +182,43 @@ struct MetalinkCLITests {
             #expect(fileContents(out.appendingPathComponent("sub/b.bin")) == served(sizes[1], seed: 2))
             #expect(fileContents(out.appendingPathComponent("list")) == Data(body), "the document is kept as fetched")
             #expect(server.requests.filter { $0.path == "/list" }.count == 2, "the document, then its copy as a file")
+        }
+    }
+
+    /// `--metalink=follow`: a download whose server names a Metalink document (`Link:
+    /// rel=describedby`) gives way to it as it starts; the document is saved and its file comes
+    /// from its servers, checked against its hash. Without the flag the link is only a link.
+    @Test func aDescribedByLinkIsFollowedOnlyWhenAsked() async throws {
+        let (origin, mirror) = (try HaulServer(), try HaulServer())
+        let size = 300_000
+        let digest = try #require(HaulServer.content(seed: 3).sha256Hex(length: Int64(size)))
+        let document = Array(Self.document([(name: "file.iso", urls: [mirror.url("/bytes/\(size)/a?seed=3")], sha256: digest, size: size)]).utf8)
+        let link = "Link: <\(origin.url("/file.meta4"))>; rel=describedby; type=\"application/metalink4+xml\"\r\n"
+        // The file itself never comes: its answer is a head, then silence until the client leaves.
+        origin.route("/file.iso") { _, connection in
+            try connection.write("HTTP/1.1 200 OK\r\nContent-Length: 50000000\r\n" + link + "\r\n")
+            connection.waitUntilClosed()
+        }
+        origin.route("/small.iso") { _, connection in
+            try connection.write("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n" + link + "Connection: close\r\n\r\nhello")
+        }
+        origin.route("/file.meta4") { _, connection in
+            try connection.write("HTTP/1.1 200 OK\r\nContent-Type: application/metalink4+xml\r\nContent-Length: \(document.count)\r\n"
+                                 + "Connection: close\r\n\r\n")
+            try connection.write(document)
+        }
+        try await withTemporaryDirectory { dir in
+            let followed = try await haul(["--metalink=follow", "-d", "out", origin.url("/file.iso")], in: dir)
+            #expect(followed.status == 0, "\(followed.standardError)")
+            #expect(followed.standardError.contains("described by a Metalink document"), "\(followed.errorLines)")
+            let out = dir.appendingPathComponent("out")
+            #expect(fileContents(out.appendingPathComponent("file.iso")) == served(size, seed: 3))
+            #expect(fileContents(out.appendingPathComponent("file.meta4")) == Data(document))
+            #expect(listFiles(out) == ["file.iso", "file.meta4"], "the partial of the download that gave way is gone")
+            let json = try await haul(["--metalink=follow", "--json", "-d", "again", origin.url("/file.iso")], in: dir)
+            #expect(json.jsonEvents().contains { $0["event"] as? String == "described" && ($0["metalink"] as? String)?.hasSuffix("/file.meta4") == true })
+            let plain = try await haul(["-d", "plain", origin.url("/small.iso")], in: dir)
+            #expect(plain.status == 0 && listFiles(dir.appendingPathComponent("plain")) == ["small.iso"], "off by default")
         }
     }
 

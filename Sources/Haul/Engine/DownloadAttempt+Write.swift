@@ -104,10 +104,11 @@ extension DownloadAttempt {
             exchange.close()
             throw error
         }
+        let described = Self.metalinkLink(file.head, responseURL: exchange.finalURL)
         let announce = { [events, url] (connections: Int, servers: Int) in
             events.yield(.started(DownloadStart(redactedURL: url.description, fileURL: file.fileURL, totalBytes: shape.total,
                                                 resumedFrom: shape.resumedFrom, connections: connections, response: file.head,
-                                                servers: servers)))
+                                                servers: servers, metalinkURL: described)))
             progress.start(total: shape.total, alreadyComplete: shape.resumedFrom, ticks: !shape.wholeBodyHere)
         }
         if let segmented, let total = shape.total {
@@ -130,6 +131,13 @@ extension DownloadAttempt {
         slot.release()
         try job.request.pieces?.checkAll(descriptor: file.partial.descriptor, total: written)
         return (written, file.record != nil, [])
+    }
+
+    /// The Metalink document `head` names (``DownloadStart/metalinkURL``), if any.
+    static func metalinkLink(_ head: ResponseHead, responseURL: HTTPURL) -> URL? {
+        let field = head.headers.values(for: "Link")
+        guard !field.isEmpty else { return nil }
+        return DuplicateLinks(fieldValues: field, responseURL: responseURL).metalink.flatMap { URL(string: $0.stringWithoutUserinfo) }
     }
 
     /// A 416 for a file of no bytes: an empty file, started and complete at once.
