@@ -104,11 +104,10 @@ extension DownloadAttempt {
             exchange.close()
             throw error
         }
-        let described = Self.metalinkLink(file.head, responseURL: exchange.finalURL)
         let announce = { [events, url] (connections: Int, servers: Int) in
             events.yield(.started(DownloadStart(redactedURL: url.description, fileURL: file.fileURL, totalBytes: shape.total,
                                                 resumedFrom: shape.resumedFrom, connections: connections, response: file.head,
-                                                servers: servers, metalinkURL: described)))
+                                                servers: servers, metalinkURL: Self.metalinkLink(file.head, responseURL: exchange.finalURL))))
             progress.start(total: shape.total, alreadyComplete: shape.resumedFrom, ticks: !shape.wholeBodyHere)
         }
         if let segmented, let total = shape.total {
