@@ -327,6 +327,32 @@ def check_error_in_words(run):
     assert "exit code 3" in problem and "no such file" in problem, problem
 
 
+def check_servers_listed(run):
+    """A download from several servers (haul): the detail view lists each with its speed and
+    connections, and the one set aside with why."""
+    if run.args.daemon != "haul":
+        return
+    name = "mirrored.bin"
+    uris = [run.url(24 * MiB, name, rate=200 * 1024, m=1), run.url(24 * MiB, name, rate=200 * 1024, m=2),
+            f"{run.origin_url}/status/404/{name}"]
+    run.daemon.call("aria2.addUri", uris, {"split": "4"})
+    run.row(name)
+    run.browser.wait(lambda: run.state(name) == "Downloading", f"{name} downloading")
+    run.press(name, "Details")
+
+    def facts():
+        return run.browser.js("return document.getElementById('details-facts').textContent")
+    run.browser.wait(lambda: "Servers" in facts() and "set aside (" in facts(), "the servers in the detail view", 30)
+    run.browser.wait(lambda: all(f"{uri}: " in facts() and " over " in facts() for uri in uris[:2]),
+                     "each server with its speed and connections", 30)
+    assert f"{uris[2]}: set aside (" in facts() and "404" in facts(), facts()
+    from selenium.webdriver.common.keys import Keys
+    run.browser.driver.switch_to.active_element.send_keys(Keys.ESCAPE)
+    run.browser.wait(lambda: not run.browser.js("return document.getElementById('details').open"), "the dialog to close")
+    run.press(name, "Remove")
+    run.row_gone(name)
+
+
 def check_queue_and_limits(run):
     from selenium.webdriver.common.keys import Keys
     limit = run.browser.one("spinbutton", "Downloads at once")
@@ -502,6 +528,7 @@ CHECKS = [
     check_add_pause_resume_finish_remove,
     check_hostile_name_is_text,
     check_error_in_words,
+    check_servers_listed,
     check_segment_map,
     check_screenshots,
     check_narrow_fits,
