@@ -101,21 +101,41 @@ final class SegmentedTransfer: Sendable {
         // takes bytes written past the page cache from its window wants them in file order.
         let ordered = setup.hasher != nil && setup.writesDirect ? StreamHasher.orderedPiece : nil
         // With mirrors, each source gets up to `connections` (its host's cap applies too).
-        // A piece complete on disk whose check the record does not list (it was under way when
-        // the last run ended) is fetched again: nothing else would check it.
-        let completed = setup.pieceChecksums.map {
-            PieceTracker.trusted(completed, verified: setup.verifiedPieces, checksums: $0, total: setup.total)
-        } ?? completed
+        let (completed, blockHashes, verified) = Self.startingPoint(completed: completed, blockHashes: setup.pieces,
+                                                                    verified: setup.verifiedPieces,
+                                                                    checksums: setup.pieceChecksums, total: setup.total)
         let planner = SegmentPlanner(total: setup.total, completed: completed, maximumConnections: connections * setup.sources.count,
                                      minimumSegment: configuration.minimumSegmentSize,
                                      minimumSteal: min(configuration.minimumSegmentSize, 256 << 10), ordered: ordered)
-        var machine = StateMachine(planner: planner, pieces: setup.pieces, retry: configuration.retry,
+        var machine = StateMachine(planner: planner, pieces: blockHashes, retry: configuration.retry,
                                    recordInterval: configuration.resumeRecordInterval,
                                    board: SourceBoard(count: setup.sources.count, connectionsPerSource: connections),
-                                   firstSource: setup.firstSource, pieceChecksums: setup.pieceChecksums,
-                                   verified: setup.verifiedPieces)
+                                   firstSource: setup.firstSource, pieceChecksums: setup.pieceChecksums, verified: verified)
         starts = machine.start(now: .now)
         state = ConditionLock(machine)
+    }
+
+    /// What the transfer starts from: the `completed` bytes, `blockHashes` and `verified` pieces'
+    /// bytes a resume kept, less, with piece `checksums`, every piece complete on disk whose check
+    /// the record does not list (it was under way when the last run ended, and nothing else would
+    /// check it) and the block hashes that touch one: every byte kept still has a hash, no hash
+    /// outlives its bytes, and nothing verified lies outside what is kept. Pure.
+    static func startingPoint(completed: [Range<Int64>], blockHashes: [BlockHash], verified: [Range<Int64>],
+                              checksums: PieceChecksums?, total: Int64)
+        -> (completed: [Range<Int64>], blockHashes: [BlockHash], verified: [Range<Int64>]) {
+        guard let checksums else { return (completed, blockHashes, verified) }
+        let trusted = PieceTracker.trusted(completed, verified: verified, checksums: checksums, total: total)
+        guard trusted != completed else { return (completed, blockHashes, verified) }
+        let kept = ByteRangeSet(trusted)
+        let hashes = blockHashes.filter { kept.contains($0.range) }
+        let start = ByteRangeSet(hashes.map(\.range)).ranges
+        let stillVerified = verified.flatMap { range in
+            start.compactMap { part -> Range<Int64>? in
+                let low = max(range.lowerBound, part.lowerBound), high = min(range.upperBound, part.upperBound)
+                return low < high ? low..<high : nil
+            }
+        }
+        return (start, hashes, stillVerified)
     }
 
     /// Runs until every byte is on disk, or throws the first failure that cannot be retried.

@@ -141,6 +141,21 @@ struct PieceCheckTests {
         #expect(tracker.verifiedRanges == [0..<200, 300..<350], "verified pieces merge")
     }
 
+    /// Piece 1 (100..<200) complete but not verified at the kill: its bytes, and the block hash
+    /// run that crosses into piece 0, go; piece 0 stays verified only where bytes are kept.
+    @Test func aResumeDropsTheUncheckedPieceWithEveryBlockHashThatTouchesIt() throws {
+        let hashes = [BlockHash(range: 0..<50, crc32c: 1), BlockHash(range: 50..<150, crc32c: 2),
+                      BlockHash(range: 150..<200, crc32c: 3), BlockHash(range: 300..<350, crc32c: 4)]
+        let start = SegmentedTransfer.startingPoint(completed: [0..<200, 300..<350], blockHashes: hashes,
+                                                    verified: [0..<100, 300..<350], checksums: try Self.checksums(), total: 350)
+        #expect(start.completed == [0..<50, 300..<350])
+        #expect(start.blockHashes.map(\.range) == [0..<50, 300..<350])
+        #expect(start.verified == [0..<50, 300..<350], "within what is kept")
+        let all = SegmentedTransfer.startingPoint(completed: [0..<200], blockHashes: Array(hashes.prefix(3)), verified: [0..<200],
+                                                  checksums: try Self.checksums(), total: 350)
+        #expect(all.completed == [0..<200] && all.blockHashes.count == 3 && all.verified == [0..<200], "nothing unchecked: as it was")
+    }
+
     @Test func piecesVerifiedAtTheStartAreNotCheckedAgain() throws {
         var tracker = try Self.tracker(verified: [0..<200])
         #expect(tracker.wrote(150..<200, by: 0, completed: [0..<200]).isEmpty)
