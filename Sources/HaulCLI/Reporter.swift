@@ -240,7 +240,12 @@ final class Reporter {
         }
         var message = interrupted ? "interrupted; the partial file is kept" : error.message
         if error.code == .connectionRefused, !retriesRefusedConnections { message += "; --retry-connrefused retries it" }
-        let line = "haul: \(displayURL(index)): \(HumanFormat.printable(message))"
+        endLine(index, with: "haul: \(displayURL(index)): \(HumanFormat.printable(message))", quietToo: true, at: now)
+    }
+
+    /// Ends download `index`'s progress (its line, or its row of the block) with `line`; with
+    /// `-q` only when `quietToo`.
+    private func endLine(_ index: Int, with line: String, quietToo: Bool, at now: Duration) {
         switch display {
         case .single(var renderer):
             write(renderer.end() + line + "\n")
@@ -250,7 +255,7 @@ final class Reporter {
             write(renderer.fail(id: index, line: line, at: now))
             display = .multiple(renderer)
         case .none:
-            write(line + "\n")
+            if quietToo { write(line + "\n") }
         }
     }
 
@@ -263,18 +268,9 @@ final class Reporter {
             emit(.described(id: id(index), metalink: shown))
             return
         }
-        let line = "haul: \(displayURL(index)): described by a Metalink document (\(HumanFormat.printable(shown))); following it"
-        switch display {
-        case .single(var renderer):
-            write(renderer.end() + line + "\n")
-            display = .single(renderer)
-        case .multiple(var renderer):
-            renderer.width = terminal.width
-            write(renderer.fail(id: index, line: line, at: now))
-            display = .multiple(renderer)
-        case .none:
-            break   // -q: the files' failures say enough
-        }
+        // With -q nothing: the files' failures say enough.
+        endLine(index, with: "haul: \(displayURL(index)): described by a Metalink document (\(HumanFormat.printable(shown))); following it",
+                quietToo: false, at: now)
     }
 
     /// Time passed with no event (about twice a second while downloads run).
