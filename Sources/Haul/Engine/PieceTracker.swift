@@ -17,6 +17,8 @@ struct PieceTracker: Sendable {
     /// The sources each failed piece is suspected of: those that wrote it every time it failed
     /// (or, when none did, the last ones).
     private var suspects: [Int: Set<Int>] = [:]
+    /// The bytes of the verified pieces.
+    private var verifiedBytes = ByteRangeSet()
 
     /// - Parameter verified: the bytes of the pieces that passed their checks before (a resumed
     ///   record lists them); each piece they cover whole counts as verified.
@@ -26,22 +28,13 @@ struct PieceTracker: Sendable {
         self.verified = Array(repeating: false, count: checksums.digests.count)
         for index in self.verified.indices where SegmentPlanner.covers(verified, checksums.range(of: index, total: total)) {
             self.verified[index] = true
+            verifiedBytes.insert(checksums.range(of: index, total: total))
         }
     }
 
-    /// The bytes of the verified pieces, merged.
-    var verifiedRanges: [Range<Int64>] {
-        var ranges: [Range<Int64>] = []
-        for index in verified.indices where verified[index] {
-            let range = checksums.range(of: index, total: total)
-            if let last = ranges.last, last.upperBound == range.lowerBound {
-                ranges[ranges.count - 1] = last.lowerBound..<range.upperBound
-            } else {
-                ranges.append(range)
-            }
-        }
-        return ranges
-    }
+    /// The bytes of the verified pieces, merged (kept as pieces pass: the checkpoint asks for
+    /// them at every record, and a file may have 262,144 pieces).
+    var verifiedRanges: [Range<Int64>] { verifiedBytes.ranges }
 
     /// What a resume keeps of `completed`: every byte but those of the pieces complete on disk
     /// that `verified` does not cover (their check was under way when the last run ended, and
@@ -90,6 +83,7 @@ struct PieceTracker: Sendable {
         let sources = writers.removeValue(forKey: index) ?? []
         if matched {
             verified[index] = true
+            verifiedBytes.insert(checksums.range(of: index, total: total))
             defer { (failures[index], suspects[index]) = (nil, nil) }
             return (nil, suspects[index]?.subtracting(sources) ?? [])
         }
