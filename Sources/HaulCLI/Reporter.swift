@@ -121,7 +121,7 @@ final class Reporter {
         case .single(var renderer):
             renderer.width = terminal.width
             renderer.serverSpeeds = sourcesOf(index).map { source in
-                source.setAsideReason == nil ? (source.bytesPerSecondPerConnection ?? 0) * Double(source.connections) : nil
+                source.setAsideReason == nil ? source.bytesPerSecond : nil
             }
             write(renderer.update(progress, at: now))
             display = .single(renderer)

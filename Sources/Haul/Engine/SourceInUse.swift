@@ -14,4 +14,9 @@ package struct SourceInUse: Sendable, Equatable {
     package var bytesPerSecondPerConnection: Double?
     /// Why it was set aside, when it was.
     package var setAsideReason: String?
+
+    /// Bytes per second over all its connections at the last measurement (0 before one).
+    package var bytesPerSecond: Double {
+        (bytesPerSecondPerConnection ?? 0) * Double(connections)
+    }
 }

@@ -64,7 +64,7 @@ enum Aria2Status {
             let state = source.setAsideReason != nil ? "setAside" : source.connections > 0 ? "active" : "waiting"
             var object = JSONObject([
                 .init("completedLength", .string(String(source.bytes))), .init("connections", .string(String(source.connections))),
-                .init("downloadSpeed", .string(String(Int64((source.bytesPerSecondPerConnection ?? 0) * Double(source.connections))))),
+                .init("downloadSpeed", .string(String(Int64(source.bytesPerSecond)))),
             ])
             if let reason = source.setAsideReason { object.append("reason", .string(reason)) }
             object.append("state", .string(state))
