@@ -12,8 +12,9 @@ enum DaemonArguments {
         OptionSpec(.secretFile, nil, "secret-file", "FILE",
                    "read the secret from FILE; with neither option, a random secret is made into a 0600 file "
                    + "beside the state file (its path is printed)"),
-        OptionSpec(.stateFile, nil, "state", "FILE",
-                   "the SQLite file that holds the list; default $XDG_STATE_HOME/haul/daemon.db"),
+        OptionSpec(.stateFile, nil, "state", "FILE|URL",
+                   "the SQLite file that holds the list, default $XDG_STATE_HOME/haul/daemon.db; or a "
+                   + "postgresql:// URL (its password from PGPASSWORD or ~/.pgpass, never the URL)"),
         OptionSpec(.allowOrigin, nil, "allow-origin", "ORIGIN",
                    "also accept calls from web pages of ORIGIN (such as https://ui.example), repeatable"),
         OptionSpec(.maxDownloads, "j", "max-downloads", "N", "downloads running at once; default 4"),

@@ -19,6 +19,8 @@ import Darwin
 enum DaemonStartError: Error {
     case usage(UsageError)
     case exposedSecret(String)
+    /// The state cannot be used as given (PostgreSQL without libpq).
+    case unavailableState(String)
 }
 
 /// `haul daemon`: the download service served over aria2's JSON-RPC until SIGTERM, SIGINT or
@@ -52,8 +54,8 @@ struct DaemonCommand {
                                              SignalWatch(signal: SIGTERM, exitsOnRepeat: true) { daemon.requestStop() }]
         let address = daemon.server.address
         log.note("listening on \(address) (JSON-RPC at http://\(address)/jsonrpc), downloads in \(daemon.service.rootPath), "
-                 + "state in \(configuration.service.stateFile.path)")
-        log.note(dashboardNote(address, secret: configuration.secret, stateFile: configuration.service.stateFile.path))
+                 + "state in \(configuration.service.state.description)")
+        log.note(dashboardNote(address, secret: configuration.secret, stateFile: secretBase))
         await serveUntilStopRequested(daemon, log: log)
         for watch in watches { watch.stop() }
         return ExitStatus.success
@@ -67,7 +69,7 @@ struct DaemonCommand {
         case .usage(let usage):
             HaulCommand.printUsageError(usage, to: terminal)
             return ExitStatus.usage
-        case .exposedSecret(let message):
+        case .exposedSecret(let message), .unavailableState(let message):
             terminal.write("haul: daemon: \(message)\n", to: .error)
             return ExitStatus.failure
         }
@@ -116,10 +118,8 @@ struct DaemonCommand {
         guard let listen = ListenAddress(parsing: options.listen) else {
             throw .usage(UsageError("invalid value '\(options.listen)' for --listen: expected HOST:PORT with an IP address"))
         }
-        let environment = terminal.environment
-        let stateFile = absolute(options.stateFile ?? DaemonPaths.defaultStateFile(environment))
-        try makeFolder(URL(fileURLWithPath: stateFile).deletingLastPathComponent().path)
-        let secret = try secret(stateFile: stateFile, listen: listen, log)
+        let state = try stateLocation()
+        let secret = try secret(stateFile: secretBase, listen: listen, log)
         var engine = Downloader.Configuration()
         engine.connectionsPerDownload = options.connections
         engine.maximumActiveDownloads = options.maxDownloads
@@ -131,8 +131,30 @@ struct DaemonCommand {
         var server = DaemonServer.Configuration(listen: listen)
         server.allowedOrigins = options.allowedOrigins
         server.pages = [Dashboard()]
-        return Daemon.Configuration(service: .init(root: root, stateFile: URL(fileURLWithPath: stateFile), downloader: engine),
+        return Daemon.Configuration(service: .init(root: root, state: state, downloader: engine),
                                     server: server, secret: secret)
+    }
+
+    /// The state file (its folder made), or the PostgreSQL database `--state` names.
+    private func stateLocation() throws(DaemonStartError) -> DownloadService.StateLocation {
+        try makeFolder(URL(fileURLWithPath: secretBase).deletingLastPathComponent().path)
+        if let given = options.stateFile, PostgresSettings.isURL(given) {
+            do throws(ServiceError) {
+                return .postgreSQL(try PostgresSettings(given))
+            } catch where error.code == .invalidArgument {
+                throw .usage(UsageError("invalid value for --state: \(error.message)"))
+            } catch {
+                throw .unavailableState(error.message)
+            }
+        }
+        return .file(URL(fileURLWithPath: secretBase))
+    }
+
+    /// The state file, or the default one when the state is in PostgreSQL: the generated secret
+    /// is made beside it.
+    private var secretBase: String {
+        let given = options.stateFile.flatMap { PostgresSettings.isURL($0) ? nil : $0 }
+        return absolute(given ?? DaemonPaths.defaultStateFile(terminal.environment))
     }
 
     /// Where the dashboard is and how to sign in. The address carries no `#token=`: the secret

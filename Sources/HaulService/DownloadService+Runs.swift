@@ -79,7 +79,7 @@ extension DownloadService {
     /// for after the lock.
     struct Plan {
         var work = Work()
-        var changes: [ServiceStore.Change] = []
+        var changes: [StoreChange] = []
         var events: [ServiceEvent] = []
     }
 

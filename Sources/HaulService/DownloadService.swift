@@ -6,8 +6,8 @@ import Foundation
 import Haul
 import HaulCore
 
-/// A download service whose list outlives its process: a ``Downloader`` plus an SQLite state
-/// file.
+/// A download service whose list outlives its process: a ``Downloader`` plus a state store (an
+/// SQLite file, or a PostgreSQL database).
 ///
 /// Each download has an identifier (``DownloadID``) and a status (``ServiceDownload/Status``):
 /// active, waiting or paused in the queue, then complete, failed or removed until its result is
@@ -32,8 +32,8 @@ public final class DownloadService: Sendable {
     public struct Configuration: Sendable {
         /// The folder every download lands in or below; created if missing.
         public var root: URL
-        /// The SQLite state file; created if missing (mode 0600).
-        public var stateFile: URL
+        /// Where the list is kept.
+        public var state: StateLocation
         /// The engine's settings: its `rateLimit` is the overall cap to start with and its
         /// `connectionsPerDownload` the default of downloads without their own.
         public var downloader: Downloader.Configuration
@@ -50,10 +50,43 @@ public final class DownloadService: Sendable {
         ///   - stateFile: the SQLite file.
         ///   - downloader: the engine's settings (`maximumActiveDownloads` is taken from it).
         public init(root: URL, stateFile: URL, downloader: Downloader.Configuration = .init()) {
+            self.init(root: root, state: .file(stateFile), downloader: downloader)
+        }
+
+        /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - root: the download folder.
+        ///   - state: where the list is kept.
+        ///   - downloader: the engine's settings (`maximumActiveDownloads` is taken from it).
+        public init(root: URL, state: StateLocation, downloader: Downloader.Configuration = .init()) {
             self.root = root
-            self.stateFile = stateFile
+            self.state = state
             self.downloader = downloader
             self.maximumActiveDownloads = downloader.maximumActiveDownloads
+        }
+    }
+
+    /// Where a service keeps its list.
+    public enum StateLocation: Sendable, Equatable {
+        /// An SQLite state file; created if missing (mode 0600).
+        case file(URL)
+        /// A PostgreSQL database (libpq is loaded when the service starts).
+        case postgreSQL(PostgresSettings)
+
+        /// The file, or the server without its secrets, for messages.
+        public var description: String {
+            switch self {
+            case .file(let url): url.path
+            case .postgreSQL(let settings): "PostgreSQL (\(settings.redacted))"
+            }
+        }
+
+        func open() throws(ServiceError) -> any StateStore {
+            switch self {
+            case .file(let url): try SQLiteStore(path: url.path)
+            case .postgreSQL(let settings): try PostgresStore(settings)
+            }
         }
     }
 
@@ -123,7 +156,7 @@ public final class DownloadService: Sendable {
         var engine = configuration.downloader
         engine.maximumActiveDownloads = Self.activeDownloadsLimit   // the service keeps its own queue
         downloader = Downloader(configuration: engine)
-        let store = try ServiceStore(path: configuration.stateFile.path)
+        let store = try configuration.state.open()
         let (rows, stored) = try store.load(residentResults: configuration.residentResults)
         writer = try StoreWriter(store: store)
         let maximum = min(max(1, configuration.maximumActiveDownloads), Self.activeDownloadsLimit)

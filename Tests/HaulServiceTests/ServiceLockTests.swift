@@ -59,7 +59,7 @@ import Testing
     }
 
     /// The download a row change is about.
-    static func rowID(_ change: ServiceStore.Change) -> DownloadID {
+    static func rowID(_ change: StoreChange) -> DownloadID {
         switch change {
         case .save(let row): row.id
         case .delete(let id), .status(let id, _): id

@@ -36,6 +36,24 @@ struct StoreRow: Equatable {
     }
 }
 
+extension StoreRow {
+    /// The row a store's columns hold (the fields as they are stored); `nil` for an identifier or
+    /// status this code does not know.
+    static func decoded(id: Int64?, status: String?, position: Double, urls: String?, options: String?, file: String?,
+                        totalBytes: Int64?, completedBytes: Int64?, ranges: String?, failure: String?) -> StoreRow? {
+        guard let id = DownloadID(rawValue: UInt64(bitPattern: id ?? 0)),
+              let status = ServiceDownload.Status(rawValue: status ?? "") else { return nil }
+        var entry = ServiceQueue.Entry(id: id, urls: (urls ?? "").split(separator: "\n").map(String.init),
+                                       options: StoreText.decodeOptions(options ?? ""), status: status, position: position)
+        entry.file = file
+        entry.totalBytes = totalBytes
+        entry.completedBytes = completedBytes ?? 0
+        entry.completedRanges = ranges.flatMap(StoreText.decodeRanges)
+        entry.failure = failure.map(StoreText.decodeFailure)
+        return StoreRow(entry)
+    }
+}
+
 /// The text forms of a row's fields: `key value` lines whose values escape `%`, CR and LF.
 enum StoreText {
     /// `key value` lines.

@@ -1,6 +1,6 @@
 import HaulCore
 
-/// Writes a ``ServiceStore``'s changes on a thread of its own, many changes per commit.
+/// Writes a ``StateStore``'s changes on a thread of its own, many changes per commit.
 ///
 /// ``submit(_:)`` queues changes and returns a ticket at once; ``waitUntilCommitted(_:)`` blocks
 /// until the commit that holds them is durable. While one commit (and its sync) runs, the
@@ -19,7 +19,7 @@ final class StoreWriter: Sendable {
     /// What the submitters, the waiters and the writer thread share.
     private struct State {
         /// The changes not committed yet, the latest one per download.
-        var pending: [DownloadID: ServiceStore.Change] = [:]
+        var pending: [DownloadID: StoreChange] = [:]
         var submitted: Ticket = 0
         var committed: Ticket = 0
         /// The last commit that failed, and the tickets it held.
@@ -33,7 +33,7 @@ final class StoreWriter: Sendable {
     /// Starts the writer thread of `store`.
     ///
     /// - Throws: `store` when the system gives no thread (the store is closed then).
-    init(store: ServiceStore) throws(ServiceError) {
+    init(store: any StateStore) throws(ServiceError) {
         self.store = SharedStateLock(StoreAccess(store: store))
         do throws(ResourceError) {
             try thread.run(name: "haul-store") { [self] in writeUntilClosed() }
@@ -44,7 +44,7 @@ final class StoreWriter: Sendable {
     }
 
     /// Queues changes; returns the ticket to wait for.
-    func submit(_ changes: [ServiceStore.Change]) -> Ticket {
+    func submit(_ changes: [StoreChange]) -> Ticket {
         state.withLockBroadcasting { state in
             state.pending.reserveCapacity(state.pending.count + changes.count)
             for change in changes {
@@ -100,7 +100,7 @@ final class StoreWriter: Sendable {
     /// the service had when it asked.
     ///
     /// - Throws: `store` when a commit or the read fails, `closed` once the writer closed.
-    func read<Value>(_ body: (ServiceStore) throws(ServiceError) -> Value) throws(ServiceError) -> Value {
+    func read<Value>(_ body: (any StateStore) throws(ServiceError) -> Value) throws(ServiceError) -> Value {
         try waitUntilCommitted(state.withLock { $0.submitted })
         return try store.withLock { access throws(ServiceError) -> Value in
             guard !access.closed else { throw ServiceError(.closed, "the state file is closed") }
@@ -111,7 +111,7 @@ final class StoreWriter: Sendable {
     private func writeUntilClosed() {
         while let (batch, upTo) = nextBatch() {
             do throws(ServiceError) {
-                try store.withLock { access throws(ServiceError) in try access.store.apply(batch.values) }
+                try store.withLock { access throws(ServiceError) in try access.store.apply(Array(batch.values)) }
                 state.withLockBroadcasting { state in
                     state.committed = max(state.committed, upTo)
                     if let failed = state.failed, failed.upTo <= upTo { state.failed = nil }
@@ -129,9 +129,9 @@ final class StoreWriter: Sendable {
     }
 
     /// The next changes to commit and the ticket they complete; `nil` once closed and drained.
-    private func nextBatch() -> ([DownloadID: ServiceStore.Change], Ticket)? {
+    private func nextBatch() -> ([DownloadID: StoreChange], Ticket)? {
         let next = state.withLock(waitingWhile: { $0.pending.isEmpty && !$0.closing }) {
-            state -> ([DownloadID: ServiceStore.Change], Ticket)? in
+            state -> ([DownloadID: StoreChange], Ticket)? in
             guard !state.pending.isEmpty, state.failed == nil || !state.closing else {
                 state.running = false
                 return nil
@@ -146,6 +146,6 @@ final class StoreWriter: Sendable {
 
 /// The store behind the writer's lock.
 struct StoreAccess: @unchecked Sendable {   // the store is used only with the lock held
-    let store: ServiceStore
+    let store: any StateStore
     var closed = false
 }

@@ -6,7 +6,7 @@ import Testing
 
 /// The state file: rows round-trip, the journal is a write-ahead log synced on every commit,
 /// a newer layout is refused, and the writer commits a burst of changes together.
-@Suite struct ServiceStoreTests {
+@Suite struct SQLiteStoreTests {
     static func row(_ value: UInt64, status: ServiceDownload.Status = .waiting) -> StoreRow {
         var options = ServiceDownloadOptions()
         options.directory = "sub/dir"
@@ -34,11 +34,11 @@ import Testing
             let path = dir.appendingPathComponent("state.db").path
             let rows = [Self.row(1), Self.row(UInt64.max, status: .error), Self.row(0x8000_0000_0000_0000, status: .paused)]
             do {
-                let store = try ServiceStore(path: path)
+                let store = try SQLiteStore(path: path)
                 try store.apply(rows.map { .save($0) })
                 try store.apply([.delete(rows[0].id)])
             }
-            let loaded = try ServiceStore(path: path).load(residentResults: .max).rows.sorted { $0.id < $1.id }
+            let loaded = try SQLiteStore(path: path).load(residentResults: .max).rows.sorted { $0.id < $1.id }
             #expect(loaded == Array(rows.dropFirst()).sorted { $0.id < $1.id })
         }
     }
@@ -46,14 +46,14 @@ import Testing
     @Test func theFileIsPrivateAWriteAheadLogAndSyncedFully() throws {
         try withTemporaryDirectory { dir in
             let path = dir.appendingPathComponent("state.db").path
-            let store = try ServiceStore(path: path)
+            let store = try SQLiteStore(path: path)
             try store.apply([.save(Self.row(7))])
             let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
             #expect(mode == 0o600)
             #expect(FileManager.default.fileExists(atPath: path + "-wal"))
             store.close()
             let database = try SQLiteDatabase(path: path)
-            #expect(try database.integer("PRAGMA user_version") == ServiceStore.schemaVersion)
+            #expect(try database.integer("PRAGMA user_version") == SQLiteStore.schemaVersion)
             let journal = try database.prepare("PRAGMA journal_mode")
             #expect(try journal.step() && journal.text(0) == "wal")
         }
@@ -62,12 +62,12 @@ import Testing
     @Test func aSecondStoreOnTheSameFileIsRefusedUntilTheFirstCloses() throws {
         try withTemporaryDirectory { dir in
             let path = dir.appendingPathComponent("state.db").path
-            let first = try ServiceStore(path: path)
+            let first = try SQLiteStore(path: path)
             try first.apply([.save(Self.row(3))])
-            let refusal = #expect(throws: ServiceError.self) { try ServiceStore(path: path) }
+            let refusal = #expect(throws: ServiceError.self) { try SQLiteStore(path: path) }
             #expect(refusal?.message.contains("in use by another process") == true)
             first.close()
-            #expect(try ServiceStore(path: path).load(residentResults: .max).rows.map(\.id) == [Self.row(3).id])
+            #expect(try SQLiteStore(path: path).load(residentResults: .max).rows.map(\.id) == [Self.row(3).id])
         }
     }
 
@@ -75,7 +75,7 @@ import Testing
         try withTemporaryDirectory { dir in
             let path = dir.appendingPathComponent("state.db").path
             try SQLiteDatabase(path: path).execute("PRAGMA user_version = 99")
-            #expect(throws: ServiceError.self) { try ServiceStore(path: path) }
+            #expect(throws: ServiceError.self) { try SQLiteStore(path: path) }
         }
     }
 
@@ -83,14 +83,14 @@ import Testing
         try withTemporaryDirectory { dir in
             let path = dir.appendingPathComponent("state.db")
             try Data(repeating: 0x41, count: 4096).write(to: path)
-            #expect(throws: ServiceError.self) { try ServiceStore(path: path.path) }
+            #expect(throws: ServiceError.self) { try SQLiteStore(path: path.path) }
         }
     }
 
     @Test func theWriterCommitsABurstAndKeepsOnlyTheLatestRowOfEachDownload() throws {
         try withTemporaryDirectory { dir in
             let path = dir.appendingPathComponent("state.db").path
-            let writer = try StoreWriter(store: try ServiceStore(path: path))
+            let writer = try StoreWriter(store: try SQLiteStore(path: path))
             var last: UInt64 = 0
             for value in 1...UInt64(1000) { last = writer.submit([.save(Self.row(value))]) }
             var paused = Self.row(5)
@@ -98,7 +98,7 @@ import Testing
             last = writer.submit([.save(paused), .delete(Self.row(6).id)])
             try writer.waitUntilCommitted(last)
             writer.close()
-            let loaded = try ServiceStore(path: path).load(residentResults: .max).rows
+            let loaded = try SQLiteStore(path: path).load(residentResults: .max).rows
             #expect(loaded.count == 999)
             #expect(loaded.first { $0.id == paused.id }?.status == .paused)
             #expect(throws: ServiceError.self) { try writer.waitUntilCommitted(last + 1) }
@@ -117,10 +117,10 @@ import Testing
 
 /// The store's queries: those of a running service find their row by the primary key; the two
 /// that load the list when it starts read the table once each, and nothing else.
-@Suite struct ServiceStorePlanTests {
+@Suite struct SQLiteStorePlanTests {
     @Test func aRunningServiceFindsEveryRowByItsKey() throws {
         try withTemporaryDirectory { dir in
-            let store = try ServiceStore(path: dir.appendingPathComponent("state.db").path)
+            let store = try SQLiteStore(path: dir.appendingPathComponent("state.db").path)
             defer { store.close() }
             let plans = try store.queryPlans()
             #expect(plans.count == 6)
@@ -137,14 +137,14 @@ import Testing
     @Test func aStatusChangeFoldsIntoARowSubmittedBeforeIt() throws {
         try withTemporaryDirectory { dir in
             let path = dir.appendingPathComponent("state.db").path
-            let writer = try StoreWriter(store: try ServiceStore(path: path))
-            let row = ServiceStoreTests.row(7, status: .waiting)
+            let writer = try StoreWriter(store: try SQLiteStore(path: path))
+            let row = SQLiteStoreTests.row(7, status: .waiting)
             _ = writer.submit([.save(row), .status(row.id, .paused)])
-            let other = ServiceStoreTests.row(8, status: .waiting)
+            let other = SQLiteStoreTests.row(8, status: .waiting)
             try writer.waitUntilCommitted(writer.submit([.save(other)]))
             try writer.waitUntilCommitted(writer.submit([.status(other.id, .paused), .status(DownloadID(rawValue: 99)!, .paused)]))
             writer.close()
-            let loaded = try ServiceStore(path: path).load(residentResults: .max).rows.sorted { $0.id < $1.id }
+            let loaded = try SQLiteStore(path: path).load(residentResults: .max).rows.sorted { $0.id < $1.id }
             var expected = [row, other]
             expected[0].status = .paused
             expected[1].status = .paused

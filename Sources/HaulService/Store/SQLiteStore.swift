@@ -1,6 +1,4 @@
-/// The state file of a ``DownloadService``: an SQLite database holding the list (each
-/// download's URLs, options, status, place and result). Progress is not kept here: the partial
-/// files' resume records hold the bytes.
+/// The state file of a ``DownloadService``: a ``StateStore`` in an SQLite database.
 ///
 /// The journal is a write-ahead log (`journal_mode=WAL`) with `synchronous=FULL`: a commit
 /// returns only after the log is on disk, so a change the service acknowledged survives the
@@ -11,7 +9,7 @@
 /// The file belongs to one service at a time: the store takes SQLite's exclusive lock when it
 /// opens the file (`locking_mode=EXCLUSIVE`, then a write) and holds it until it closes, so a
 /// second daemon on the same state file is refused instead of running the same downloads.
-final class ServiceStore {
+final class SQLiteStore: StateStore {
     /// The layout this code reads and writes (`PRAGMA user_version`).
     static let schemaVersion: Int64 = 1
 
@@ -81,7 +79,6 @@ final class ServiceStore {
             """)
     }
 
-    /// Closes the file and lets go of its lock; the store cannot be used after.
     func close() {
         upsert.finalize()
         delete.finalize()
@@ -90,11 +87,6 @@ final class ServiceStore {
         database.close()
     }
 
-    /// What a service holds in memory: every row of the queue (active, waiting, paused) and
-    /// of the newest `residentResults` results, and the identifier and position of each older
-    /// result, oldest first.
-    ///
-    /// - Throws: `store` when reading fails.
     func load(residentResults: Int) throws(ServiceError) -> (rows: [StoreRow], stored: [(id: DownloadID, position: Double)]) {
         var rows = try select("WHERE status IN \(Self.queueStatuses)")
         let newest = try select("WHERE status IN \(Self.resultStatuses) ORDER BY position DESC LIMIT \(max(0, residentResults))")
@@ -112,9 +104,6 @@ final class ServiceStore {
         return (rows, stored)
     }
 
-    /// The rows of `ids` that the file holds.
-    ///
-    /// - Throws: `store` when reading fails.
     func rows(_ ids: [DownloadID]) throws(ServiceError) -> [DownloadID: StoreRow] {
         var found: [DownloadID: StoreRow] = [:]
         for id in ids {
@@ -160,33 +149,12 @@ final class ServiceStore {
 
     /// The row a statement's current result holds (its columns as ``columns`` orders them).
     private static func row(_ select: SQLiteStatement) -> StoreRow? {
-        guard let id = DownloadID(rawValue: UInt64(bitPattern: select.int64(0) ?? 0)),
-              let status = ServiceDownload.Status(rawValue: select.text(1) ?? "") else { return nil }
-        var entry = ServiceQueue.Entry(id: id, urls: (select.text(3) ?? "").split(separator: "\n").map(String.init),
-                                       options: StoreText.decodeOptions(select.text(4) ?? ""), status: status,
-                                       position: select.double(2))
-        entry.file = select.text(5)
-        entry.totalBytes = select.int64(6)
-        entry.completedBytes = select.int64(7) ?? 0
-        entry.completedRanges = select.text(8).flatMap(StoreText.decodeRanges)
-        entry.failure = select.text(9).map(StoreText.decodeFailure)
-        return StoreRow(entry)
+        StoreRow.decoded(id: select.int64(0), status: select.text(1), position: select.double(2), urls: select.text(3),
+                         options: select.text(4), file: select.text(5), totalBytes: select.int64(6),
+                         completedBytes: select.int64(7), ranges: select.text(8), failure: select.text(9))
     }
 
-    /// One change to the file.
-    enum Change: Equatable {
-        /// Insert or replace a download's row.
-        case save(StoreRow)
-        /// Delete a download's row.
-        case delete(DownloadID)
-        /// Change the status of a download's row (and nothing else).
-        case status(DownloadID, ServiceDownload.Status)
-    }
-
-    /// Applies changes in one transaction: all of them are durable once this returns, or none.
-    ///
-    /// - Throws: `store` when the transaction fails (it is rolled back).
-    func apply(_ changes: some Sequence<Change>) throws(ServiceError) {
+    func apply(_ changes: [StoreChange]) throws(ServiceError) {
         try database.execute("BEGIN IMMEDIATE")
         do throws(ServiceError) {
             for change in changes {
