@@ -41,7 +41,7 @@ import Testing
     /// Code that starts servers or processes: a suite with it is `.exclusive` or `.throttled`.
     static let heavyMarkers = [#"HaulServer\("#, #"\bhaul\("#, #"HaulProcess\("#, #"HaulBinary\."#, #"KillableProcess\("#,
                                #"\bProcess\(\)"#, #"runChildProcess\("#, #"\bcurl\("#,
-                               #"\bwithDaemon\("#, #"\bDaemon\("#]
+                               #"\bwithDaemon\("#, #"\bDaemon\("#, #"PostgresCluster\."#]
 
     /// Those and threads: what makes the pacing markers real (a transfer, a process, real time).
     static let realTimeMarkers = heavyMarkers + [#"ThreadPool\("#, #"\bThread\b"#]

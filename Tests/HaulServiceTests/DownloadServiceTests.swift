@@ -13,12 +13,12 @@ import HaulCore
 struct DownloadServiceTests {
     static let size: Int64 = 3 << 20
 
-    @Test func aDownloadRunsToTheEndAndStaysAsAResult() async throws {
+    @Test(arguments: TestStore.available) func aDownloadRunsToTheEndAndStaysAsAResult(store: TestStore) async throws {
         let server = try HaulServer()
         let resource = HaulServer.Resource(size: 300_000, seed: 3, etag: "\"r1\"")
         server.setResource("/done.bin", resource)
         try await withTemporaryDirectory { (dir) async throws in
-            let service = try DownloadService(configuration: serviceConfiguration(dir))
+            let service = try DownloadService(configuration: serviceConfiguration(dir, store: store))
             defer { service.shutDown() }
             let events = SharedStateLock<[ServiceEvent]>([])
             service.addObserver { event in events.withLock { $0.append(event) } }
@@ -37,12 +37,12 @@ struct DownloadServiceTests {
         }
     }
 
-    @Test func anIdleServiceKeepsNoConnectionOpen() async throws {
+    @Test(arguments: TestStore.available) func anIdleServiceKeepsNoConnectionOpen(store: TestStore) async throws {
         // Given a service that downloaded one file over a keep-alive connection
         let server = try HaulServer()
         server.setResource("/idle.bin", HaulServer.Resource(size: 100_000, seed: 9, etag: "\"i1\""))
         try await withTemporaryDirectory { (dir) async throws in
-            let service = try DownloadService(configuration: serviceConfiguration(dir, connections: 1))
+            let service = try DownloadService(configuration: serviceConfiguration(dir, connections: 1, store: store))
             defer { service.shutDown() }
             let id = try service.add(ServiceRequest(urls: [server.url("/idle.bin")]))
             await eventually { service.download(id)?.status == .complete }
@@ -52,12 +52,12 @@ struct DownloadServiceTests {
         }
     }
 
-    @Test func aPauseIsInPlaceBeforeItReturnsAndAResumeContinuesThePartialFile() async throws {
+    @Test(arguments: TestStore.available) func aPauseIsInPlaceBeforeItReturnsAndAResumeContinuesThePartialFile(store: TestStore) async throws {
         let server = try HaulServer()
         let resource = HaulServer.Resource(size: Self.size, seed: 4, etag: "\"p1\"", rate: 1_000_000)
         server.setResource("/paused.bin", resource)
         try await withTemporaryDirectory { (dir) async throws in
-            let service = try DownloadService(configuration: serviceConfiguration(dir, connections: 1))
+            let service = try DownloadService(configuration: serviceConfiguration(dir, connections: 1, store: store))
             defer { service.shutDown() }
             let id = try service.add(ServiceRequest(urls: [server.url("/paused.bin")]))
             await eventually { (service.download(id)?.completedBytes ?? 0) > 300_000 }
@@ -76,7 +76,7 @@ struct DownloadServiceTests {
         }
     }
 
-    @Test func theListOutlivesTheService() async throws {
+    @Test(arguments: TestStore.available) func theListOutlivesTheService(store: TestStore) async throws {
         let server = try HaulServer()
         let slow = HaulServer.Resource(size: Self.size, seed: 5, etag: "\"s1\"", rate: 1_000_000)
         server.setResource("/slow.bin", slow)
@@ -84,7 +84,7 @@ struct DownloadServiceTests {
         try await withTemporaryDirectory { (dir) async throws in
             var ids: [DownloadID] = []
             do {
-                let service = try DownloadService(configuration: serviceConfiguration(dir, active: 1, connections: 1))
+                let service = try DownloadService(configuration: serviceConfiguration(dir, active: 1, connections: 1, store: store))
                 let done = try service.add(ServiceRequest(urls: [server.url("/small.bin")]))
                 await eventually { service.download(done)?.status == .complete }
                 let active = try service.add(ServiceRequest(urls: [server.url("/slow.bin")]))
@@ -96,7 +96,7 @@ struct DownloadServiceTests {
                 #expect(throws: ServiceError.self) { try service.pause(active) }
             }
             server.setResource("/slow.bin", HaulServer.Resource(size: Self.size, seed: 5, etag: "\"s1\"", rate: 4_000_000))
-            let service = try DownloadService(configuration: serviceConfiguration(dir, active: 1, connections: 1))
+            let service = try DownloadService(configuration: serviceConfiguration(dir, active: 1, connections: 1, store: store))
             defer { service.shutDown() }
             #expect(service.download(ids[0])?.status == .complete)
             #expect(service.download(ids[1])?.status == .active, "the active download continues")
@@ -110,10 +110,10 @@ struct DownloadServiceTests {
         }
     }
 
-    @Test func foldersAndNamesNeverLeaveTheRoot() async throws {
+    @Test(arguments: TestStore.available) func foldersAndNamesNeverLeaveTheRoot(store: TestStore) async throws {
         let server = try HaulServer()
         try await withTemporaryDirectory { (dir) async throws in
-            let service = try DownloadService(configuration: serviceConfiguration(dir))
+            let service = try DownloadService(configuration: serviceConfiguration(dir, store: store))
             defer { service.shutDown() }
             let root = URL(fileURLWithPath: service.rootPath)
             let outside = dir.appendingPathComponent("outside")
@@ -142,10 +142,10 @@ struct DownloadServiceTests {
         }
     }
 
-    @Test func aLinkThatAppearsLaterFailsTheDownloadWithoutWritingThrough() async throws {
+    @Test(arguments: TestStore.available) func aLinkThatAppearsLaterFailsTheDownloadWithoutWritingThrough(store: TestStore) async throws {
         let server = try HaulServer()
         try await withTemporaryDirectory { (dir) async throws in
-            let service = try DownloadService(configuration: serviceConfiguration(dir))
+            let service = try DownloadService(configuration: serviceConfiguration(dir, store: store))
             defer { service.shutDown() }
             var options = ServiceDownloadOptions()
             options.directory = "later"
@@ -161,9 +161,9 @@ struct DownloadServiceTests {
         }
     }
 
-    @Test func badRequestsAreRefused() async throws {
+    @Test(arguments: TestStore.available) func badRequestsAreRefused(store: TestStore) async throws {
         try await withTemporaryDirectory { (dir) async throws in
-            let service = try DownloadService(configuration: serviceConfiguration(dir))
+            let service = try DownloadService(configuration: serviceConfiguration(dir, store: store))
             defer { service.shutDown() }
             #expect(throws: ServiceError.self) { try service.add(ServiceRequest(urls: [])) }
             #expect(throws: ServiceError.self) { try service.add(ServiceRequest(urls: ["ftp://127.0.0.1/x"])) }
@@ -177,13 +177,13 @@ struct DownloadServiceTests {
         }
     }
 
-    @Test func aDownloadsSnapshotsFollowItToItsResult() async throws {
+    @Test(arguments: TestStore.available) func aDownloadsSnapshotsFollowItToItsResult(store: TestStore) async throws {
         let server = try HaulServer()
         let resource = HaulServer.Resource(size: 300_000, seed: 8, etag: "\"d1\"")
         server.setResource("/followed.bin", resource)
         try await withTemporaryDirectory { (dir) async throws in
             // Given a download added paused, and a stream of its snapshots
-            let service = try DownloadService(configuration: serviceConfiguration(dir))
+            let service = try DownloadService(configuration: serviceConfiguration(dir, store: store))
             defer { service.shutDown() }
             let id = try service.add(ServiceRequest(urls: [server.url("/followed.bin")], paused: true))
             let snapshots = service.snapshots(of: id)
