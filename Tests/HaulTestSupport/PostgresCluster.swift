@@ -115,6 +115,6 @@ public final class PostgresCluster: Sendable {
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
-        init(_ description: String) { self.description = description }
+        public init(_ description: String) { self.description = description }
     }
 }

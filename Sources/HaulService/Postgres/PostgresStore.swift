@@ -7,8 +7,6 @@
 /// running the same downloads. A lost connection is made again at the next call (and the lock
 /// taken again); until then every call throws `store`.
 final class PostgresStore: StateStore {
-    /// The layout this code reads and writes (`haul_schema.version`).
-    static let schemaVersion = 1
     /// The advisory lock's key ("haul" in ASCII).
     static let lockKey = "1751217516"
 
@@ -26,41 +24,13 @@ final class PostgresStore: StateStore {
     init(_ settings: PostgresSettings) throws(ServiceError) {
         connection = try PostgresConnection(settings)
         try takeLock()
-        try Self.createLayout(connection)
+        try PostgresLayout.create(connection)
     }
 
     private func takeLock() throws(ServiceError) {
         let taken = try connection.value("SELECT pg_try_advisory_lock(\(Self.lockKey))")
         guard taken == "t" else {
             throw ServiceError(.store, "the PostgreSQL state at \(connection.place) is in use by another haul daemon")
-        }
-    }
-
-    private static func createLayout(_ connection: PostgresConnection) throws(ServiceError) {
-        try connection.transaction { () throws(ServiceError) in
-            try connection.run("CREATE TABLE IF NOT EXISTS haul_schema (version INTEGER NOT NULL)")
-            let version = try connection.value("SELECT max(version) FROM haul_schema").flatMap { Int($0) } ?? 0
-            if version > schemaVersion {
-                throw ServiceError(.store, "the PostgreSQL state at \(connection.place) has layout \(version), "
-                                   + "newer than this haul's \(schemaVersion)")
-            }
-            guard version == 0 else { return }
-            try connection.run("""
-                CREATE TABLE IF NOT EXISTS haul_downloads (
-                    gid BIGINT PRIMARY KEY,
-                    status TEXT NOT NULL,
-                    position DOUBLE PRECISION NOT NULL,
-                    urls TEXT NOT NULL,
-                    options TEXT NOT NULL,
-                    file TEXT,
-                    total_length BIGINT,
-                    completed_length BIGINT NOT NULL DEFAULT 0,
-                    completed_ranges TEXT,
-                    failure TEXT
-                )
-                """)
-            try connection.run("CREATE INDEX IF NOT EXISTS haul_downloads_by_status ON haul_downloads (status, position)")
-            try connection.run("INSERT INTO haul_schema (version) VALUES ($1)", [String(schemaVersion)])
         }
     }
 

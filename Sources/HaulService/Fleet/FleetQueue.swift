@@ -1,0 +1,179 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A claim on a download: the node runs it under this fencing number until it lets go or its
+/// lease ends and another node claims it (with a higher number).
+struct FleetClaim: Hashable, Sendable {
+    let id: DownloadID
+    let fence: Int64
+}
+
+/// One node's door to the queue a fleet shares in PostgreSQL (see docs/FLEET.md).
+///
+/// Nodes claim waiting downloads in queue order with `FOR UPDATE SKIP LOCKED` (two nodes never
+/// wait for, nor take, the same row), each claim under a lease the node renews and a fencing
+/// number that every later write of the node must name: a node that lost a claim (its lease
+/// ended while it was paused, killed or cut off, and another node took the download) can never
+/// write over the new owner's row. Additions wake the nodes with `NOTIFY haul_work`.
+///
+/// Used by one thread at a time (one connection).
+final class FleetQueue {
+    /// This node's name in the table.
+    let node: String
+    private let connection: PostgresConnection
+
+    private static let columns =
+        "gid, status, position, urls, options, file, total_length, completed_length, completed_ranges, failure"
+    /// The channel that says there is work to claim.
+    static let workChannel = "haul_work"
+
+    /// Connects as `node`, making the tables on a new database.
+    ///
+    /// - Throws: `store` when the server cannot be reached or refuses.
+    init(_ settings: PostgresSettings, node: String) throws(ServiceError) {
+        self.node = node
+        connection = try PostgresConnection(settings)
+        try PostgresLayout.create(connection)
+    }
+
+    func close() {
+        connection.close()
+    }
+
+    /// Adds downloads to the queue (as waiting, unclaimed) in one transaction and wakes the nodes.
+    ///
+    /// - Throws: `store` when the transaction fails (nothing is added).
+    func add(_ rows: [StoreRow]) throws(ServiceError) {
+        try connection.transaction { () throws(ServiceError) in
+            for row in rows {
+                try connection.run("""
+                    INSERT INTO haul_downloads (\(Self.columns)) VALUES ($1, 'waiting', $2, $3, $4, NULL, NULL, 0, NULL, NULL)
+                    """, [Self.text(row.id), String(row.position), row.urls.joined(separator: "\n"), StoreText.encode(row.options)])
+            }
+            try connection.run("NOTIFY \(Self.workChannel)")
+        }
+    }
+
+    /// Claims up to `limit` downloads for this node: first those whose lease ended (their node
+    /// is gone), then waiting ones in queue order; each gets the next fencing number.
+    ///
+    /// - Throws: `store` when the transaction fails (nothing is claimed).
+    func claim(limit: Int, lease: Duration) throws(ServiceError) -> [(claim: FleetClaim, row: StoreRow)] {
+        guard limit > 0 else { return [] }
+        return try connection.transaction { () throws(ServiceError) in
+            let expired = try claimed(where: "status = 'active' AND lease_until < clock_timestamp()", limit: limit, lease: lease)
+            let waiting = try claimed(where: "status = 'waiting'", limit: limit - expired.count, lease: lease)
+            return expired + waiting
+        }
+    }
+
+    private func claimed(where condition: String, limit: Int, lease: Duration) throws(ServiceError)
+        -> [(claim: FleetClaim, row: StoreRow)] {
+        guard limit > 0 else { return [] }
+        let rows = try connection.run("""
+            WITH next AS (SELECT gid FROM haul_downloads WHERE \(condition) ORDER BY position LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+            UPDATE haul_downloads AS d SET status = 'active', node = $1, lease_until = clock_timestamp() + $2::interval,
+                fence = d.fence + 1
+            FROM next WHERE d.gid = next.gid
+            RETURNING d.fence, \(Self.columns.split(separator: ",").map { "d." + $0.trimmingSpaces }.joined(separator: ", "))
+            """, [node, Self.interval(lease)])
+        return rows.values.compactMap { values in
+            guard let fence = values[0].flatMap({ Int64($0) }), let row = Self.row(Array(values.dropFirst())) else { return nil }
+            return (FleetClaim(id: row.id, fence: fence), row)
+        }.sorted { $0.row.position < $1.row.position }
+    }
+
+    /// Extends the leases of `claims`; returns those this node no longer holds (another node
+    /// claimed the download, or it was removed). A claim whose lease ended but that nobody took
+    /// is still this node's: its fencing number is unchanged.
+    ///
+    /// - Throws: `store` when the server cannot be reached (the claims are then unknown).
+    func renew(_ claims: [FleetClaim], lease: Duration) throws(ServiceError) -> Set<FleetClaim> {
+        guard !claims.isEmpty else { return [] }
+        let renewed = try connection.run("""
+            UPDATE haul_downloads AS d SET lease_until = clock_timestamp() + $2::interval
+            FROM unnest($3::bigint[], $4::bigint[]) AS c(gid, fence)
+            WHERE d.gid = c.gid AND d.fence = c.fence AND d.node = $1 AND d.status = 'active'
+            RETURNING d.gid, d.fence
+            """, [node, Self.interval(lease), Self.array(claims.map { Int64(bitPattern: $0.id.rawValue) }), Self.array(claims.map(\.fence))])
+        let kept = Set(renewed.values.compactMap { values -> FleetClaim? in
+            guard let gid = values[0].flatMap({ Int64($0) }), let id = DownloadID(rawValue: UInt64(bitPattern: gid)),
+                  let fence = values[1].flatMap({ Int64($0) }) else { return nil }
+            return FleetClaim(id: id, fence: fence)
+        })
+        return Set(claims).subtracting(kept)
+    }
+
+    /// Writes a download's row under this node's claim: a result keeps the node that holds the
+    /// file; a waiting or paused row lets go of the claim.
+    ///
+    /// - Returns: `false` when the claim is no longer this node's (nothing was written).
+    /// - Throws: `store` when the server cannot be reached.
+    func write(_ row: StoreRow, under claim: FleetClaim) throws(ServiceError) -> Bool {
+        let keepsNode = row.status != .waiting && row.status != .paused
+        let written = try connection.run("""
+            UPDATE haul_downloads SET status = $4, position = $5, urls = $6, options = $7, file = $8, total_length = $9,
+                completed_length = $10, completed_ranges = $11, failure = $12,
+                node = CASE WHEN $13 THEN node END, lease_until = CASE WHEN $4 = 'active' THEN lease_until END
+            WHERE gid = $1 AND fence = $2 AND node = $3 AND status = 'active'
+            """, [Self.text(row.id), String(claim.fence), node, row.status.rawValue, String(row.position),
+                  row.urls.joined(separator: "\n"), StoreText.encode(row.options), row.file, row.totalBytes.map { String($0) },
+                  String(row.completedBytes), row.completedRanges.map(StoreText.encode), row.failure.map(StoreText.encode),
+                  keepsNode ? "true" : "false"])
+        return written.affected == 1
+    }
+
+    /// Says this node is alive: its address, how many it runs and how fast.
+    func heartbeat(address: String, active: Int, bytesPerSecond: Int64) throws(ServiceError) {
+        try connection.run("""
+            INSERT INTO haul_nodes (node, address, renewed_at, active, bytes_per_second) VALUES ($1, $2, clock_timestamp(), $3, $4)
+            ON CONFLICT (node) DO UPDATE SET address = EXCLUDED.address, renewed_at = EXCLUDED.renewed_at,
+                active = EXCLUDED.active, bytes_per_second = EXCLUDED.bytes_per_second
+            """, [node, address, String(active), String(bytesPerSecond)])
+    }
+
+    /// Starts receiving the work channel's notifications.
+    func listen() throws(ServiceError) {
+        try connection.run("LISTEN \(Self.workChannel)")
+    }
+
+    /// Waits up to `timeout` for notifications; those received (none when the time ran out).
+    ///
+    /// - Throws: `store` when the connection is lost.
+    func waitForNotifications(timeout: Duration) throws(ServiceError) -> [PostgresConnection.Notification] {
+        let pending = try connection.notifications()
+        guard pending.isEmpty else { return pending }
+        var descriptor = pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)
+        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        guard poll(&descriptor, 1, milliseconds) > 0 else { return [] }
+        return try connection.notifications()
+    }
+
+    private static func row(_ values: [String?]) -> StoreRow? {
+        StoreRow.decoded(id: values[0].flatMap { Int64($0) }, status: values[1], position: values[2].flatMap { Double($0) } ?? 0,
+                         urls: values[3], options: values[4], file: values[5], totalBytes: values[6].flatMap { Int64($0) },
+                         completedBytes: values[7].flatMap { Int64($0) }, ranges: values[8], failure: values[9])
+    }
+
+    static func text(_ id: DownloadID) -> String {
+        String(Int64(bitPattern: id.rawValue))
+    }
+
+    private static func array(_ values: [Int64]) -> String {
+        "{" + values.map(String.init).joined(separator: ",") + "}"
+    }
+
+    private static func interval(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        return "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000) milliseconds"
+    }
+}
+
+private extension Substring {
+    var trimmingSpaces: Substring {
+        drop { $0 == " " }
+    }
+}

@@ -1,0 +1,57 @@
+/// The tables a service on PostgreSQL reads and writes, made on a new database.
+///
+/// `haul_downloads` holds one row per download, as the SQLite state file does, plus what a
+/// fleet of daemons needs: the node that runs it (or ran it, for a result), until when its claim
+/// holds (`lease_until`) and its fencing number (`fence`, one more at every claim). `haul_nodes`
+/// has a line per node: when it last renewed its claims, how many it runs and how fast.
+enum PostgresLayout {
+    /// The layout this code reads and writes (`haul_schema.version`).
+    static let version = 1
+    /// The key of the transaction lock that makes two nodes starting at once create it once.
+    static let creationLock = "1751217517"
+
+    /// Creates the tables on a new database; checks the layout of an existing one.
+    ///
+    /// - Throws: `store` for a layout newer than this code's, or when the server refuses.
+    static func create(_ connection: PostgresConnection) throws(ServiceError) {
+        try connection.transaction { () throws(ServiceError) in
+            try connection.run("SELECT pg_advisory_xact_lock(\(creationLock))")
+            try connection.run("CREATE TABLE IF NOT EXISTS haul_schema (version INTEGER NOT NULL)")
+            let found = try connection.value("SELECT max(version) FROM haul_schema").flatMap { Int($0) } ?? 0
+            if found > version {
+                throw ServiceError(.store, "the PostgreSQL state at \(connection.place) has layout \(found), "
+                                   + "newer than this haul's \(version)")
+            }
+            guard found == 0 else { return }
+            try connection.run("""
+                CREATE TABLE haul_downloads (
+                    gid BIGINT PRIMARY KEY,
+                    status TEXT NOT NULL,
+                    position DOUBLE PRECISION NOT NULL,
+                    urls TEXT NOT NULL,
+                    options TEXT NOT NULL,
+                    file TEXT,
+                    total_length BIGINT,
+                    completed_length BIGINT NOT NULL DEFAULT 0,
+                    completed_ranges TEXT,
+                    failure TEXT,
+                    node TEXT,
+                    lease_until TIMESTAMPTZ,
+                    fence BIGINT NOT NULL DEFAULT 0
+                )
+                """)
+            try connection.run("CREATE INDEX haul_downloads_by_status ON haul_downloads (status, position)")
+            try connection.run("CREATE INDEX haul_downloads_by_lease ON haul_downloads (lease_until) WHERE status = 'active'")
+            try connection.run("""
+                CREATE TABLE haul_nodes (
+                    node TEXT PRIMARY KEY,
+                    address TEXT NOT NULL,
+                    renewed_at TIMESTAMPTZ NOT NULL,
+                    active INTEGER NOT NULL DEFAULT 0,
+                    bytes_per_second BIGINT NOT NULL DEFAULT 0
+                )
+                """)
+            try connection.run("INSERT INTO haul_schema (version) VALUES ($1)", [String(version)])
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import HaulTestSupport
+import Synchronization
+import Testing
+@testable import Haul
+@testable import HaulService
+
+/// The fleet's claims on PostgreSQL: every waiting download is claimed by exactly one of many
+/// nodes claiming at once, in queue order; a lease that ends lets another node claim with a
+/// higher fencing number, after which the first node can neither renew nor write; an addition
+/// wakes a listening node.
+@Suite(.throttled, .enabled(if: PostgresCluster.isAvailable, "PostgreSQL is not installed"))
+struct FleetQueueTests {
+    static func rows(_ count: Int, from first: UInt64 = 1) -> [StoreRow] {
+        (first..<first + UInt64(count)).map { value in
+            StoreRow(ServiceQueue.Entry(id: DownloadID(rawValue: value)!, urls: ["http://127.0.0.1:1/\(value).bin"],
+                                        options: ServiceDownloadOptions(), status: .waiting, position: Double(value)))
+        }
+    }
+
+    @Test func nodesClaimingAtOnceClaimEveryDownloadExactlyOnceInQueueOrder() async throws {
+        let settings = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
+        let adder = try FleetQueue(settings, node: "adder")
+        try adder.add(Self.rows(2_000))
+        adder.close()
+        let claims = try await withThrowingTaskGroup(of: [(node: String, id: UInt64, fence: Int64)].self) { group in
+            for node in ["a", "b", "c", "d"] {
+                group.addTask {
+                    try await onOwnThread {
+                        let queue = try FleetQueue(settings, node: node)
+                        defer { queue.close() }
+                        var mine: [(node: String, id: UInt64, fence: Int64)] = []
+                        while case let batch = try queue.claim(limit: 7, lease: .seconds(30)), !batch.isEmpty {
+                            guard zip(batch, batch.dropFirst()).allSatisfy({ $0.row.position < $1.row.position }) else {
+                                throw PostgresCluster.Failure("a batch of claims out of queue order")
+                            }
+                            mine += batch.map { (node, $0.claim.id.rawValue, $0.claim.fence) }
+                        }
+                        return mine
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(claims.count == 2_000)
+        #expect(Set(claims.map(\.id)) == Set(1...2_000))
+        #expect(claims.allSatisfy { $0.fence == 1 })
+        #expect(Set(claims.map(\.node)).count > 1, "the claims were not shared: \(Set(claims.map(\.node)))")
+    }
+
+    @Test func aLeaseThatEndsIsTakenOverAndTheOldClaimIsFencedOut() throws {
+        let settings = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
+        let first = try FleetQueue(settings, node: "first"), second = try FleetQueue(settings, node: "second")
+        defer { first.close(); second.close() }
+        try first.add(Self.rows(1))
+        let old = try #require(try first.claim(limit: 1, lease: .milliseconds(300)).first)
+        #expect(old.claim.fence == 1)
+        #expect(try second.claim(limit: 1, lease: .seconds(30)).isEmpty, "a lease that holds is not taken")
+        #expect(try first.renew([old.claim], lease: .milliseconds(300)).isEmpty)
+        Thread.sleep(forTimeInterval: 0.5)
+        let new = try #require(try second.claim(limit: 1, lease: .seconds(30)).first)
+        #expect(new.claim == FleetClaim(id: old.claim.id, fence: 2))
+        #expect(try first.renew([old.claim], lease: .seconds(30)) == [old.claim])
+        var finished = old.row
+        finished.status = .complete
+        #expect(try first.write(finished, under: old.claim) == false, "the old fence writes nothing")
+        #expect(try second.write(finished, under: new.claim) == true)
+        #expect(try second.renew([new.claim], lease: .seconds(30)) == [new.claim], "a result is no longer a claim")
+    }
+
+    @Test func aLeaseThatEndedButThatNobodyTookIsStillRenewed() throws {
+        let settings = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
+        let queue = try FleetQueue(settings, node: "only")
+        defer { queue.close() }
+        try queue.add(Self.rows(1))
+        let claim = try #require(try queue.claim(limit: 1, lease: .milliseconds(1)).first).claim
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(try queue.renew([claim], lease: .seconds(30)).isEmpty)
+    }
+
+    @Test func aPauseLetsGoOfTheClaimAndTheDownloadIsClaimedAgainWhenWaiting() throws {
+        let settings = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
+        let queue = try FleetQueue(settings, node: "n")
+        defer { queue.close() }
+        try queue.add(Self.rows(1))
+        let claimed = try #require(try queue.claim(limit: 1, lease: .seconds(30)).first)
+        var waiting = claimed.row
+        waiting.status = .waiting
+        #expect(try queue.write(waiting, under: claimed.claim))
+        #expect(try queue.claim(limit: 1, lease: .seconds(30)).first?.claim == FleetClaim(id: claimed.claim.id, fence: 2))
+    }
+
+    @Test func anAdditionWakesAListeningNode() async throws {
+        let settings = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
+        let listener = try FleetQueue(settings, node: "listener")
+        defer { listener.close() }
+        try listener.listen()
+        #expect(try listener.waitForNotifications(timeout: .milliseconds(50)).isEmpty)
+        let adder = try FleetQueue(settings, node: "adder")
+        defer { adder.close() }
+        try adder.add(Self.rows(3))
+        let woken = try listener.waitForNotifications(timeout: .seconds(10))
+        #expect(woken.map(\.channel) == [FleetQueue.workChannel])
+    }
+}
