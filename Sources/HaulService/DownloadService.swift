@@ -73,12 +73,15 @@ public final class DownloadService: Sendable {
         case file(URL)
         /// A PostgreSQL database (libpq is loaded when the service starts).
         case postgreSQL(PostgresSettings)
+        /// Nowhere: the list ends with the service.
+        case memory
 
         /// The file, or the server without its secrets, for messages.
         public var description: String {
             switch self {
             case .file(let url): url.path
             case .postgreSQL(let settings): "PostgreSQL (\(settings.redacted))"
+            case .memory: "memory"
             }
         }
 
@@ -86,6 +89,7 @@ public final class DownloadService: Sendable {
             switch self {
             case .file(let url): try SQLiteStore(path: url.path)
             case .postgreSQL(let settings): try PostgresStore(settings)
+            case .memory: MemoryStore()
             }
         }
     }

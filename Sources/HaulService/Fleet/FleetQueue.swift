@@ -43,15 +43,20 @@ final class FleetQueue {
         connection.close()
     }
 
-    /// Adds downloads to the queue (as waiting, unclaimed) in one transaction and wakes the nodes.
+    /// Adds downloads at the back of the queue (waiting or paused, unclaimed) in one
+    /// transaction and wakes the nodes; the rows' places are ignored.
     ///
-    /// - Throws: `store` when the transaction fails (nothing is added).
+    /// - Throws: `idInUse` when an identifier is taken, `store` when the transaction fails
+    ///   (nothing is added either way).
     func add(_ rows: [StoreRow]) throws(ServiceError) {
         try connection.transaction { () throws(ServiceError) in
             for row in rows {
-                try connection.run("""
-                    INSERT INTO haul_downloads (\(Self.columns)) VALUES ($1, 'waiting', $2, $3, $4, NULL, NULL, 0, NULL, NULL)
-                    """, [Self.text(row.id), String(row.position), row.urls.joined(separator: "\n"), StoreText.encode(row.options)])
+                let added = try connection.run("""
+                    INSERT INTO haul_downloads (\(Self.columns))
+                    VALUES ($1, $2, nextval('haul_places') * 1024, $3, $4, NULL, NULL, 0, NULL, NULL) ON CONFLICT (gid) DO NOTHING
+                    """, [Self.text(row.id), row.status == .paused ? "paused" : "waiting", row.urls.joined(separator: "\n"),
+                          StoreText.encode(row.options)])
+                if added.affected == 0 { throw ServiceError(.idInUse, "GID \(row.id.hex) is in use") }
             }
             try connection.run("NOTIFY \(Self.workChannel)")
         }
@@ -140,16 +145,27 @@ final class FleetQueue {
         try connection.run("LISTEN \(Self.workChannel)")
     }
 
-    /// Waits up to `timeout` for notifications; those received (none when the time ran out).
+    /// Waits up to `timeout` for notifications, or until `wakeup` (a descriptor) is readable;
+    /// the notifications received (none when the time ran out or `wakeup` woke it).
     ///
     /// - Throws: `store` when the connection is lost.
-    func waitForNotifications(timeout: Duration) throws(ServiceError) -> [PostgresConnection.Notification] {
+    func waitForNotifications(timeout: Duration, wakeup: Int32 = -1) throws(ServiceError) -> [PostgresConnection.Notification] {
         let pending = try connection.notifications()
         guard pending.isEmpty else { return pending }
-        var descriptor = pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)
+        var descriptors = [pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: wakeup, events: Int16(POLLIN), revents: 0)]
         let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        guard poll(&descriptor, 1, milliseconds) > 0 else { return [] }
+        guard poll(&descriptors, wakeup >= 0 ? 2 : 1, milliseconds) > 0, descriptors[0].revents != 0 else { return [] }
         return try connection.notifications()
+    }
+
+    /// Connects again when the connection was lost (and listens again when `listening`).
+    ///
+    /// - Throws: `store` while the server cannot be reached.
+    func reconnectIfLost(listening: Bool) throws(ServiceError) {
+        guard !connection.isConnected else { return }
+        try connection.reconnect()
+        if listening { try listen() }
     }
 
     private static func row(_ values: [String?]) -> StoreRow? {

@@ -40,6 +40,7 @@ enum PostgresLayout {
                     fence BIGINT NOT NULL DEFAULT 0
                 )
                 """)
+            try connection.run("CREATE SEQUENCE haul_places")   // the back of the queue: each addition takes the next place
             try connection.run("CREATE INDEX haul_downloads_by_status ON haul_downloads (status, position)")
             try connection.run("CREATE INDEX haul_downloads_by_lease ON haul_downloads (lease_until) WHERE status = 'active'")
             try connection.run("""

@@ -1,0 +1,100 @@
+import Foundation
+import HaulServer
+import HaulTestSupport
+import Testing
+@testable import Haul
+@testable import HaulService
+
+/// Nodes of a fleet on one PostgreSQL queue: downloads added through any node are each run by
+/// one node and complete once, byte-identical, the row naming the node and its file; a node
+/// that dies leaves its downloads to the others when its lease ends.
+/// Exclusive: paces transfers (`rate=`) so that a node dies with downloads in flight.
+@Suite(.exclusive, .serialized, .enabled(if: PostgresCluster.isAvailable, "PostgreSQL is not installed"), .timeLimit(.minutes(2)))
+struct FleetNodeTests {
+    static func node(_ name: String, _ database: PostgresSettings, _ dir: URL, active: Int, lease: Duration = .seconds(10)) throws
+        -> FleetNode {
+        var configuration = FleetNode.Configuration(
+            node: name, database: database,
+            service: serviceConfiguration(dir.appendingPathComponent(name), active: active, connections: 1))
+        configuration.lease = lease
+        return try FleetNode(configuration: configuration)
+    }
+
+    /// `gid -> (status, node, file)` of every row.
+    static func rows(_ database: PostgresSettings) throws -> [String: (status: String, node: String?, file: String?, fence: Int64)] {
+        let connection = try PostgresConnection(database)
+        defer { connection.close() }
+        var found: [String: (status: String, node: String?, file: String?, fence: Int64)] = [:]
+        for values in try connection.run("SELECT gid, status, node, file, fence FROM haul_downloads").values {
+            found[values[0] ?? ""] = (values[1] ?? "", values[2], values[3], Int64(values[4] ?? "") ?? -1)
+        }
+        return found
+    }
+
+    @Test func downloadsAddedThroughAnyNodeCompleteOnceEachOnOneNode() async throws {
+        let server = try HaulServer()
+        let database = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
+        try await withTemporaryDirectory { (dir) async throws in
+            let nodes = try ["a", "b", "c"].map { try Self.node($0, database, dir, active: 2) }
+            defer { nodes.forEach { $0.stop() } }
+            var ids: [DownloadID] = []
+            for index in 0..<30 {
+                let url = server.url("/bytes/\(50_000 + index)/f\(index).bin?rate=2000000")
+                ids.append(try nodes[index % 3].add(ServiceRequest(urls: [url])))
+            }
+            await eventually(timeout: .seconds(60)) { (try? Self.rows(database).values.allSatisfy { $0.status == "complete" }) == true }
+            let rows = try Self.rows(database)
+            #expect(Set(rows.keys) == Set(ids.map { String(Int64(bitPattern: $0.rawValue)) }))
+            for (_, row) in rows {
+                let node = try #require(row.node)
+                let file = try #require(row.file)
+                #expect(file.hasPrefix(dir.appendingPathComponent(node).path + "/"), "\(file) is not below node \(node)'s root")
+                let name = URL(fileURLWithPath: file).lastPathComponent
+                let size = Int(name.dropFirst().prefix { $0.isNumber }).map { 50_000 + $0 }
+                #expect(try Data(contentsOf: URL(fileURLWithPath: file)).count == size)
+                #expect(row.fence == 1, "claimed once")
+            }
+            let fetches = Dictionary(grouping: server.requests.filter { $0.path.hasPrefix("/bytes/") }, by: \.path)
+            #expect(fetches.count == 30 && fetches.values.allSatisfy { $0.count == 1 }, "each file was fetched once")
+            #expect(Set(rows.values.compactMap(\.node)).count > 1, "the work was shared")
+        }
+    }
+
+    @Test func aNodeThatDiesLeavesItsDownloadsToAnotherWithinTheLease() async throws {
+        let server = try HaulServer()
+        let database = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
+        try await withTemporaryDirectory { (dir) async throws in
+            let dying = try Self.node("dying", database, dir, active: 2, lease: .seconds(1))
+            let ids = try dying.add([ServiceRequest(urls: [server.url("/bytes/400000/a.bin?rate=100000")]),
+                                     ServiceRequest(urls: [server.url("/bytes/400000/b.bin?rate=100000")])])
+            await eventually { dying.claims.count == 2 && dying.service.activeDownloads().count == 2 }
+            let heir = try Self.node("heir", database, dir, active: 2, lease: .seconds(1))
+            defer { heir.stop() }
+            #expect(heir.claims.isEmpty, "a lease that holds is not taken")
+            let diedAt = ContinuousClock.now
+            dying.abandon()
+            await eventually { heir.claims.count == 2 }
+            #expect(ContinuousClock.now - diedAt < .seconds(6), "taken over within the lease and 5 s")
+            await eventually(timeout: .seconds(30)) { (try? Self.rows(database).values.allSatisfy { $0.status == "complete" }) == true }
+            let rows = try Self.rows(database)
+            for id in ids {
+                let row = try #require(rows[String(Int64(bitPattern: id.rawValue))])
+                #expect(row.node == "heir" && row.fence == 2)
+                #expect(try Data(contentsOf: URL(fileURLWithPath: try #require(row.file))).count == 400_000)
+            }
+        }
+    }
+
+    @Test func aStoppedNodeGivesItsClaimsBackAsWaiting() async throws {
+        let server = try HaulServer()
+        let database = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
+        try await withTemporaryDirectory { (dir) async throws in
+            let node = try Self.node("n", database, dir, active: 1)
+            let id = try node.add(ServiceRequest(urls: [server.url("/bytes/2000000/slow.bin?rate=100000")]))
+            await eventually { node.service.activeDownloads().count == 1 }
+            node.stop()
+            let row = try #require(try Self.rows(database)[String(Int64(bitPattern: id.rawValue))])
+            #expect(row.status == "waiting" && row.node == nil)
+        }
+    }
+}
