@@ -110,3 +110,15 @@ struct PostgresStoreTests {
                 && !PostgresSettings.isURL("state.db"))
     }
 }
+
+/// Where PostgreSQL is required (`.ci/run` sets `HAUL_REQUIRE_POSTGRES=1` after starting its
+/// cluster), its tests may not be skipped.
+@Suite(.throttled, .enabled(if: ProcessInfo.processInfo.environment["HAUL_REQUIRE_POSTGRES"] == "1"))
+struct PostgresRequiredTests {
+    @Test func theTestsHaveAPostgreSQLServer() throws {
+        let cluster = try #require(PostgresCluster.shared, "HAUL_REQUIRE_POSTGRES=1 but no PostgreSQL server")
+        let connection = try PostgresConnection(try PostgresSettings(try cluster.makeDatabase()))
+        defer { connection.close() }
+        #expect(try connection.value("SELECT 41 + 1") == "42")
+    }
+}
