@@ -111,7 +111,7 @@ public enum ArgumentParser {
         case .netrc: command.netrc = true
         case .netrcFile: command.netrcFile = try path(value, spec)
         case .cookies: command.cookieFile = try path(value, spec)
-        case .help, .version, .demoSize, .demoConnections, .listen, .secret, .secretFile, .stateFile, .allowOrigin, .rpc:
+        case .help, .version, .demoSize, .demoConnections, .listen, .secret, .secretFile, .stateFile, .node, .allowOrigin, .rpc:
             break  // refused above, handled by the caller, or not in this table
         }
     }

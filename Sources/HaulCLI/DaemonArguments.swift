@@ -14,7 +14,10 @@ enum DaemonArguments {
                    + "beside the state file (its path is printed)"),
         OptionSpec(.stateFile, nil, "state", "FILE|URL",
                    "the SQLite file that holds the list, default $XDG_STATE_HOME/haul/daemon.db; or a "
-                   + "postgresql:// URL (its password from PGPASSWORD or ~/.pgpass, never the URL)"),
+                   + "postgresql:// URL (its password from PGPASSWORD or ~/.pgpass, never the URL): the queue of "
+                   + "a fleet of daemons"),
+        OptionSpec(.node, nil, "node", "NAME",
+                   "with --state=postgresql://, this daemon's name in the fleet; default HOST-PID"),
         OptionSpec(.allowOrigin, nil, "allow-origin", "ORIGIN",
                    "also accept calls from web pages of ORIGIN (such as https://ui.example), repeatable"),
         OptionSpec(.maxDownloads, "j", "max-downloads", "N", "downloads running at once; default 4"),
@@ -52,6 +55,7 @@ enum DaemonArguments {
             case .secret: daemon.secret = text
             case .secretFile: daemon.secretFile = try nonEmpty(text, spec)
             case .stateFile: daemon.stateFile = try nonEmpty(text, spec)
+            case .node: daemon.node = try nonEmpty(text, spec)
             case .allowOrigin:
                 guard text.hasPrefix("http://") || text.hasPrefix("https://") else {
                     throw UsageError("invalid value '\(text)' for --allow-origin: expected http(s)://host[:port]")

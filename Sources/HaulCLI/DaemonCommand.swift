@@ -54,7 +54,7 @@ struct DaemonCommand {
                                              SignalWatch(signal: SIGTERM, exitsOnRepeat: true) { daemon.requestStop() }]
         let address = daemon.server.address
         log.note("listening on \(address) (JSON-RPC at http://\(address)/jsonrpc), downloads in \(daemon.service.rootPath), "
-                 + "state in \(configuration.service.state.description)")
+                 + "state in \(configuration.service.state.description)" + (daemon.fleet.map { ", fleet node \($0.name)" } ?? ""))
         log.note(dashboardNote(address, secret: configuration.secret, stateFile: secretBase))
         await serveUntilStopRequested(daemon, log: log)
         for watch in watches { watch.stop() }
@@ -131,8 +131,10 @@ struct DaemonCommand {
         var server = DaemonServer.Configuration(listen: listen)
         server.allowedOrigins = options.allowedOrigins
         server.pages = [Dashboard()]
-        return Daemon.Configuration(service: .init(root: root, state: state, downloader: engine),
-                                    server: server, secret: secret)
+        var configuration = Daemon.Configuration(service: .init(root: root, state: state, downloader: engine),
+                                                 server: server, secret: secret)
+        configuration.node = options.node
+        return configuration
     }
 
     /// The state file (its folder made), or the PostgreSQL database `--state` names.

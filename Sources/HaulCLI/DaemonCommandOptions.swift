@@ -16,8 +16,10 @@ public struct DaemonOptions: Sendable, Equatable {
     public var secret: String?
     /// `--secret-file=F`.
     public var secretFile: String?
-    /// `--state=FILE`.
+    /// `--state=FILE` or `--state=postgresql://…`.
     public var stateFile: String?
+    /// `--node=NAME` (a fleet's node, with the state in PostgreSQL).
+    public var node: String?
     /// `--allow-origin=ORIGIN`, repeatable.
     public var allowedOrigins: [String] = []
     /// `-j N`.

@@ -10,7 +10,7 @@ struct OptionSpec: Sendable {
         case noContinue, caCert, insecure, engine, endpoint, json, quiet, help, version
         case proxy, noProxy, proxyCACert, proxyInsecure, user, netrc, netrcFile, cookies
         case demoSize, demoConnections
-        case listen, secret, secretFile, stateFile, allowOrigin, rpc
+        case listen, secret, secretFile, stateFile, node, allowOrigin, rpc
     }
 
     /// Whether the option's feature exists yet.

@@ -18,6 +18,11 @@ public final class Daemon: Sendable {
         public var server: DaemonServer.Configuration
         /// The secret calls carry as `token:SECRET`; `nil` (or empty) turns the check off.
         public var secret: String?
+        /// With the state in PostgreSQL, this daemon's name in the fleet that shares it
+        /// (default: the host's name and the process's number).
+        public var node: String?
+        /// With the state in PostgreSQL, how long a claim of this node holds without a renewal.
+        public var lease: Duration = .seconds(10)
 
         /// Creates a configuration.
         public init(service: DownloadService.Configuration, server: DaemonServer.Configuration, secret: String?) {
@@ -27,8 +32,12 @@ public final class Daemon: Sendable {
         }
     }
 
-    /// The download service.
+    /// The download service: the list, or for a node of a fleet the downloads it runs.
     public let service: DownloadService
+    /// The node, when the state is in PostgreSQL.
+    public let fleet: FleetNode?
+    /// What the RPC drives: the service, or the fleet's list through the node.
+    package let queue: any DownloadQueue
     /// The RPC.
     public let rpc: Aria2RPC
     /// The server.
@@ -47,21 +56,35 @@ public final class Daemon: Sendable {
     /// - Throws: ``DaemonError`` when the state file cannot be opened or the address bound.
     public init(configuration: Configuration) throws(DaemonError) {
         do throws(ServiceError) {
-            service = try DownloadService(configuration: configuration.service)
+            (service, fleet) = try Self.open(configuration)
         } catch {
             throw DaemonError(error.message)
         }
+        queue = fleet ?? service
         let stopRequest = self.stopRequest
         let secret = configuration.secret.flatMap { $0.isEmpty ? nil : $0 }
-        rpc = Aria2RPC(service: service, settings: .init(secret: secret, listen: configuration.server.listen,
+        rpc = Aria2RPC(service: queue, settings: .init(secret: secret, listen: configuration.server.listen,
                                                          connections: configuration.service.downloader.connectionsPerDownload),
                        onShutdown: { force in Self.request(stopRequest, force: force) })
         do throws(DaemonError) {
             server = try DaemonServer(configuration: configuration.server, rpc: rpc)
         } catch {
-            service.shutDown()
+            queue.shutDown(timeout: .seconds(30))
             throw error
         }
+    }
+
+    /// The service, or the fleet node and its service when the state is in PostgreSQL.
+    private static func open(_ configuration: Configuration) throws(ServiceError) -> (DownloadService, FleetNode?) {
+        guard case .postgreSQL(let database) = configuration.service.state else {
+            return (try DownloadService(configuration: configuration.service), nil)
+        }
+        var node = FleetNode.Configuration(node: configuration.node ?? FleetNode.defaultName, database: database,
+                                           service: configuration.service)
+        node.lease = configuration.lease
+        node.address = configuration.server.listen.description
+        let fleet = try FleetNode(configuration: node)
+        return (fleet.service, fleet)
     }
 
     /// Starts serving.
@@ -93,6 +116,6 @@ public final class Daemon: Sendable {
     /// downloads stay active for the next start) and closes the state file.
     public func stop() {
         server.stop()
-        service.shutDown()
+        queue.shutDown(timeout: .seconds(30))
     }
 }

@@ -53,6 +53,8 @@ public struct ServiceDownload: Sendable {
     public var connections: Int
     /// Why it failed (``Status/error`` only).
     public var failure: ServiceFailure?
+    /// In a fleet, the node that runs it (active) or ran it (a result); `nil` otherwise.
+    public var node: String? = nil
 
     /// The folder it lands in.
     public var directory: URL { URL(fileURLWithPath: directoryPath, isDirectory: true) }

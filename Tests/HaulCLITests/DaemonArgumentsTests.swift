@@ -16,14 +16,14 @@ import Testing
     }
 
     @Test func daemonOptionsParse() throws {
-        let parsed = try ArgumentParser.parse(["daemon", "-d", "/d", "--listen=[::1]:7000", "--secret-file=/s", "--state=/st.db",
+        let parsed = try ArgumentParser.parse(["daemon", "-d", "/d", "--listen=[::1]:7000", "--secret-file=/s", "--state=/st.db", "--node=n1",
                                                "--allow-origin=https://ui.example", "-j", "8", "-x2", "--limit-rate=1M", "--json"])
         guard case .daemon(let options) = parsed else {
             Issue.record("not a daemon command")
             return
         }
         #expect(options.directory == "/d" && options.listen == "[::1]:7000" && options.secretFile == "/s")
-        #expect(options.stateFile == "/st.db" && options.allowedOrigins == ["https://ui.example"])
+        #expect(options.stateFile == "/st.db" && options.node == "n1" && options.allowedOrigins == ["https://ui.example"])
         #expect(options.maxDownloads == 8 && options.connections == 2 && options.rateLimit == 1 << 20 && options.json)
         #expect(try ArgumentParser.parse(["daemon", "--help"]) == .daemonHelp)
     }

@@ -9,13 +9,13 @@ import Glibc
 import Darwin
 #endif
 
-/// `haul daemon --state=postgresql://…`: the list lives in the database (it survives `kill -9` of
-/// the daemon), one daemon per database for now, and a password in the URL is refused without
-/// being repeated.
+/// `haul daemon --state=postgresql://…`: daemons on one database are the nodes of a fleet (each
+/// lists and changes the whole list, runs its share, writes below its own folder; a node's
+/// `kill -9` loses nothing), and a password in the URL is refused without being repeated.
 /// Serialized: each test starts daemons that share one database.
 @Suite("haul daemon on PostgreSQL", .throttled, .serialized, .enabled(if: PostgresCluster.isAvailable, "PostgreSQL is not installed"))
 struct DaemonPostgresTests {
-    /// The arguments and secret file of a daemon whose state is `database`.
+    /// The arguments of a daemon whose state is `database`, its secret file made in `dir`.
     static func arguments(_ dir: URL, database: String) throws -> [String] {
         let secret = dir.appendingPathComponent("state.secret")
         try "sekret\n".write(to: secret, atomically: false, encoding: .utf8)
@@ -23,26 +23,39 @@ struct DaemonPostgresTests {
         return ["--state=\(database)", "--secret-file=\(secret.path)"]
     }
 
-    @Test func theListOutlivesAKilledDaemonAndASecondDaemonIsRefused() async throws {
+    @Test func twoDaemonsShareOneQueueAndEachListsTheWholeFleet() async throws {
         let server = try HaulServer()
         let database = try #require(PostgresCluster.shared).makeDatabase()
         try await withTemporaryDirectory { (dir) async throws in
-            let arguments = try Self.arguments(dir, database: database)
-            let first = try await DaemonProcess(in: dir, arguments + ["-j", "1"])
-            #expect(first.log.contains("state in PostgreSQL (host="), "\(first.log)")
-            let done = try #require(first.call("aria2.addUri", [[.string(server.url("/bytes/20000/done.bin"))]]).string)
-            await eventually { (try? first.statuses()[done]) == "complete" }
-            let paused = try #require(first.call("aria2.addUri", [["http://127.0.0.1:1/later.bin"], ["pause": "true"]]).string)
-            let second = try await haul(["daemon", "--dir=\(dir.path)/other", "--listen=127.0.0.1:0"] + arguments, in: dir)
-            #expect(second.status == 1)
-            #expect(second.standardError.contains("in use by another haul daemon"), "\(second.standardError)")
-            first.send(SIGKILL)
-            #expect(await first.waitForExit() == 128 + SIGKILL)
-            let restarted = try await DaemonProcess(in: dir, arguments)
-            #expect(try restarted.statuses() == [done: "complete", paused: "paused"])
-            #expect(try Data(contentsOf: dir.appendingPathComponent("downloads/done.bin")).count == 20000)
-            restarted.send(SIGTERM)
-            #expect(await restarted.waitForExit() == 0)
+            let (folderA, folderB) = (dir.appendingPathComponent("a"), dir.appendingPathComponent("b"))
+            for folder in [folderA, folderB] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+            let a = try await DaemonProcess(in: folderA, try Self.arguments(folderA, database: database) + ["--node=a", "-j", "2"])
+            let b = try await DaemonProcess(in: folderB, try Self.arguments(folderB, database: database) + ["--node=b", "-j", "2"])
+            #expect(a.log.contains("state in PostgreSQL (host="), "\(a.log)")
+            #expect(a.log.contains("fleet node a"))
+            var gids: [String] = []
+            for index in 0..<10 {
+                let url = server.url("/bytes/200000/f\(index).bin?rate=400000")
+                gids.append(try #require(a.call("aria2.addUri", [[.string(url)]]).string))
+            }
+            #expect(Set(try b.statuses().keys) == Set(gids), "every node lists the whole fleet")
+            await eventually(timeout: .seconds(30)) { (try? b.statuses().values.allSatisfy { $0 == "complete" }) == true }
+            let stopped = try b.call("aria2.tellStopped", [0, 100, ["gid", "node", "files"]]).array ?? []
+            let nodes = stopped.compactMap { $0.object?["node"]?.string }
+            #expect(nodes.count == 10 && Set(nodes) == ["a", "b"], "\(nodes)")
+            for entry in stopped {
+                let node = try #require(entry.object?["node"]?.string)
+                let path = try #require(entry.object?["files"]?.array?.first?.object?["path"]?.string)
+                #expect(path.hasPrefix(dir.appendingPathComponent("\(node)/downloads").path), "\(path)")
+                #expect(try Data(contentsOf: URL(fileURLWithPath: path)).count == 200_000)
+            }
+            let paused = try #require(b.call("aria2.addUri", [["http://127.0.0.1:1/later.bin"], ["pause": "true"]]).string)
+            #expect(try a.call("aria2.tellStatus", [.string(paused), ["status"]]).object?["status"]?.string == "paused")
+            b.send(SIGKILL)
+            #expect(await b.waitForExit() == 128 + SIGKILL)
+            #expect(try a.statuses().count == 11, "a node's death loses nothing of the list")
+            a.send(SIGTERM)
+            #expect(await a.waitForExit() == 0)
         }
     }
 

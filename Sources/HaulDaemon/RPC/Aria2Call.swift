@@ -12,7 +12,7 @@ struct Aria2Call {
     var exchange: Aria2RPC.Exchange
 
     /// The service.
-    var service: DownloadService { rpc.service }
+    var service: any DownloadQueue { rpc.service }
 
     /// Notes a change's commit and returns its value.
     mutating func note<Value>(_ change: DownloadService.Acknowledged<Value>) -> Value {
@@ -68,7 +68,7 @@ struct Aria2Call {
         guard (1...16).contains(text.utf8.count), text.utf8.allSatisfy(\.isHexDigit) else {
             throw RPCFault.failure("Invalid GID \(text)")
         }
-        let found = service.identifiers(withPrefix: text)
+        let found = service.identifiers(withPrefix: text, limit: 2)
         switch found.count {
         case 1: return found[0]
         case 0: throw RPCFault.failure("GID \(text) is not found")

@@ -54,7 +54,7 @@ public final class Aria2RPC: Sendable {
     /// pass it, and it is answered with one fixed error instead.
     public static let unauthenticatedAnswerBytes = 64 << 10
 
-    let service: DownloadService
+    let service: any DownloadQueue
     let listen: ListenAddress
     /// A random session identifier (`getSessionInfo`).
     let sessionID: String
@@ -70,7 +70,7 @@ public final class Aria2RPC: Sendable {
     ///   - settings: the secret, the listen address and the default connections.
     ///   - onShutdown: called by `aria2.shutdown` and `aria2.forceShutdown` (after which the
     ///     daemon stops); the reply is `"OK"`.
-    public init(service: DownloadService, settings: Settings, onShutdown: @escaping @Sendable (_ force: Bool) -> Void) {
+    package init(service: any DownloadQueue, settings: Settings, onShutdown: @escaping @Sendable (_ force: Bool) -> Void) {
         self.service = service
         listen = settings.listen
         secret = settings.secret.map(RPCSecret.init)

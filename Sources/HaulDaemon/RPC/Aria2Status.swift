@@ -34,6 +34,7 @@ enum Aria2Status {
         }
         add("files", files(download, sources: sources))
         add("gid", .string(download.id.hex))
+        if let node = download.node { add("node", .string(node)) }   // Haul's extension: the fleet's node
         add("numPieces", .string(String(pieces)))
         add("pieceLength", .string(String(pieceLength)))
         if let segments, !segments.isEmpty { add("segments", self.segments(segments, total: total)) }

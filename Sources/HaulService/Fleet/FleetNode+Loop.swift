@@ -12,18 +12,16 @@ extension FleetNode {
     func loop(_ link: Connections) {
         let renewal = configuration.lease / 3
         var lastRenewal = ContinuousClock.now - renewal
+        var heard: [PostgresConnection.Notification] = []
         while !state.withLock({ $0.stopping }) {
             do throws(ServiceError) {
                 try link.worker.reconnectIfLost(listening: false)
                 try link.listener.reconnectIfLost(listening: true)
-                try writeResults(link.worker)
-                if ContinuousClock.now - lastRenewal >= renewal {
-                    try renew(link.worker)
-                    lastRenewal = .now
-                }
-                try claimWork(link.worker)
+                let renewing = ContinuousClock.now - lastRenewal >= renewal
+                try turn(link.worker, renewing: renewing, heard: heard)
+                if renewing { lastRenewal = .now }
                 state.withLock { $0.lastError = nil }
-                _ = try link.listener.waitForNotifications(timeout: renewal, wakeup: (try? wakeup.pollDescriptor) ?? -1)
+                heard = try link.listener.waitForNotifications(timeout: renewal, wakeup: (try? wakeup.pollDescriptor) ?? -1)
             } catch {
                 state.withLock { $0.lastError = error }
                 _ = state.wait(until: .now + .milliseconds(500)) { !$0.stopping }
@@ -36,8 +34,41 @@ extension FleetNode {
         state.withLockBroadcasting { $0.running = false }
     }
 
+    /// One turn of the loop: hand on what was heard, write results, carry out requests, renew
+    /// (every third of a lease), claim, and tell the fleet what happened here.
+    private func turn(_ worker: FleetQueue, renewing: Bool, heard: [PostgresConnection.Notification]) throws(ServiceError) {
+        for notification in heard where notification.channel == FleetQueue.eventChannel {
+            if let event = Self.event(notification.payload) { deliver(event) }
+        }
+        try writeResults(worker)
+        if renewing || heard.contains(where: { $0.channel == FleetQueue.requestChannel }) { try applyRequests(worker) }
+        if renewing {
+            try renew(worker)
+            try worker.heartbeat(address: configuration.address, active: state.withLock { $0.claims.count },
+                                 bytesPerSecond: Int64(service.statistics.bytesPerSecond))
+        }
+        try claimWork(worker)
+        let events = state.withLock { state in
+            defer { state.events = [] }
+            return state.events
+        }
+        for event in events { try worker.notify(event.id, event.kind, wakesNodes: false) }
+    }
+
+    /// The event a notification's payload (`GID KIND`) carries.
+    static func event(_ payload: String) -> ServiceEvent? {
+        let words = payload.split(separator: " ")
+        guard words.count == 2, let id = DownloadID(hex: String(words[0])),
+              let kind = ServiceEvent.Kind(rawValue: String(words[1])) else { return nil }
+        return ServiceEvent(id: id, kind: kind)
+    }
+
     /// Records a download of this node that ended, for the loop to write.
     func observe(_ event: ServiceEvent) {
+        if event.kind == .started {
+            state.withLock { state in if state.claims[event.id] != nil { state.events.append(event) } }
+            wakeup.signal()
+        }
         guard event.kind == .completed || event.kind == .failed else { return }
         let row = service.state.withLock { $0.queue.entries[event.id].map(StoreRow.init) }
         guard let row else { return }
@@ -51,10 +82,12 @@ extension FleetNode {
     private func writeResults(_ worker: FleetQueue) throws(ServiceError) {
         let pending = state.withLock { state in state.results.compactMap { id, row in state.claims[id].map { (row, $0) } } }
         for (row, claim) in pending {
-            _ = try worker.write(row, under: claim)   // a claim lost meanwhile writes nothing: the new owner's row stands
+            // A claim lost meanwhile writes nothing: the new owner's row stands.
+            let written = try worker.write(row, under: claim)
             state.withLock { state in
                 state.results[row.id] = nil
                 state.claims[row.id] = nil
+                if written { state.events.append(ServiceEvent(id: row.id, kind: row.status == .complete ? .completed : .failed)) }
             }
             try? service.forgetResult(row.id)
         }

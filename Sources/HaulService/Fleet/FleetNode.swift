@@ -41,8 +41,10 @@ public final class FleetNode: Sendable {
     let configuration: Configuration
     let state = ConditionLock(State())
     let wakeup = WakeupDescriptor()
-    /// The connection additions go through (callers' threads, one at a time).
+    /// The connection the callers' reads and changes go through (one at a time).
     let adder = ConditionLock<FleetQueue?>(nil)
+    /// Who hears of the fleet's events.
+    let observers = SharedStateLock(Observers())
     private let thread = ThreadPool(maximumThreads: 1)
 
     struct State {
@@ -50,6 +52,8 @@ public final class FleetNode: Sendable {
         var claims: [DownloadID: FleetClaim] = [:]
         /// Rows of downloads that ended here, to write under their claims.
         var results: [DownloadID: StoreRow] = [:]
+        /// What happened here, for the loop to tell the fleet.
+        var events: [ServiceEvent] = []
         var stopping = false
         var running = true
         /// The last error the loop met (PostgreSQL unreachable), `nil` once it works again.
@@ -76,6 +80,9 @@ public final class FleetNode: Sendable {
             throw ServiceError(.store, "the fleet node has no thread: \(error.message)")
         }
     }
+
+    /// This node's name in the fleet.
+    public var name: String { configuration.node }
 
     /// The claims this node holds now.
     var claims: [FleetClaim] {

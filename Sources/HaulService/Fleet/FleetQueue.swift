@@ -23,9 +23,9 @@ struct FleetClaim: Hashable, Sendable {
 final class FleetQueue {
     /// This node's name in the table.
     let node: String
-    private let connection: PostgresConnection
+    let connection: PostgresConnection
 
-    private static let columns =
+    static let columns =
         "gid, status, position, urls, options, file, total_length, completed_length, completed_ranges, failure"
     /// The channel that says there is work to claim.
     static let workChannel = "haul_work"
@@ -69,6 +69,12 @@ final class FleetQueue {
     func claim(limit: Int, lease: Duration) throws(ServiceError) -> [(claim: FleetClaim, row: StoreRow)] {
         guard limit > 0 else { return [] }
         return try connection.transaction { () throws(ServiceError) in
+            // A download asked to pause or go while its node was gone: done here, not claimed.
+            try connection.run("""
+                UPDATE haul_downloads SET status = CASE requested WHEN 'pause' THEN 'paused' ELSE 'removed' END,
+                    node = CASE requested WHEN 'pause' THEN NULL ELSE node END, requested = NULL, lease_until = NULL
+                WHERE status = 'active' AND lease_until < clock_timestamp() AND requested IS NOT NULL
+                """)
             let expired = try claimed(where: "status = 'active' AND lease_until < clock_timestamp()", limit: limit, lease: lease)
             let waiting = try claimed(where: "status = 'waiting'", limit: limit - expired.count, lease: lease)
             return expired + waiting
@@ -120,8 +126,9 @@ final class FleetQueue {
     func write(_ row: StoreRow, under claim: FleetClaim) throws(ServiceError) -> Bool {
         let keepsNode = row.status != .waiting && row.status != .paused
         let written = try connection.run("""
-            UPDATE haul_downloads SET status = $4, position = $5, urls = $6, options = $7, file = $8, total_length = $9,
-                completed_length = $10, completed_ranges = $11, failure = $12,
+            UPDATE haul_downloads SET status = $4, urls = $6, options = $7, file = $8, total_length = $9,
+                completed_length = $10, completed_ranges = $11, failure = $12, requested = NULL,
+                position = CASE WHEN $4 IN \(Self.resultStatuses) THEN nextval('haul_places') * 1024.0 ELSE $5::float8 END,
                 node = CASE WHEN $13 THEN node END, lease_until = CASE WHEN $4 = 'active' THEN lease_until END
             WHERE gid = $1 AND fence = $2 AND node = $3 AND status = 'active'
             """, [Self.text(row.id), String(claim.fence), node, row.status.rawValue, String(row.position),
@@ -140,9 +147,9 @@ final class FleetQueue {
             """, [node, address, String(active), String(bytesPerSecond)])
     }
 
-    /// Starts receiving the work channel's notifications.
+    /// Starts receiving the fleet's notifications: work to claim, events, requests.
     func listen() throws(ServiceError) {
-        try connection.run("LISTEN \(Self.workChannel)")
+        for channel in [Self.workChannel, Self.eventChannel, Self.requestChannel] { try connection.run("LISTEN \(channel)") }
     }
 
     /// Waits up to `timeout` for notifications, or until `wakeup` (a descriptor) is readable;
@@ -168,7 +175,7 @@ final class FleetQueue {
         if listening { try listen() }
     }
 
-    private static func row(_ values: [String?]) -> StoreRow? {
+    static func row(_ values: [String?]) -> StoreRow? {
         StoreRow.decoded(id: values[0].flatMap { Int64($0) }, status: values[1], position: values[2].flatMap { Double($0) } ?? 0,
                          urls: values[3], options: values[4], file: values[5], totalBytes: values[6].flatMap { Int64($0) },
                          completedBytes: values[7].flatMap { Int64($0) }, ranges: values[8], failure: values[9])

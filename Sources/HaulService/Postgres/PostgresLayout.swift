@@ -2,8 +2,10 @@
 ///
 /// `haul_downloads` holds one row per download, as the SQLite state file does, plus what a
 /// fleet of daemons needs: the node that runs it (or ran it, for a result), until when its claim
-/// holds (`lease_until`) and its fencing number (`fence`, one more at every claim). `haul_nodes`
-/// has a line per node: when it last renewed its claims, how many it runs and how fast.
+/// holds (`lease_until`), its fencing number (`fence`, one more at every claim), and a change
+/// asked of it while it runs (`requested`: `pause` or `remove`) for the node that runs it.
+/// `haul_nodes` has a line per node: when it last renewed its claims, how many it runs and how
+/// fast. `haul_places` is the sequence of places at the back of the queue.
 enum PostgresLayout {
     /// The layout this code reads and writes (`haul_schema.version`).
     static let version = 1
@@ -37,7 +39,8 @@ enum PostgresLayout {
                     failure TEXT,
                     node TEXT,
                     lease_until TIMESTAMPTZ,
-                    fence BIGINT NOT NULL DEFAULT 0
+                    fence BIGINT NOT NULL DEFAULT 0,
+                    requested TEXT
                 )
                 """)
             try connection.run("CREATE SEQUENCE haul_places")   // the back of the queue: each addition takes the next place

@@ -1,0 +1,47 @@
+import Haul
+
+/// What a daemon's JSON-RPC drives: a list of downloads to add to, read and change. One
+/// ``DownloadService`` is one (its list in its state file); a ``FleetNode`` is another (the
+/// list a fleet shares in PostgreSQL, whichever node runs each download).
+///
+/// The `enqueue` changes return once made; their ``DownloadService/Acknowledged/ticket`` is
+/// what ``waitUntilDurable(_:)`` waits for (`nil`: durable already).
+package protocol DownloadQueue: AnyObject, Sendable {
+    func enqueueAdd(_ request: ServiceRequest) throws(ServiceError) -> DownloadService.Acknowledged<DownloadID>
+    func enqueuePause(_ id: DownloadID) throws(ServiceError) -> DownloadService.Acknowledged<Void>
+    func enqueuePauseAll() throws(ServiceError) -> DownloadService.Acknowledged<Void>
+    func enqueueResume(_ id: DownloadID) throws(ServiceError) -> DownloadService.Acknowledged<Void>
+    func enqueueResumeAll() throws(ServiceError) -> DownloadService.Acknowledged<Void>
+    func enqueueRemove(_ id: DownloadID) throws(ServiceError) -> DownloadService.Acknowledged<Void>
+    func enqueueForgetResult(_ id: DownloadID) throws(ServiceError) -> DownloadService.Acknowledged<Void>
+    func enqueueForgetResults() throws(ServiceError) -> DownloadService.Acknowledged<Void>
+    func enqueueMove(_ id: DownloadID, by offset: Int, from origin: DownloadService.QueueOrigin) throws(ServiceError)
+        -> DownloadService.Acknowledged<Int>
+    func enqueueChangeOptions(_ id: DownloadID, to options: ServiceDownloadOptions) throws(ServiceError)
+        -> DownloadService.Acknowledged<Void>
+    func enqueueChangeURLs(_ id: DownloadID, to urls: [String]) throws(ServiceError) -> DownloadService.Acknowledged<Void>
+    /// Blocks until the changes of `ticket` are durable.
+    func waitUntilDurable(_ ticket: UInt64?) throws(ServiceError)
+
+    func download(_ id: DownloadID) -> ServiceDownload?
+    func activeDownloads() -> [ServiceDownload]
+    func waitingDownloads(_ pick: (Int) -> Range<Int>) -> [ServiceDownload]
+    func stoppedDownloads(_ pick: (Int) -> Range<Int>) -> [ServiceDownload]
+    func identifiers(withPrefix prefix: String, limit: Int) -> [DownloadID]
+    func segmentsInFlight(_ id: DownloadID) -> [SegmentInFlight]
+    func sourcesInUse(_ id: DownloadID) -> [SourceInUse]
+    var statistics: ServiceStatistics { get }
+
+    var maximumActiveDownloads: Int { get }
+    func setMaximumActiveDownloads(_ count: Int) throws(ServiceError)
+    var rateLimit: Int64? { get }
+    func setRateLimit(_ bytesPerSecond: Int64?)
+    var rootPath: String { get }
+
+    func addObserver(_ observer: @escaping @Sendable (ServiceEvent) -> Void) -> Int
+    func removeObserver(_ token: Int)
+    /// Stops every transfer and lets go of the list.
+    func shutDown(timeout: Duration)
+}
+
+extension DownloadService: DownloadQueue {}

@@ -1,0 +1,111 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Haul
+import HaulCore
+
+/// The fleet's whole list through this node: what any node's JSON-RPC reads and changes.
+///
+/// Reads and changes go to PostgreSQL on the caller's connection; a change is durable when it
+/// returns (no ticket to wait for). A download this node runs is paused or removed here at
+/// once; one another node runs is asked through the table (`requested`) and that node does it
+/// within a second of the notification.
+extension FleetNode: DownloadQueue {
+    /// The default name of a node: the host's name and the process's number.
+    public static var defaultName: String {
+        "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
+    }
+
+    /// Runs `body` on the callers' connection (made at first use, and again when lost).
+    func withCaller<Value>(_ body: (FleetQueue) throws(ServiceError) -> Value) throws(ServiceError) -> Value {
+        try adder.withLock { (queue: inout FleetQueue?) throws(ServiceError) -> Value in
+            if queue == nil { queue = try FleetQueue(configuration.database, node: configuration.node) }
+            guard let queue else { throw ServiceError(.closed, "the fleet node is stopped") }
+            try queue.reconnectIfLost(listening: false)
+            return try body(queue)
+        }
+    }
+
+    private func done<Value>(_ value: Value) -> DownloadService.Acknowledged<Value> {
+        DownloadService.Acknowledged(value: value, ticket: nil)
+    }
+
+    package func enqueueAdd(_ request: ServiceRequest) throws(ServiceError) -> DownloadService.Acknowledged<DownloadID> {
+        done(try add(request))
+    }
+
+    package func enqueuePause(_ id: DownloadID) throws(ServiceError) -> DownloadService.Acknowledged<Void> {
+        try change(id, local: "pause", from: FleetQueue.waitingOnly, to: .paused, kind: .paused)
+    }
+
+    package func enqueueRemove(_ id: DownloadID) throws(ServiceError) -> DownloadService.Acknowledged<Void> {
+        try change(id, local: "remove", from: FleetQueue.queueStatuses, to: .removed, kind: .removed)
+    }
+
+    package func enqueueResume(_ id: DownloadID) throws(ServiceError) -> DownloadService.Acknowledged<Void> {
+        try change(id, local: nil, from: "('paused')", to: .waiting, kind: .unpaused)
+    }
+
+    /// A change of one download: done here when this node runs it, asked of its node when
+    /// another runs it (`local`: the request), else made in the table when its status is in `from`.
+    private func change(_ id: DownloadID, local request: String?, from: String, to status: ServiceDownload.Status,
+                        kind: ServiceEvent.Kind) throws(ServiceError) -> DownloadService.Acknowledged<Void> {
+        try withCaller { (queue) throws(ServiceError) in
+            if let request, let claim = state.withLock({ $0.claims[id] }) {
+                try apply(request, to: claim, via: queue)
+                return
+            }
+            if try queue.setStatus(id, from: from, to: status, kind: kind) { return }
+            if let request, try queue.request(id, request) { return }
+            guard let row = try queue.row(id) else { throw ServiceError(.notFound, "GID \(id.hex) is not found") }
+            throw ServiceError(.invalidState, "GID \(id.hex) is \(row.row.status.rawValue)")
+        }
+        return done(())
+    }
+
+    package func enqueuePauseAll() throws(ServiceError) -> DownloadService.Acknowledged<Void> {
+        try withCaller { (queue) throws(ServiceError) in try queue.changeAll(pausing: true) }
+        return done(())
+    }
+
+    package func enqueueResumeAll() throws(ServiceError) -> DownloadService.Acknowledged<Void> {
+        try withCaller { (queue) throws(ServiceError) in try queue.changeAll(pausing: false) }
+        return done(())
+    }
+
+    package func enqueueForgetResult(_ id: DownloadID) throws(ServiceError) -> DownloadService.Acknowledged<Void> {
+        try withCaller { (queue) throws(ServiceError) in
+            if try queue.forget(id) { return }
+            guard try queue.row(id) != nil else { throw ServiceError(.notFound, "GID \(id.hex) is not found") }
+            throw ServiceError(.invalidState, "Could not remove download result of GID#\(id.hex)")
+        }
+        return done(())
+    }
+
+    package func enqueueForgetResults() throws(ServiceError) -> DownloadService.Acknowledged<Void> {
+        try withCaller { (queue) throws(ServiceError) in try queue.forgetAll() }
+        return done(())
+    }
+
+    package func enqueueMove(_ id: DownloadID, by offset: Int, from origin: DownloadService.QueueOrigin) throws(ServiceError)
+        -> DownloadService.Acknowledged<Int> {
+        done(try withCaller { (queue) throws(ServiceError) in try queue.move(id, by: offset, from: origin) })
+    }
+
+    package func enqueueChangeOptions(_ id: DownloadID, to options: ServiceDownloadOptions) throws(ServiceError)
+        -> DownloadService.Acknowledged<Void> {
+        let checked = try service.checkOptions(options)
+        try withCaller { (queue) throws(ServiceError) in try queue.changeQueued(id, options: checked, urls: nil) }
+        return done(())
+    }
+
+    package func enqueueChangeURLs(_ id: DownloadID, to urls: [String]) throws(ServiceError) -> DownloadService.Acknowledged<Void> {
+        _ = try service.newEntry(ServiceRequest(urls: urls))   // checks the URLs
+        try withCaller { (queue) throws(ServiceError) in try queue.changeQueued(id, options: nil, urls: urls) }
+        return done(())
+    }
+
+    package func waitUntilDurable(_ ticket: UInt64?) throws(ServiceError) {}
+}

@@ -1,0 +1,129 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Haul
+import HaulCore
+
+/// The fleet's list as snapshots: rows from PostgreSQL, the downloads this node runs as they
+/// are now (their progress is not in the table).
+extension FleetNode {
+    package func download(_ id: DownloadID) -> ServiceDownload? {
+        if state.withLock({ $0.claims[id] != nil }), var live = service.download(id) {
+            live.node = configuration.node
+            return live
+        }
+        return (try? withCaller { (queue) throws(ServiceError) in try queue.row(id) })?.flatMap(snapshot)
+    }
+
+    package func activeDownloads() -> [ServiceDownload] {
+        list(FleetQueue.activeOnly) { 0..<$0 }
+    }
+
+    package func waitingDownloads(_ pick: (Int) -> Range<Int>) -> [ServiceDownload] {
+        list(FleetQueue.queueStatuses, pick)
+    }
+
+    package func stoppedDownloads(_ pick: (Int) -> Range<Int>) -> [ServiceDownload] {
+        list(FleetQueue.resultStatuses, pick)
+    }
+
+    private func list(_ statuses: String, _ pick: (Int) -> Range<Int>) -> [ServiceDownload] {
+        let rows = (try? withCaller { (queue) throws(ServiceError) in
+            try queue.rows(statuses, pick(try queue.count(statuses)).clamped(to: 0..<Int.max))
+        }) ?? []
+        return rows.compactMap { row in
+            if row.node == configuration.node, row.row.status == .active, var live = service.download(row.row.id) {
+                live.node = row.node
+                return live
+            }
+            return snapshot(row)
+        }
+    }
+
+    package func identifiers(withPrefix prefix: String, limit: Int) -> [DownloadID] {
+        guard prefix.unicodeScalars.allSatisfy({ $0.properties.isASCIIHexDigit }), prefix.unicodeScalars.count <= 16 else { return [] }
+        return (try? withCaller { (queue) throws(ServiceError) in try queue.identifiers(withPrefix: prefix, limit: limit) }) ?? []
+    }
+
+    package func segmentsInFlight(_ id: DownloadID) -> [SegmentInFlight] {
+        service.segmentsInFlight(id)
+    }
+
+    package func sourcesInUse(_ id: DownloadID) -> [SourceInUse] {
+        service.sourcesInUse(id)
+    }
+
+    package var statistics: ServiceStatistics {
+        let counts = (try? withCaller { (queue) throws(ServiceError) in try queue.counts() }) ?? [:]
+        return ServiceStatistics(active: counts["active"] ?? 0, waiting: (counts["waiting"] ?? 0) + (counts["paused"] ?? 0),
+                                 stopped: (counts["complete"] ?? 0) + (counts["error"] ?? 0) + (counts["removed"] ?? 0),
+                                 stoppedTotal: (counts["complete"] ?? 0) + (counts["error"] ?? 0) + (counts["removed"] ?? 0),
+                                 bytesPerSecond: service.statistics.bytesPerSecond)
+    }
+
+    package var maximumActiveDownloads: Int { service.maximumActiveDownloads }
+
+    package func setMaximumActiveDownloads(_ count: Int) throws(ServiceError) {
+        try service.setMaximumActiveDownloads(count)
+        wakeup.signal()
+    }
+
+    package var rateLimit: Int64? { service.rateLimit }
+
+    package func setRateLimit(_ bytesPerSecond: Int64?) {
+        service.setRateLimit(bytesPerSecond)
+    }
+
+    package var rootPath: String { service.rootPath }
+
+    package func shutDown(timeout: Duration) {
+        stop()
+    }
+
+    /// A row of the table as a snapshot (no speed, no connections: another node runs it, or
+    /// nobody does).
+    func snapshot(_ row: FleetRow) -> ServiceDownload {
+        let entry = row.row.entry
+        let folder = entry.file.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path }
+            ?? service.root.absolute(entry.options.directory)
+        var download = ServiceDownload(id: entry.id, urls: entry.urls, options: entry.options, status: entry.status,
+                                       directoryPath: folder, filePath: entry.file, totalBytes: entry.totalBytes,
+                                       completedBytes: entry.completedBytes,
+                                       completedRanges: entry.completedRanges ?? (entry.completedBytes > 0 ? [0..<entry.completedBytes] : []),
+                                       bytesPerSecond: 0, connections: 0, failure: entry.failure)
+        download.node = row.node
+        return download
+    }
+}
+
+// MARK: - Observers
+
+extension FleetNode {
+    /// Calls `observer` for every event of the fleet (from every node), in the order this node
+    /// hears of them, on the node's thread.
+    @discardableResult
+    package func addObserver(_ observer: @escaping @Sendable (ServiceEvent) -> Void) -> Int {
+        observers.withLock { observers in
+            observers.next += 1
+            observers.list[observers.next] = observer
+            return observers.next
+        }
+    }
+
+    package func removeObserver(_ token: Int) {
+        _ = observers.withLock { $0.list.removeValue(forKey: token) }
+    }
+
+    /// Hands an event heard from the fleet to the observers.
+    func deliver(_ event: ServiceEvent) {
+        let list = observers.withLock { $0.list.sorted { $0.key < $1.key }.map(\.value) }
+        for observer in list { observer(event) }
+    }
+
+    struct Observers {
+        var list: [Int: @Sendable (ServiceEvent) -> Void] = [:]
+        var next = 0
+    }
+}

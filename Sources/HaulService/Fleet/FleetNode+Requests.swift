@@ -1,0 +1,30 @@
+import Haul
+import HaulCore
+
+/// Changes asked of downloads this node runs: a pause or a removal, from this node's callers
+/// or from another node's through the table.
+extension FleetNode {
+    /// Stops the download here and writes it as paused (its claim let go) or removed, under its
+    /// claim, then tells the fleet.
+    func apply(_ request: String, to claim: FleetClaim, via queue: FleetQueue) throws(ServiceError) {
+        guard var row = service.state.withLock({ $0.queue.entries[claim.id].map(StoreRow.init) }) else { return }
+        state.withLock { state in
+            state.claims[claim.id] = nil
+            state.results[claim.id] = nil
+        }
+        try? service.remove(claim.id)
+        try? service.forgetResult(claim.id)
+        row.status = request == "pause" ? .paused : .removed
+        if try queue.write(row, under: claim) {
+            try queue.notify(claim.id, request == "pause" ? .paused : .removed, wakesNodes: false)
+        }
+        wakeup.signal()   // a slot is free
+    }
+
+    /// Carries out the changes other nodes asked of this node's downloads.
+    func applyRequests(_ worker: FleetQueue) throws(ServiceError) {
+        for (claim, request) in try worker.requests() where state.withLock({ $0.claims[claim.id] == claim }) {
+            try apply(request, to: claim, via: worker)
+        }
+    }
+}

@@ -1,0 +1,107 @@
+/// A row of the fleet's list and the node that runs or ran it.
+struct FleetRow {
+    var row: StoreRow
+    var node: String?
+}
+
+/// The whole fleet's list, read and changed by any node (the RPC's side of ``FleetQueue``).
+extension FleetQueue {
+    static let queueStatuses = "('waiting', 'paused')"
+    static let resultStatuses = "('complete', 'error', 'removed')"
+    /// The channel of events (`GID KIND`), for every node's observers.
+    static let eventChannel = "haul_events"
+    /// The channel that tells nodes a change was asked of a download they run.
+    static let requestChannel = "haul_requests"
+
+    /// How many rows have one of `statuses` (an SQL list).
+    func count(_ statuses: String) throws(ServiceError) -> Int {
+        Int(try connection.value("SELECT count(*) FROM haul_downloads WHERE status IN \(statuses)") ?? "") ?? 0
+    }
+
+    /// Rows with one of `statuses`, in place order, `range` of them.
+    func rows(_ statuses: String, _ range: Range<Int>) throws(ServiceError) -> [FleetRow] {
+        guard !range.isEmpty else { return [] }
+        return try select("WHERE status IN \(statuses) ORDER BY position, gid OFFSET \(range.lowerBound) LIMIT \(range.count)")
+    }
+
+    /// The row of `id`, if any.
+    func row(_ id: DownloadID) throws(ServiceError) -> FleetRow? {
+        try select("WHERE gid = $1", [Self.text(id)]).first
+    }
+
+    /// Identifiers whose 16-digit hexadecimal form begins with `prefix` (already checked as hex).
+    func identifiers(withPrefix prefix: String, limit: Int) throws(ServiceError) -> [DownloadID] {
+        try connection.run("SELECT gid FROM haul_downloads WHERE lpad(to_hex(gid), 16, '0') LIKE $1 || '%' LIMIT \(limit)",
+                           [prefix.lowercased()]).values.compactMap { values in
+            values[0].flatMap { Int64($0) }.flatMap { DownloadID(rawValue: UInt64(bitPattern: $0)) }
+        }
+    }
+
+    /// Changes the status of a download whose status is one of `from`, and tells the fleet.
+    ///
+    /// - Returns: whether a row changed.
+    func setStatus(_ id: DownloadID, from: String, to status: ServiceDownload.Status, kind: ServiceEvent.Kind) throws(ServiceError) -> Bool {
+        try connection.transaction { () throws(ServiceError) in
+            let place = status.isStopped ? "nextval('haul_places') * 1024" : "position"
+            let changed = try connection.run("""
+                UPDATE haul_downloads SET status = $2, position = \(place), node = CASE WHEN $2 IN ('waiting', 'paused') THEN NULL ELSE node END
+                WHERE gid = $1 AND status IN \(from)
+                """, [Self.text(id), status.rawValue]).affected
+            if changed > 0 { try notify(id, kind, wakesNodes: status == .waiting) }
+            return changed > 0
+        }
+    }
+
+    /// Asks the node that runs `id` to pause or remove it.
+    ///
+    /// - Returns: whether the download is active (and so asked).
+    func request(_ id: DownloadID, _ change: String) throws(ServiceError) -> Bool {
+        try connection.transaction { () throws(ServiceError) in
+            let asked = try connection.run("UPDATE haul_downloads SET requested = $2 WHERE gid = $1 AND status = 'active'",
+                                           [Self.text(id), change]).affected
+            if asked > 0 { try connection.run("NOTIFY \(Self.requestChannel)") }
+            return asked > 0
+        }
+    }
+
+    /// The changes asked of downloads this node runs: `(claim, change)`.
+    func requests() throws(ServiceError) -> [(FleetClaim, String)] {
+        try connection.run("SELECT gid, fence, requested FROM haul_downloads WHERE node = $1 AND status = 'active' AND requested IS NOT NULL",
+                           [node]).values.compactMap { values in
+            guard let id = values[0].flatMap({ Int64($0) }).flatMap({ DownloadID(rawValue: UInt64(bitPattern: $0)) }),
+                  let fence = values[1].flatMap({ Int64($0) }), let change = values[2] else { return nil }
+            return (FleetClaim(id: id, fence: fence), change)
+        }
+    }
+
+    /// Forgets a result.
+    func forget(_ id: DownloadID) throws(ServiceError) -> Bool {
+        try connection.transaction { () throws(ServiceError) in
+            let gone = try connection.run("DELETE FROM haul_downloads WHERE gid = $1 AND status IN \(Self.resultStatuses)",
+                                          [Self.text(id)]).affected
+            if gone > 0 { try notify(id, .forgotten, wakesNodes: false) }
+            return gone > 0
+        }
+    }
+
+    /// Tells every node's observers of an event (sent when the transaction commits).
+    func notify(_ id: DownloadID, _ kind: ServiceEvent.Kind, wakesNodes: Bool) throws(ServiceError) {
+        try connection.run("SELECT pg_notify($1, $2)", [Self.eventChannel, "\(id.hex) \(kind.rawValue)"])
+        if wakesNodes { try connection.run("NOTIFY \(Self.workChannel)") }
+    }
+
+    /// Counts by status.
+    func counts() throws(ServiceError) -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for values in try connection.run("SELECT status, count(*) FROM haul_downloads GROUP BY status").values {
+            counts[values[0] ?? ""] = Int(values[1] ?? "") ?? 0
+        }
+        return counts
+    }
+
+    func select(_ clause: String, _ parameters: [String?] = []) throws(ServiceError) -> [FleetRow] {
+        try connection.run("SELECT \(Self.columns), node FROM haul_downloads \(clause)", parameters).values.compactMap { values in
+            Self.row(Array(values.prefix(10))).map { FleetRow(row: $0, node: values[10]) }
+        }
+    }
+}
