@@ -1,6 +1,7 @@
 import Foundation
 import HaulServer
 import HaulTestSupport
+import Synchronization
 import Testing
 @testable import Haul
 @testable import HaulService
@@ -95,6 +96,64 @@ struct FleetNodeTests {
             node.stop()
             let row = try #require(try Self.rows(database)[String(Int64(bitPattern: id.rawValue))])
             #expect(row.status == "waiting" && row.node == nil)
+        }
+    }
+}
+
+/// Changes asked through one node of a download another node runs, and PostgreSQL going away.
+/// Exclusive: paces transfers (`rate=`) so that downloads are in flight when asked to change.
+@Suite(.exclusive, .serialized, .enabled(if: PostgresCluster.isAvailable, "PostgreSQL is not installed"), .timeLimit(.minutes(2)))
+struct FleetChangeTests {
+    @Test func aPauseOrRemovalAskedThroughAnotherNodeIsDoneByTheNodeThatRunsIt() async throws {
+        let server = try HaulServer()
+        let database = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
+        try await withTemporaryDirectory { (dir) async throws in
+            let runner = try FleetNodeTests.node("runner", database, dir, active: 2)
+            defer { runner.stop() }
+            let ids = try runner.add([ServiceRequest(urls: [server.url("/bytes/4000000/p.bin?rate=200000")]),
+                                      ServiceRequest(urls: [server.url("/bytes/4000000/r.bin?rate=200000")])])
+            await eventually { runner.service.activeDownloads().count == 2 && runner.service.activeDownloads().allSatisfy { $0.completedBytes > 0 } }
+            let asker = try FleetNodeTests.node("asker", database, dir, active: 0)
+            defer { asker.stop() }
+            let heard = Mutex<[ServiceEvent]>([])
+            asker.addObserver { event in heard.withLock { $0.append(event) } }
+            #expect(asker.download(ids[0])?.node == "runner")
+            let askedAt = ContinuousClock.now
+            _ = try asker.enqueuePause(ids[0])
+            _ = try asker.enqueueRemove(ids[1])
+            await eventually { asker.download(ids[0])?.status == .paused && asker.download(ids[1])?.status == .removed }
+            #expect(ContinuousClock.now - askedAt < .seconds(1), "done within a second")
+            #expect(runner.service.activeDownloads().isEmpty)
+            await eventually {
+                let events = heard.withLock { $0 }
+                return events.contains(ServiceEvent(id: ids[0], kind: .paused)) && events.contains(ServiceEvent(id: ids[1], kind: .removed))
+            }
+            #expect(asker.download(ids[0])?.completedBytes ?? 0 > 0, "the pause kept the bytes so far")
+            _ = try asker.enqueueResume(ids[0])
+            await eventually { runner.service.activeDownloads().map(\.id) == [ids[0]] }
+        }
+    }
+
+    @Test func transfersGoOnWhilePostgreSQLIsDownAndTheirResultsAreWrittenWhenItIsBack() async throws {
+        let server = try HaulServer()
+        let cluster = try PostgresCluster.start()
+        defer { cluster.destroy() }
+        let database = try PostgresSettings(cluster.url(database: "postgres"))
+        try await withTemporaryDirectory { (dir) async throws in
+            let node = try FleetNodeTests.node("n", database, dir, active: 1, lease: .seconds(3))
+            defer { node.stop() }
+            let id = try node.add(ServiceRequest(urls: [server.url("/bytes/600000/d.bin?rate=400000")]))
+            await eventually { node.service.activeDownloads().count == 1 }
+            try cluster.stop()
+            let refusal = #expect(throws: ServiceError.self) { try node.add(ServiceRequest(urls: [server.url("/bytes/10/x.bin")])) }
+            #expect(refusal?.code == .store, "a change is refused, never acknowledged, while the database is down")
+            await eventually { node.service.download(id)?.status == .complete }
+            #expect(node.lastError != nil)
+            try cluster.startServer()
+            await eventually { node.stoppedDownloads { 0..<$0 }.map(\.id) == [id] }
+            await eventually { node.lastError == nil }
+            #expect(node.download(id)?.status == .complete && node.download(id)?.node == "n")
+            #expect(node.waitingDownloads { 0..<$0 }.isEmpty, "the refused addition was never added")
         }
     }
 }

@@ -7,12 +7,16 @@ extension FleetNode {
     /// Stops the download here and writes it as paused (its claim let go) or removed, under its
     /// claim, then tells the fleet.
     func apply(_ request: String, to claim: FleetClaim, via queue: FleetQueue) throws(ServiceError) {
-        guard var row = service.state.withLock({ $0.queue.entries[claim.id].map(StoreRow.init) }) else { return }
+        guard service.state.withLock({ $0.queue.entries[claim.id] != nil }) else { return }
         state.withLock { state in
             state.claims[claim.id] = nil
             state.results[claim.id] = nil
         }
         try? service.remove(claim.id)
+        // The run ends (its record synced, its file's lock let go) before the row is read: its
+        // bytes are then all counted, and a claim of it here again finds the file free.
+        _ = service.state.wait(until: .now + .seconds(10)) { $0.runs[claim.id] != nil }
+        guard var row = service.state.withLock({ $0.queue.entries[claim.id].map(StoreRow.init) }) else { return }
         try? service.forgetResult(claim.id)
         row.status = request == "pause" ? .paused : .removed
         if try queue.write(row, under: claim) {

@@ -83,8 +83,8 @@ final class PostgresConnection {
         case 1: return Rows(affected: Int(Self.trimmed(library.cmdTuples(result))) ?? 0)   // PGRES_COMMAND_OK
         case 2: return Rows(values: copyRows(result), affected: Int(library.ntuples(result)))   // PGRES_TUPLES_OK
         default:
-            let message = result == nil ? Self.trimmed(library.errorMessage(handle))
-                : Self.trimmed(library.resultErrorField(result, 77))   // PG_DIAG_MESSAGE_PRIMARY
+            var message = Self.trimmed(library.resultErrorField(result, 77))   // PG_DIAG_MESSAGE_PRIMARY
+            if message.isEmpty { message = Self.trimmed(library.errorMessage(handle)) }   // no result, or the connection lost
             let code = Self.trimmed(library.resultErrorField(result, 67))   // PG_DIAG_SQLSTATE
             throw ServiceError(.store, "the PostgreSQL state refused \(sql.prefix(40))...: \(message)"
                                + (code.isEmpty ? "" : " (SQLSTATE \(code))"))
