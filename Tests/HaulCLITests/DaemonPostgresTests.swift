@@ -12,8 +12,8 @@ import Darwin
 /// `haul daemon --state=postgresql://…`: daemons on one database are the nodes of a fleet (each
 /// lists and changes the whole list, runs its share, writes below its own folder; a node's
 /// `kill -9` loses nothing), and a password in the URL is refused without being repeated.
-/// Serialized: each test starts daemons that share one database.
-@Suite("haul daemon on PostgreSQL", .throttled, .serialized, .enabled(if: PostgresCluster.isAvailable, "PostgreSQL is not installed"))
+/// Exclusive: paces transfers (`rate=`) so that both nodes have downloads to run.
+@Suite("haul daemon on PostgreSQL", .exclusive, .serialized, .enabled(if: PostgresCluster.isAvailable, "PostgreSQL is not installed"))
 struct DaemonPostgresTests {
     /// The arguments of a daemon whose state is `database`, its secret file made in `dir`.
     static func arguments(_ dir: URL, database: String) throws -> [String] {

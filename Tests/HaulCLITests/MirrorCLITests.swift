@@ -16,21 +16,6 @@ struct MirrorCLITests {
     static let size = 3 << 20
     static let path = "/bytes/\(size)/m.bin?seed=3"
 
-    @Test func mirrorsGiveTheFileTogetherAndABadOneIsSetAsideWithAWarning() async throws {
-        let (first, second, missing) = (try HaulServer(), try HaulServer(), try HaulServer())
-        try await withTemporaryDirectory { dir in
-            let outcome = try await haul(["-x", "2", "-d", dir.path, "--mirror", second.url(Self.path), "--mirror", missing.url(Self.path + "&status=404"),
-                                            first.url(Self.path)], in: dir)
-            #expect(outcome.status == 0, "\(outcome.standardError)")
-            #expect(fileContents(dir.appendingPathComponent("m.bin")) == served(Self.size, seed: 3))
-            #expect(first.bodyBytesSent > 0 && second.bodyBytesSent > 0, "both servers gave part of the file")
-            #expect(outcome.errorLines.contains { $0.contains("warning") && $0.contains("source 3") && $0.contains("404") },
-                    "\(outcome.errorLines)")
-            #expect(outcome.errorLines.first == "m.bin: started (\(HumanFormat.bytes(Int64(Self.size))), from 3 servers)",
-                    "\(outcome.errorLines)")
-        }
-    }
-
     @Test func theJSONFinishedEventCarriesEachServersBytesAndWhyOneWasSetAside() async throws {
         let (first, second, missing) = (try HaulServer(), try HaulServer(), try HaulServer())
         try await withTemporaryDirectory { dir in
@@ -293,6 +278,28 @@ struct MirrorResumeTests {
                     #expect(!record.verifiedPieces.contains(start..<(start + 1)), "asked again for byte \(start) of a verified piece")
                 }
             }
+        }
+    }
+}
+
+/// The file from two mirrors together, a third set aside with a warning.
+/// Exclusive: paces the servers (`rate=`) so that each is asked before the file is done.
+@Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
+struct MirrorSharingCLITests {
+    @Test func mirrorsGiveTheFileTogetherAndABadOneIsSetAsideWithAWarning() async throws {
+        let (first, second, missing) = (try HaulServer(), try HaulServer(), try HaulServer())
+        try await withTemporaryDirectory { dir in
+            // Paced, so that the file is not done by one server before the others are asked.
+            let paced = MirrorCLITests.path + "&rate=4000000"
+            let outcome = try await haul(["-x", "2", "-d", dir.path, "--mirror", second.url(paced), "--mirror", missing.url(paced + "&status=404"),
+                                            first.url(paced)], in: dir)
+            #expect(outcome.status == 0, "\(outcome.standardError)")
+            #expect(fileContents(dir.appendingPathComponent("m.bin")) == served(MirrorCLITests.size, seed: 3))
+            #expect(first.bodyBytesSent > 0 && second.bodyBytesSent > 0, "both servers gave part of the file")
+            #expect(outcome.errorLines.contains { $0.contains("warning") && $0.contains("source 3") && $0.contains("404") },
+                    "\(outcome.errorLines)")
+            #expect(outcome.errorLines.first == "m.bin: started (\(HumanFormat.bytes(Int64(MirrorCLITests.size))), from 3 servers)",
+                    "\(outcome.errorLines)")
         }
     }
 }

@@ -77,7 +77,19 @@ struct TransportCLITests {
     }
 
     /// Runs `program` with `arguments` and returns its exit status and standard error.
+    ///
+    /// A copy just written can be "busy" for a moment: a process another test spawned meanwhile
+    /// inherited the copy's descriptor open for writing until it runs its program. That is tried
+    /// again; any other failure to start is thrown.
     private func run(_ program: URL, _ arguments: [String]) async throws -> (Int32, String) {
+        for _ in 0..<50 {
+            do {
+                let outcome = try await runChildProcess(program, arguments)
+                return (outcome.status, outcome.errorText)
+            } catch let error as NSError where (error.userInfo[NSUnderlyingErrorKey] as? NSError)?.code == Int(ETXTBSY) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
         let outcome = try await runChildProcess(program, arguments)
         return (outcome.status, outcome.errorText)
     }

@@ -40,6 +40,13 @@ final class PostgresConnection {
             self.handle = nil
             throw ServiceError(.store, "cannot reach the PostgreSQL state at \(place): \(message)")
         }
+        try quietNotices()
+    }
+
+    /// Keeps the server's notices ("already exists, skipping") off the connection: libpq would
+    /// print them on standard error, the daemon's log.
+    private func quietNotices() throws(ServiceError) {
+        try run("SET client_min_messages TO warning")
     }
 
     deinit {
@@ -67,6 +74,7 @@ final class PostgresConnection {
         guard library.status(handle) == 0 else {
             throw ServiceError(.store, "cannot reach the PostgreSQL state at \(place): \(Self.trimmed(library.errorMessage(handle)))")
         }
+        try quietNotices()
     }
 
     /// Runs one statement with text parameters.
