@@ -353,6 +353,41 @@ def check_servers_listed(run):
     run.row_gone(name)
 
 
+def check_fleet_nodes(run):
+    """With PostgreSQL (HAUL_TEST_POSTGRES=FOLDER:PORT, as .ci/run sets it), two daemons are the
+    nodes of a fleet: the page of one shows a line per node, and each download with the node that
+    runs it, the other node's included."""
+    given = os.environ.get("HAUL_TEST_POSTGRES", "")
+    if run.args.daemon != "haul" or ":" not in given:
+        log("     fleet_nodes: no HAUL_TEST_POSTGRES, not tried")
+        return
+    folder, port = given.rsplit(":", 1)
+    database = f"haul_dashboard_{os.getpid()}"
+    subprocess.run(["psql", "-q", "-h", folder, "-p", port, "-U", "haul", "-d", "postgres", "-c", f"CREATE DATABASE {database}"],
+                   check=True, stdin=subprocess.DEVNULL)
+    state = f"--state=postgresql://haul@/{database}?host={folder}&port={port}"
+    nodes = {}
+    try:
+        for name in ("a", "b"):
+            nodes[name] = servers.Daemon("haul", run.downloads / f"fleet-{name}", SECRET, run.log_file,
+                                         extra=[state, f"--node={name}", "-j", "1"])
+        for index in (1, 2):
+            nodes["a"].call("aria2.addUri", [run.url(8 * MiB, f"fleet-{index}.bin", rate=256 * 1024)], {})
+        run.browser.driver.get("about:blank")
+        run.browser.driver.get(nodes["a"].page + "#token=" + SECRET)
+        run.signed_in()
+        states = lambda: sorted(run.state(f"fleet-{index}.bin") for index in (1, 2))
+        run.browser.wait(lambda: states() == ["Downloading · a", "Downloading · b"], "each download with its node", 30)
+        lines = lambda: run.browser.js("return [...document.querySelectorAll('#nodes li')].map((li) => li.textContent)")
+        run.browser.wait(lambda: [line.split(":")[0] for line in lines()] == ["a", "b"]
+                         and all(" 1 active · " in line for line in lines()), "a line per node", 30)
+        run.browser.screenshot(run.results / "fleet.png")
+    finally:
+        for node in nodes.values():
+            node.stop()
+        run.open_page("#token=" + SECRET)
+
+
 def check_queue_and_limits(run):
     from selenium.webdriver.common.keys import Keys
     limit = run.browser.one("spinbutton", "Downloads at once")
@@ -538,6 +573,7 @@ CHECKS = [
     check_idle_traffic,
     check_http_fallback,
     check_console_is_clean,
+    check_fleet_nodes,
 ]
 
 

@@ -305,7 +305,7 @@ def wait_for_rpc(port, secret, process, seconds=20):
 class Daemon:
     """A running daemon: `page` is the dashboard's address, `rpc_port` where its JSON-RPC is."""
 
-    def __init__(self, kind, directory, secret, log):
+    def __init__(self, kind, directory, secret, log, extra=()):
         self.kind, self.secret = kind, secret
         self.rpc_port = free_port()
         listen = f"--rpc-listen-port={self.rpc_port}"
@@ -320,7 +320,7 @@ class Daemon:
             binary = os.environ.get("HAUL_BIN") or str(pathlib.Path(subprocess.check_output(
                 ["swift", "build", "--show-bin-path"], cwd=ROOT, text=True).strip()) / "haul")
             command = [binary, "daemon", f"--dir={directory}", f"--listen={LOOPBACK}:{self.rpc_port}",
-                       f"--secret={secret}", f"--state={directory}/.state.sqlite"]
+                       f"--secret={secret}", f"--state={directory}/.state.sqlite", *extra]
         self.process = subprocess.Popen(command, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
         wait_for_rpc(self.rpc_port, secret, self.process)
         self.front = None

@@ -38,10 +38,15 @@ package protocol DownloadQueue: AnyObject, Sendable {
     func setRateLimit(_ bytesPerSecond: Int64?)
     var rootPath: String { get }
 
+    /// The nodes of the fleet the list belongs to (none for one service).
+    func fleetNodes() -> [FleetNodeStatus]
+
     func addObserver(_ observer: @escaping @Sendable (ServiceEvent) -> Void) -> Int
     func removeObserver(_ token: Int)
     /// Stops every transfer and lets go of the list.
     func shutDown(timeout: Duration)
 }
 
-extension DownloadService: DownloadQueue {}
+extension DownloadService: DownloadQueue {
+    package func fleetNodes() -> [FleetNodeStatus] { [] }
+}

@@ -103,3 +103,26 @@ struct FleetQueueTests {
         #expect(woken.map(\.channel) == [FleetQueue.workChannel])
     }
 }
+
+/// A thousand additions through a node's RPC path are one commit, durable when waited for.
+@Suite(.throttled, .enabled(if: PostgresCluster.isAvailable, "PostgreSQL is not installed"))
+struct FleetGroupAddTests {
+    @Test func aThousandQueuedAdditionsAreCommittedByOneWait() async throws {
+        let database = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
+        try await withTemporaryDirectory { (dir) async throws in
+            var configuration = FleetNode.Configuration(node: "n", database: database, service: serviceConfiguration(dir, active: 1))
+            configuration.lease = .seconds(30)
+            let node = try FleetNode(configuration: configuration)
+            defer { node.stop() }
+            _ = try node.setMaximumActiveDownloads(1)
+            var last: UInt64?
+            for index in 0..<1_000 {
+                last = try node.enqueueAdd(ServiceRequest(urls: ["http://127.0.0.1:1/\(index).bin"], paused: true)).ticket
+            }
+            #expect(node.waitingDownloads { 0..<$0 }.isEmpty, "nothing is in the table before the wait")
+            try node.waitUntilDurable(last)
+            #expect(node.waitingDownloads { 0..<$0 }.count == 1_000)
+            #expect(node.statistics.waiting == 1_000)
+        }
+    }
+}

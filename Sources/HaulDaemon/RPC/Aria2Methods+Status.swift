@@ -89,6 +89,17 @@ extension Aria2Methods {
         ]
     }
 
+    /// Haul's `haul.getNodes`: a line per node of the fleet (none for one daemon on its state file).
+    static func getNodes(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
+        .array(call.service.fleetNodes().map { node in
+            [
+                "node": .string(node.name), "address": .string(node.address), "numActive": .string(String(node.active)),
+                "downloadSpeed": .string(String(node.bytesPerSecond)),
+                "secondsSinceRenewal": .string(String(Int64(node.secondsSinceRenewal.rounded()))),
+            ]
+        })
+    }
+
     static func getVersion(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
         ["enabledFeatures": ["HTTPS", "Message Digest"], "version": .string(HaulInfo.version)]
     }

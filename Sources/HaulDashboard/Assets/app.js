@@ -176,14 +176,16 @@ async function refresh() {
     ['aria2.tellActive', [LIST_KEYS]],
     ['aria2.tellWaiting', [0, LIST_LIMIT, LIST_KEYS]],
     ['aria2.tellStopped', [-1, LIST_LIMIT, LIST_KEYS]],
+    ['haul.getNodes'],
   ];
   const detailGid = details.gid;
   if (detailGid) calls.push(['aria2.tellStatus', [detailGid]]);
   const answers = await client.multicall(calls);
   const refused = answers.find((answer) => answer.error && answer.error.unauthorized);
   if (refused) throw refused.error;
-  const [stat, active, waiting, stopped, full] = answers.map((answer) => answer.result);
+  const [stat, active, waiting, stopped, nodes, full] = answers.map((answer) => answer.result);
   if (stat) showGlobal(stat);
+  showNodes(nodes || []);
 
   const downloads = [...(active || []), ...(waiting || []), ...(stopped || [])].map(downloadFrom);
   page.downloads = new Map(downloads.map((download) => [download.gid, download]));
@@ -208,6 +210,20 @@ function showGlobal(stat) {
     page.lastSample = Date.now();
     chart.push(speed);
   }
+}
+
+/** A line per node of a fleet (hidden for one daemon): its downloads, speed and last renewal. */
+function showNodes(nodes) {
+  const list = $('nodes');
+  list.hidden = nodes.length === 0;
+  const lines = nodes.map((node) => `${node.node}: ${node.numActive} active · ${format.speed(Number(node.downloadSpeed) || 0)}`
+    + ` · renewed ${node.secondsSinceRenewal} s ago`);
+  const items = [...list.children];
+  lines.forEach((line, index) => {
+    const item = items[index] || list.appendChild(document.createElement('li'));
+    if (item.textContent !== line) item.textContent = line;
+  });
+  items.slice(lines.length).forEach((item) => item.remove());
 }
 
 /** A download removed while running stays as a result; take that away too. */

@@ -3,7 +3,7 @@
 /** The keys the list asks for; the detail view asks for every key (bitfield, segments, ...). */
 export const LIST_KEYS = [
   'gid', 'status', 'totalLength', 'completedLength', 'downloadSpeed', 'connections',
-  'errorCode', 'errorMessage', 'files', 'dir',
+  'errorCode', 'errorMessage', 'files', 'dir', 'node',
 ];
 
 const STATES = {
@@ -65,6 +65,7 @@ export function downloadFrom(status) {
     bitfield: status.bitfield || '',
     segments: Array.isArray(status.segments) ? status.segments : null,
     sources: Array.isArray(status.sources) ? status.sources : null,
+    node: status.node || '',
   };
 }
 

@@ -76,7 +76,7 @@ class Row {
     const running = download.status === 'active';
     setText(this.speed, running ? format.speed(download.speed) : '—');
     setText(this.eta, running ? format.duration(format.remainingSeconds(total, completed, download.speed)) : '—');
-    setText(this.state, download.state);
+    setText(this.state, download.node ? `${download.state} · ${download.node}` : download.state);
     setText(this.connections, running ? String(download.connections) : '—');
 
     const can = abilities(download);

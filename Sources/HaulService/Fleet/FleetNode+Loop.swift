@@ -13,6 +13,7 @@ extension FleetNode {
         let renewal = configuration.lease / 3
         var lastRenewal = ContinuousClock.now - renewal
         var heard: [PostgresConnection.Notification] = []
+        var backoff = Self.firstBackoff
         while !state.withLock({ $0.stopping }) {
             do throws(ServiceError) {
                 try link.worker.reconnectIfLost(listening: false)
@@ -21,10 +22,12 @@ extension FleetNode {
                 try turn(link.worker, renewing: renewing, heard: heard)
                 if renewing { lastRenewal = .now }
                 state.withLock { $0.lastError = nil }
+                backoff = Self.firstBackoff
                 heard = try link.listener.waitForNotifications(timeout: renewal, wakeup: (try? wakeup.pollDescriptor) ?? -1)
             } catch {
                 state.withLock { $0.lastError = error }
-                _ = state.wait(until: .now + .milliseconds(500)) { !$0.stopping }
+                _ = state.wait(until: .now + backoff) { !$0.stopping }
+                backoff = min(backoff * 2, Self.lastBackoff)
             }
             wakeup.drain()
         }
@@ -33,6 +36,10 @@ extension FleetNode {
         link.listener.close()
         state.withLockBroadcasting { $0.running = false }
     }
+
+    /// The wait after the first failure to reach PostgreSQL, doubled at each next one up to the last.
+    static let firstBackoff = Duration.milliseconds(250)
+    static let lastBackoff = Duration.seconds(4)
 
     /// One turn of the loop: hand on what was heard, write results, carry out requests, renew
     /// (every third of a lease), claim, and tell the fleet what happened here.

@@ -33,7 +33,8 @@ extension FleetNode: DownloadQueue {
     }
 
     package func enqueueAdd(_ request: ServiceRequest) throws(ServiceError) -> DownloadService.Acknowledged<DownloadID> {
-        done(try add(request))
+        let row = try row(request)
+        return DownloadService.Acknowledged(value: row.id, ticket: additions.withLock { $0.queue(row) })
     }
 
     package func enqueuePause(_ id: DownloadID) throws(ServiceError) -> DownloadService.Acknowledged<Void> {
@@ -107,5 +108,27 @@ extension FleetNode: DownloadQueue {
         return done(())
     }
 
-    package func waitUntilDurable(_ ticket: UInt64?) throws(ServiceError) {}
+    /// Commits the additions queued up to `ticket` (with every other one queued by then) unless
+    /// another caller did.
+    package func waitUntilDurable(_ ticket: UInt64?) throws(ServiceError) {
+        guard let ticket else { return }
+        // The callers' connection's lock makes one committer at a time: a waiter whose rows
+        // another is committing finds the outcome when it gets the lock.
+        try adder.withLock { (queue: inout FleetQueue?) throws(ServiceError) in
+            switch additions.withLock({ $0.step(for: ticket) }) {
+            case .done: return
+            case .failed(let error): throw error
+            case .commit(let rows, let upTo):
+                do throws(ServiceError) {
+                    if queue == nil { queue = try FleetQueue(configuration.database, node: configuration.node) }
+                    try queue?.reconnectIfLost(listening: false)
+                    try queue?.add(rows)
+                    additions.withLock { $0.finish(upTo: upTo, error: nil) }
+                } catch {
+                    additions.withLock { $0.finish(upTo: upTo, error: error) }
+                    throw error
+                }
+            }
+        }
+    }
 }

@@ -78,6 +78,10 @@ extension FleetNode {
 
     package var rootPath: String { service.rootPath }
 
+    package func fleetNodes() -> [FleetNodeStatus] {
+        (try? withCaller { (queue) throws(ServiceError) in try queue.nodes() }) ?? []
+    }
+
     package func shutDown(timeout: Duration) {
         stop()
     }

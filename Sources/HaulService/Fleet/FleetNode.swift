@@ -43,6 +43,8 @@ public final class FleetNode: Sendable {
     let wakeup = WakeupDescriptor()
     /// The connection the callers' reads and changes go through (one at a time).
     let adder = ConditionLock<FleetQueue?>(nil)
+    /// The RPC's additions not committed yet.
+    let additions = SharedStateLock(FleetAdditions())
     /// Who hears of the fleet's events.
     let observers = SharedStateLock(Observers())
     private let thread = ThreadPool(maximumThreads: 1)
@@ -139,16 +141,15 @@ extension FleetNode {
     /// Adds downloads in one transaction: all of them, or none.
     public func add(_ requests: [ServiceRequest]) throws(ServiceError) -> [DownloadID] {
         var rows: [StoreRow] = []
-        for request in requests {
-            var entry = try service.newEntry(request)
-            entry.id = request.id ?? DownloadID.random { _ in false }
-            rows.append(StoreRow(entry))
-        }
-        try adder.withLock { (queue: inout FleetQueue?) throws(ServiceError) in
-            if queue == nil { queue = try FleetQueue(configuration.database, node: configuration.node) }
-            try queue?.reconnectIfLost(listening: false)
-            try queue?.add(rows)
-        }
+        for request in requests { rows.append(try row(request)) }
+        try withCaller { (queue) throws(ServiceError) in try queue.add(rows) }
         return rows.map(\.id)
+    }
+
+    /// The row of a new download, checked against this node's root, with its identifier.
+    func row(_ request: ServiceRequest) throws(ServiceError) -> StoreRow {
+        var entry = try service.newEntry(request)
+        entry.id = request.id ?? DownloadID.random { _ in false }
+        return StoreRow(entry)
     }
 }

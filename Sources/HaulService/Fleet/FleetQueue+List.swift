@@ -105,3 +105,30 @@ extension FleetQueue {
         }
     }
 }
+
+/// A node of a fleet as its line in `haul_nodes` says.
+public struct FleetNodeStatus: Sendable, Equatable {
+    /// Its name.
+    public var name: String
+    /// Where it listens.
+    public var address: String
+    /// Downloads it runs.
+    public var active: Int
+    /// Their speed together, in bytes per second.
+    public var bytesPerSecond: Int64
+    /// Seconds since it last renewed its claims.
+    public var secondsSinceRenewal: Double
+}
+
+extension FleetQueue {
+    /// Every node's line, by name.
+    func nodes() throws(ServiceError) -> [FleetNodeStatus] {
+        try connection.run("""
+            SELECT node, address, active, bytes_per_second, extract(epoch FROM clock_timestamp() - renewed_at)
+            FROM haul_nodes ORDER BY node
+            """).values.map { values in
+            FleetNodeStatus(name: values[0] ?? "", address: values[1] ?? "", active: Int(values[2] ?? "") ?? 0,
+                            bytesPerSecond: Int64(values[3] ?? "") ?? 0, secondsSinceRenewal: Double(values[4] ?? "") ?? 0)
+        }
+    }
+}

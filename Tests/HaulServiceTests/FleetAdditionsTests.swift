@@ -1,0 +1,56 @@
+import Testing
+@testable import HaulService
+
+/// The RPC's additions to a fleet's queue are committed together, and a failed commit fails
+/// every ticket it held and no other (pure: no database).
+@Suite struct FleetAdditionsTests {
+    static func row(_ value: UInt64) -> StoreRow {
+        FleetQueueTests.rows(1, from: value)[0]
+    }
+
+    @Test func theFirstWaiterCommitsEveryRowQueuedAndTheOthersFindThemCommitted() {
+        var additions = FleetAdditions()
+        let tickets = (1...3).map { additions.queue(Self.row($0)) }
+        guard case .commit(let rows, let upTo) = additions.step(for: tickets[1]) else {
+            Issue.record("the first waiter does not commit")
+            return
+        }
+        #expect(rows.map(\.id.rawValue) == [1, 2, 3] && upTo == 3)
+        additions.finish(upTo: upTo, error: nil)
+        for ticket in tickets {
+            guard case .done = additions.step(for: ticket) else {
+                Issue.record("ticket \(ticket) is not done")
+                return
+            }
+        }
+    }
+
+    @Test func aFailedCommitFailsItsTicketsOnly() {
+        var additions = FleetAdditions()
+        let first = additions.queue(Self.row(1))
+        if case .commit(_, let upTo) = additions.step(for: first) { additions.finish(upTo: upTo, error: nil) }
+        let (second, third) = (additions.queue(Self.row(2)), additions.queue(Self.row(3)))
+        guard case .commit(let rows, let upTo) = additions.step(for: third) else {
+            Issue.record("no commit for the second batch")
+            return
+        }
+        #expect(rows.count == 2)
+        additions.finish(upTo: upTo, error: ServiceError(.store, "down"))
+        for ticket in [second, third] {
+            guard case .failed(let error) = additions.step(for: ticket) else {
+                Issue.record("ticket \(ticket) of the failed commit is not failed")
+                return
+            }
+            #expect(error.message == "down")
+        }
+        guard case .done = additions.step(for: first) else {
+            Issue.record("the first commit's ticket changed")
+            return
+        }
+        let fourth = additions.queue(Self.row(4))
+        guard case .commit(let next, _) = additions.step(for: fourth), next.map(\.id.rawValue) == [4] else {
+            Issue.record("a failed commit's rows came back")
+            return
+        }
+    }
+}
