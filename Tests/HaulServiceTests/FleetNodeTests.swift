@@ -108,7 +108,7 @@ struct FleetChangeTests {
         let server = try HaulServer()
         let database = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
         try await withTemporaryDirectory { (dir) async throws in
-            let runner = try FleetNodeTests.node("runner", database, dir, active: 2)
+            let runner = try FleetNodeTests.node("runner", database, dir, active: 2, lease: .seconds(3))
             defer { runner.stop() }
             let ids = try runner.add([ServiceRequest(urls: [server.url("/bytes/4000000/p.bin?rate=200000")]),
                                       ServiceRequest(urls: [server.url("/bytes/4000000/r.bin?rate=200000")])])
@@ -118,6 +118,8 @@ struct FleetChangeTests {
             let heard = Mutex<[ServiceEvent]>([])
             asker.addObserver { event in heard.withLock { $0.append(event) } }
             #expect(asker.download(ids[0])?.node == "runner")
+            // Its progress reaches the other nodes with each renewal.
+            await eventually { (asker.download(ids[0])?.completedBytes ?? 0) > 0 && (asker.download(ids[0])?.bytesPerSecond ?? 0) > 0 }
             let askedAt = ContinuousClock.now
             _ = try asker.enqueuePause(ids[0])
             _ = try asker.enqueueRemove(ids[1])

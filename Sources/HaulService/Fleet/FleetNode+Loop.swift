@@ -102,7 +102,12 @@ extension FleetNode {
 
     /// Renews the claims; stops here at once the downloads another node took.
     private func renew(_ worker: FleetQueue) throws(ServiceError) {
-        let lost = try worker.renew(claims, lease: configuration.lease)
+        var progress: [DownloadID: FleetQueue.Progress] = [:]
+        for download in service.activeDownloads() {
+            progress[download.id] = FleetQueue.Progress(completed: download.completedBytes, total: download.totalBytes ?? -1,
+                                                        bytesPerSecond: Int64(download.bytesPerSecond))
+        }
+        let lost = try worker.renew(claims, lease: configuration.lease, progress: progress)
         guard !lost.isEmpty else { return }
         state.withLock { state in
             for claim in lost where state.claims[claim.id] == claim { state.claims[claim.id] = nil }

@@ -86,8 +86,8 @@ extension FleetNode {
         stop()
     }
 
-    /// A row of the table as a snapshot (no speed, no connections: another node runs it, or
-    /// nobody does).
+    /// A row of the table as a snapshot: as of its node's last renewal when another node runs it
+    /// (no connections counted).
     func snapshot(_ row: FleetRow) -> ServiceDownload {
         let entry = row.row.entry
         let folder = entry.file.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path }
@@ -96,7 +96,8 @@ extension FleetNode {
                                        directoryPath: folder, filePath: entry.file, totalBytes: entry.totalBytes,
                                        completedBytes: entry.completedBytes,
                                        completedRanges: entry.completedRanges ?? (entry.completedBytes > 0 ? [0..<entry.completedBytes] : []),
-                                       bytesPerSecond: 0, connections: 0, failure: entry.failure)
+                                       bytesPerSecond: entry.status == .active ? Double(row.bytesPerSecond) : 0,
+                                       connections: 0, failure: entry.failure)
         download.node = row.node
         return download
     }

@@ -2,6 +2,8 @@
 struct FleetRow {
     var row: StoreRow
     var node: String?
+    /// Its speed at its node's last renewal (active only).
+    var bytesPerSecond: Int64 = 0
 }
 
 /// The whole fleet's list, read and changed by any node (the RPC's side of ``FleetQueue``).
@@ -100,8 +102,8 @@ extension FleetQueue {
     }
 
     func select(_ clause: String, _ parameters: [String?] = []) throws(ServiceError) -> [FleetRow] {
-        try connection.run("SELECT \(Self.columns), node FROM haul_downloads \(clause)", parameters).values.compactMap { values in
-            Self.row(Array(values.prefix(10))).map { FleetRow(row: $0, node: values[10]) }
+        try connection.run("SELECT \(Self.columns), node, bytes_per_second FROM haul_downloads \(clause)", parameters).values.compactMap { values in
+            Self.row(Array(values.prefix(10))).map { FleetRow(row: $0, node: values[10], bytesPerSecond: Int64(values[11] ?? "") ?? 0) }
         }
     }
 }

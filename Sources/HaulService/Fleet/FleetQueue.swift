@@ -97,19 +97,30 @@ final class FleetQueue {
         }.sorted { $0.row.position < $1.row.position }
     }
 
-    /// Extends the leases of `claims`; returns those this node no longer holds (another node
+    /// How far a download this node runs is, carried to the table at each renewal (-1: unknown).
+    struct Progress {
+        var completed: Int64
+        var total: Int64
+        var bytesPerSecond: Int64
+    }
+
+    /// Extends the leases of `claims` and notes their `progress`; returns those this node no longer holds (another node
     /// claimed the download, or it was removed). A claim whose lease ended but that nobody took
     /// is still this node's: its fencing number is unchanged.
     ///
     /// - Throws: `store` when the server cannot be reached (the claims are then unknown).
-    func renew(_ claims: [FleetClaim], lease: Duration) throws(ServiceError) -> Set<FleetClaim> {
+    func renew(_ claims: [FleetClaim], lease: Duration, progress: [DownloadID: Progress] = [:]) throws(ServiceError) -> Set<FleetClaim> {
         guard !claims.isEmpty else { return [] }
+        let now = claims.map { progress[$0.id] ?? Progress(completed: -1, total: -1, bytesPerSecond: 0) }
         let renewed = try connection.run("""
-            UPDATE haul_downloads AS d SET lease_until = clock_timestamp() + $2::interval
-            FROM unnest($3::bigint[], $4::bigint[]) AS c(gid, fence)
+            UPDATE haul_downloads AS d SET lease_until = clock_timestamp() + $2::interval, bytes_per_second = c.speed,
+                completed_length = CASE WHEN c.done >= 0 THEN c.done ELSE d.completed_length END,
+                total_length = CASE WHEN c.total >= 0 THEN c.total ELSE d.total_length END
+            FROM unnest($3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[]) AS c(gid, fence, done, total, speed)
             WHERE d.gid = c.gid AND d.fence = c.fence AND d.node = $1 AND d.status = 'active'
             RETURNING d.gid, d.fence
-            """, [node, Self.interval(lease), Self.array(claims.map { Int64(bitPattern: $0.id.rawValue) }), Self.array(claims.map(\.fence))])
+            """, [node, Self.interval(lease), Self.array(claims.map { Int64(bitPattern: $0.id.rawValue) }), Self.array(claims.map(\.fence)),
+                  Self.array(now.map(\.completed)), Self.array(now.map(\.total)), Self.array(now.map(\.bytesPerSecond))])
         let kept = Set(renewed.values.compactMap { values -> FleetClaim? in
             guard let gid = values[0].flatMap({ Int64($0) }), let id = DownloadID(rawValue: UInt64(bitPattern: gid)),
                   let fence = values[1].flatMap({ Int64($0) }) else { return nil }
@@ -127,7 +138,7 @@ final class FleetQueue {
         let keepsNode = row.status != .waiting && row.status != .paused
         let written = try connection.run("""
             UPDATE haul_downloads SET status = $4, urls = $6, options = $7, file = $8, total_length = $9,
-                completed_length = $10, completed_ranges = $11, failure = $12, requested = NULL,
+                completed_length = $10, completed_ranges = $11, failure = $12, requested = NULL, bytes_per_second = 0,
                 position = CASE WHEN $4 IN \(Self.resultStatuses) THEN nextval('haul_places') * 1024.0 ELSE $5::float8 END,
                 node = CASE WHEN $13 THEN node END, lease_until = CASE WHEN $4 = 'active' THEN lease_until END
             WHERE gid = $1 AND fence = $2 AND node = $3 AND status = 'active'

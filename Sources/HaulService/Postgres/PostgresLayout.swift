@@ -3,7 +3,8 @@
 /// `haul_downloads` holds one row per download, as the SQLite state file does, plus what a
 /// fleet of daemons needs: the node that runs it (or ran it, for a result), until when its claim
 /// holds (`lease_until`), its fencing number (`fence`, one more at every claim), and a change
-/// asked of it while it runs (`requested`: `pause` or `remove`) for the node that runs it.
+/// asked of it while it runs (`requested`: `pause` or `remove`) for the node that runs it, and
+/// its speed (with its lengths, noted at each renewal for the other nodes to show).
 /// `haul_nodes` has a line per node: when it last renewed its claims, how many it runs and how
 /// fast. `haul_places` is the sequence of places at the back of the queue.
 enum PostgresLayout {
@@ -40,7 +41,8 @@ enum PostgresLayout {
                     node TEXT,
                     lease_until TIMESTAMPTZ,
                     fence BIGINT NOT NULL DEFAULT 0,
-                    requested TEXT
+                    requested TEXT,
+                    bytes_per_second BIGINT NOT NULL DEFAULT 0
                 )
                 """)
             try connection.run("CREATE SEQUENCE haul_places")   // the back of the queue: each addition takes the next place
