@@ -116,13 +116,17 @@ struct FleetGroupAddTests {
             defer { node.stop() }
             _ = try node.setMaximumActiveDownloads(1)
             var last: UInt64?
+            var ids: [DownloadID] = []
             for index in 0..<1_000 {
-                last = try node.enqueueAdd(ServiceRequest(urls: ["http://127.0.0.1:1/\(index).bin"], paused: true)).ticket
+                let added = try node.enqueueAdd(ServiceRequest(urls: ["http://127.0.0.1:1/\(index).bin"], paused: true))
+                (last, ids) = (added.ticket, ids + [added.value])
             }
             #expect(node.waitingDownloads { 0..<$0 }.isEmpty, "nothing is in the table before the wait")
             try node.waitUntilDurable(last)
             #expect(node.waitingDownloads { 0..<$0 }.count == 1_000)
             #expect(node.statistics.waiting == 1_000)
+            #expect(node.waitingDownloads { max(0, $0 - 2)..<$0 }.map(\.id) == Array(ids.suffix(2)), "places from the end")
+            #expect(node.waitingDownloads { _ in 998..<1_005 }.map(\.id) == Array(ids.suffix(2)), "a page past the end")
         }
     }
 }

@@ -31,7 +31,7 @@ extension FleetNode {
 
     private func list(_ statuses: String, _ pick: (Int) -> Range<Int>) -> [ServiceDownload] {
         let rows = (try? withCaller { (queue) throws(ServiceError) in
-            try queue.rows(statuses, pick(try queue.count(statuses)).clamped(to: 0..<Int.max))
+            try queue.rows(statuses, try Self.places(statuses, pick, queue).clamped(to: 0..<Int.max))
         }) ?? []
         return rows.compactMap { row in
             if row.node == configuration.node, row.row.status == .active, var live = service.download(row.row.id) {
@@ -40,6 +40,13 @@ extension FleetNode {
             }
             return snapshot(row)
         }
+    }
+
+    /// The places `pick` wants, the list counted only when they depend on its length (places
+    /// from its end): counting 100,000 rows costs more than reading a page of them.
+    private static func places(_ statuses: String, _ pick: (Int) -> Range<Int>, _ queue: FleetQueue) throws(ServiceError) -> Range<Int> {
+        let unbounded = pick(Int.max)
+        return unbounded.lowerBound < Int.max / 2 ? unbounded : pick(try queue.count(statuses))
     }
 
     package func identifiers(withPrefix prefix: String, limit: Int) -> [DownloadID] {
