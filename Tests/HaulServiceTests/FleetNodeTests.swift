@@ -159,3 +159,28 @@ struct FleetChangeTests {
         }
     }
 }
+
+/// A partial file locked by another process (in a shared folder, a node that stopped answering
+/// but still holds it) sends the download back to the queue, not to a failure.
+@Suite(.throttled, .enabled(if: PostgresCluster.isAvailable, "PostgreSQL is not installed"), .timeLimit(.minutes(1)))
+struct FleetLockedFileTests {
+    @Test func aLockedPartialFileGoesBackToTheQueueUntilTheLockIsGone() async throws {
+        let server = try HaulServer()
+        let database = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
+        try await withTemporaryDirectory { (dir) async throws in
+            let root = dir.appendingPathComponent("n/downloads")
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+            let partial = open(root.appendingPathComponent("locked.bin.part").path, O_RDWR | O_CREAT, 0o600)
+            #expect(partial >= 0 && flock(partial, LOCK_EX | LOCK_NB) == 0)
+            let node = try FleetNodeTests.node("n", database, dir, active: 1, lease: .seconds(1))
+            defer { node.stop() }
+            let id = try node.add(ServiceRequest(urls: [server.url("/bytes/100000/locked.bin")]))
+            let key = String(Int64(bitPattern: id.rawValue))
+            await eventually { ((try? FleetNodeTests.rows(database)[key])?.fence ?? 0) >= 2 }
+            #expect(try FleetNodeTests.rows(database)[key]?.status != "error", "a locked file is no failure")
+            close(partial)
+            await eventually(timeout: .seconds(20)) { (try? FleetNodeTests.rows(database)[key])?.status == "complete" }
+            #expect(try Data(contentsOf: root.appendingPathComponent("locked.bin")).count == 100_000)
+        }
+    }
+}

@@ -88,13 +88,23 @@ extension FleetNode {
     /// Writes the rows of downloads that ended here under their claims, then forgets them here.
     private func writeResults(_ worker: FleetQueue) throws(ServiceError) {
         let pending = state.withLock { state in state.results.compactMap { id, row in state.claims[id].map { (row, $0) } } }
-        for (row, claim) in pending {
+        for (found, claim) in pending {
+            var row = found
+            if row.failure?.code == DownloadError.Code.locked.name {
+                // Another process holds the partial file (in a shared folder, the node that had
+                // it before and stopped answering): back to the queue, not claimed here for a lease.
+                row.status = .waiting
+                row.failure = nil
+                state.withLock { $0.cooldown[row.id] = .now + configuration.lease }
+            }
             // A claim lost meanwhile writes nothing: the new owner's row stands.
             let written = try worker.write(row, under: claim)
             state.withLock { state in
                 state.results[row.id] = nil
                 state.claims[row.id] = nil
-                if written { state.events.append(ServiceEvent(id: row.id, kind: row.status == .complete ? .completed : .failed)) }
+                if written, row.status.isStopped {
+                    state.events.append(ServiceEvent(id: row.id, kind: row.status == .complete ? .completed : .failed))
+                }
             }
             try? service.forgetResult(row.id)
         }
@@ -122,7 +132,11 @@ extension FleetNode {
     private func claimWork(_ worker: FleetQueue) throws(ServiceError) {
         let free = service.maximumActiveDownloads - state.withLock { $0.claims.count }
         guard free > 0 else { return }
-        for (claim, row) in try worker.claim(limit: free, lease: configuration.lease) {
+        let cooling = state.withLock { state in
+            state.cooldown = state.cooldown.filter { $0.value > .now }
+            return Array(state.cooldown.keys)
+        }
+        for (claim, row) in try worker.claim(limit: free, lease: configuration.lease, excluding: cooling) {
             state.withLock { $0.claims[claim.id] = claim }
             do throws(ServiceError) {
                 _ = try service.add(ServiceRequest(urls: row.urls, options: row.options, id: claim.id))

@@ -56,6 +56,8 @@ public final class FleetNode: Sendable {
         var results: [DownloadID: StoreRow] = [:]
         /// What happened here, for the loop to tell the fleet.
         var events: [ServiceEvent] = []
+        /// Downloads given back because their partial file was locked, not claimed here until then.
+        var cooldown: [DownloadID: ContinuousClock.Instant] = [:]
         var stopping = false
         var running = true
         /// The last error the loop met (PostgreSQL unreachable), `nil` once it works again.

@@ -66,7 +66,7 @@ final class FleetQueue {
     /// is gone), then waiting ones in queue order; each gets the next fencing number.
     ///
     /// - Throws: `store` when the transaction fails (nothing is claimed).
-    func claim(limit: Int, lease: Duration) throws(ServiceError) -> [(claim: FleetClaim, row: StoreRow)] {
+    func claim(limit: Int, lease: Duration, excluding: [DownloadID] = []) throws(ServiceError) -> [(claim: FleetClaim, row: StoreRow)] {
         guard limit > 0 else { return [] }
         return try connection.transaction { () throws(ServiceError) in
             // A download asked to pause or go while its node was gone: done here, not claimed.
@@ -75,8 +75,9 @@ final class FleetQueue {
                     node = CASE requested WHEN 'pause' THEN NULL ELSE node END, requested = NULL, lease_until = NULL
                 WHERE status = 'active' AND lease_until < clock_timestamp() AND requested IS NOT NULL
                 """)
-            let expired = try claimed(where: "status = 'active' AND lease_until < clock_timestamp()", limit: limit, lease: lease)
-            let waiting = try claimed(where: "status = 'waiting'", limit: limit - expired.count, lease: lease)
+            let other = excluding.isEmpty ? "" : " AND gid <> ALL('\(Self.array(excluding.map { Int64(bitPattern: $0.rawValue) }))'::bigint[])"
+            let expired = try claimed(where: "status = 'active' AND lease_until < clock_timestamp()" + other, limit: limit, lease: lease)
+            let waiting = try claimed(where: "status = 'waiting'" + other, limit: limit - expired.count, lease: lease)
             return expired + waiting
         }
     }
