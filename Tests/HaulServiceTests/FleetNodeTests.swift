@@ -136,6 +136,28 @@ struct FleetChangeTests {
         }
     }
 
+    @Test func newURLsForADownloadAnotherNodeRunsRestartItsTransferThere() async throws {
+        let server = try HaulServer()
+        let database = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
+        try await withTemporaryDirectory { (dir) async throws in
+            let runner = try FleetNodeTests.node("runner", database, dir, active: 1)
+            defer { runner.stop() }
+            let id = try runner.add(ServiceRequest(urls: [server.url("/bytes/4000000/c.bin?rate=100000")]))   // 40 s
+            await eventually { runner.service.activeDownloads().count == 1 }
+            let asker = try FleetNodeTests.node("asker", database, dir, active: 0)
+            defer { asker.stop() }
+            _ = try asker.enqueueChangeURLs(id, to: [server.url("/bytes/4000000/c.bin")])
+            await eventually(timeout: .seconds(15)) { asker.download(id)?.status == .complete }
+            #expect(asker.download(id)?.urls == [server.url("/bytes/4000000/c.bin")])
+            #expect(server.requests.contains { $0.target == "/bytes/4000000/c.bin" }, "the new URL was used")
+            let waiting = try asker.add(ServiceRequest(urls: ["http://127.0.0.1:1/w.bin"], paused: true))
+            var options = ServiceDownloadOptions()
+            options.connections = 3
+            _ = try asker.enqueueChangeOptions(waiting, to: options)
+            #expect(asker.download(waiting)?.options.connections == 3)
+        }
+    }
+
     @Test func transfersGoOnWhilePostgreSQLIsDownAndTheirResultsAreWrittenWhenItIsBack() async throws {
         let server = try HaulServer()
         let cluster = try PostgresCluster.start()

@@ -98,13 +98,15 @@ extension FleetNode: DownloadQueue {
     package func enqueueChangeOptions(_ id: DownloadID, to options: ServiceDownloadOptions) throws(ServiceError)
         -> DownloadService.Acknowledged<Void> {
         let checked = try service.checkOptions(options)
-        try withCaller { (queue) throws(ServiceError) in try queue.changeQueued(id, options: checked, urls: nil) }
+        try withCaller { (queue) throws(ServiceError) in try queue.change(id, options: checked, urls: nil) }
+        wakeup.signal()   // this node may run it: its loop carries the change out
         return done(())
     }
 
     package func enqueueChangeURLs(_ id: DownloadID, to urls: [String]) throws(ServiceError) -> DownloadService.Acknowledged<Void> {
         _ = try service.newEntry(ServiceRequest(urls: urls))   // checks the URLs
-        try withCaller { (queue) throws(ServiceError) in try queue.changeQueued(id, options: nil, urls: urls) }
+        try withCaller { (queue) throws(ServiceError) in try queue.change(id, options: nil, urls: urls) }
+        wakeup.signal()
         return done(())
     }
 

@@ -25,10 +25,22 @@ extension FleetNode {
         wakeup.signal()   // a slot is free
     }
 
+    /// Restarts the transfer of a download this node runs with the options and URLs its row now has.
+    private func applyChange(to claim: FleetClaim, via queue: FleetQueue) throws(ServiceError) {
+        guard let row = try queue.row(claim.id)?.row else { return }
+        try? service.changeOptions(claim.id, to: row.options)
+        try? service.changeURLs(claim.id, to: row.urls)
+        try queue.clearRequest(claim)
+    }
+
     /// Carries out the changes other nodes asked of this node's downloads.
     func applyRequests(_ worker: FleetQueue) throws(ServiceError) {
         for (claim, request) in try worker.requests() where state.withLock({ $0.claims[claim.id] == claim }) {
-            try apply(request, to: claim, via: worker)
+            if request == "change" {
+                try applyChange(to: claim, via: worker)
+            } else {
+                try apply(request, to: claim, via: worker)
+            }
         }
     }
 }

@@ -55,20 +55,29 @@ extension FleetQueue {
         }
     }
 
-    /// Replaces the options or URLs of a waiting or paused download.
+    /// Replaces the options or URLs of a download in the queue; for an active one, asks its node
+    /// to restart its transfer with them (a `change` request).
     ///
-    /// - Throws: `invalidState` for an active download (its node runs it: pause it first) or a
-    ///   result; `notFound`.
-    func changeQueued(_ id: DownloadID, options: ServiceDownloadOptions?, urls: [String]?) throws(ServiceError) {
-        let changed = try connection.run("""
-            UPDATE haul_downloads SET options = coalesce($2, options), urls = coalesce($3, urls)
-            WHERE gid = $1 AND status IN \(Self.queueStatuses)
-            """, [Self.text(id), options.map(StoreText.encode), urls?.joined(separator: "\n")]).affected
-        guard changed == 0 else { return }
-        guard let row = try row(id) else { throw ServiceError(.notFound, "GID \(id.hex) is not found") }
-        if row.row.status == .active {
-            throw ServiceError(.invalidState, "GID \(id.hex) runs on node \(row.node ?? "?"): pause it to change it")
+    /// - Throws: `invalidState` for a result; `notFound`.
+    func change(_ id: DownloadID, options: ServiceDownloadOptions?, urls: [String]?) throws(ServiceError) {
+        let changed = try connection.transaction { () throws(ServiceError) -> Int in
+            let changed = try connection.run("""
+                UPDATE haul_downloads SET options = coalesce($2, options), urls = coalesce($3, urls),
+                    requested = CASE WHEN status = 'active' THEN coalesce(requested, 'change') ELSE requested END
+                WHERE gid = $1 AND status IN ('waiting', 'paused', 'active')
+                RETURNING status
+                """, [Self.text(id), options.map(StoreText.encode), urls?.joined(separator: "\n")]).values
+            if changed.first?.first == "active" { try connection.run("NOTIFY \(Self.requestChannel)") }
+            return changed.count
         }
+        guard changed == 0 else { return }
+        guard try row(id) != nil else { throw ServiceError(.notFound, "GID \(id.hex) is not found") }
         throw ServiceError(.invalidState, "Cannot change option for GID#\(id.hex)")
+    }
+
+    /// Clears a `change` request of a download this node runs under `claim`.
+    func clearRequest(_ claim: FleetClaim) throws(ServiceError) {
+        try connection.run("UPDATE haul_downloads SET requested = NULL WHERE gid = $1 AND fence = $2 AND requested = 'change'",
+                           [Self.text(claim.id), String(claim.fence)])
     }
 }
