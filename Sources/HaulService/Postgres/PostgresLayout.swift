@@ -3,7 +3,7 @@
 /// `haul_downloads` holds one row per download, as the SQLite state file does, plus what a
 /// fleet of daemons needs: the node that runs it (or ran it, for a result), until when its claim
 /// holds (`lease_until`), its fencing number (`fence`, one more at every claim), and a change
-/// asked of it while it runs (`requested`: `pause` or `remove`) for the node that runs it, and
+/// asked of it while it runs (`requested`: `pause`, `remove` or `change`) for the node that runs it, and
 /// its speed (with its lengths, noted at each renewal for the other nodes to show).
 /// `haul_nodes` has a line per node: when it last renewed its claims, how many it runs and how
 /// fast. `haul_places` is the sequence of places at the back of the queue.
