@@ -4,13 +4,6 @@ import Glibc
 import Darwin
 #endif
 
-/// A claim on a download: the node runs it under this fencing number until it lets go or its
-/// lease ends and another node claims it (with a higher number).
-struct FleetClaim: Hashable, Sendable {
-    let id: DownloadID
-    let fence: Int64
-}
-
 /// One node's door to the queue a fleet shares in PostgreSQL (see docs/FLEET.md).
 ///
 /// Nodes claim waiting downloads in queue order with `FOR UPDATE SKIP LOCKED` (two nodes never
