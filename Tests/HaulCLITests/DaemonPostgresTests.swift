@@ -49,6 +49,9 @@ struct DaemonPostgresTests {
                 #expect(path.hasPrefix(dir.appendingPathComponent("\(node)/downloads").path), "\(path)")
                 #expect(try Data(contentsOf: URL(fileURLWithPath: path)).count == 200_000)
             }
+            let lines = try b.call("haul.getNodes").array ?? []
+            #expect(lines.compactMap { $0.object?["node"]?.string } == ["a", "b"])
+            #expect(lines.allSatisfy { Int($0.object?["secondsSinceRenewal"]?.string ?? "") ?? 99 < 10 }, "\(lines)")
             let paused = try #require(b.call("aria2.addUri", [["http://127.0.0.1:1/later.bin"], ["pause": "true"]]).string)
             #expect(try a.call("aria2.tellStatus", [.string(paused), ["status"]]).object?["status"]?.string == "paused")
             b.send(SIGKILL)

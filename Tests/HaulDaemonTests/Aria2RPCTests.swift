@@ -41,7 +41,7 @@ import HaulJSON
 
     /// Calls `method`, with the token first unless `token` is false (`system.*` methods take none).
     static func call(_ rpc: Aria2RPC, _ method: String, _ params: [JSONValue] = [], token: Bool = true) -> (Int, JSONValue) {
-        let all: [JSONValue] = (token && method.hasPrefix("aria2.") ? ["token:sekret"] : []) + params
+        let all: [JSONValue] = (token && !method.hasPrefix("system.") ? ["token:sekret"] : []) + params
         return send(rpc, String(decoding: JSONWriter.encode(["jsonrpc": "2.0", "id": "q", "method": .string(method),
                                                              "params": .array(all)]), as: UTF8.self))
     }
@@ -85,6 +85,8 @@ import HaulJSON
                         "aria2.onDownloadError"])
             #expect(Self.send(rpc, #"{"jsonrpc":"2.0","id":1,"method":"system.listMethods","params":["token:x"]}"#).0 == 200,
                     "a token given anyway is ignored")
+            #expect(Self.call(rpc, "haul.getNodes").1.object?["result"] == [], "one daemon on its state file is no fleet")
+            #expect(Self.call(rpc, "haul.getNodes", token: false).0 == 400, "haul.getNodes takes the token")
         }
     }
 
