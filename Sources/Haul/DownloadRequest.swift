@@ -60,6 +60,10 @@ public struct DownloadRequest: Sendable {
     /// match (with mirrors, from another server: the ones that sent it are set aside). The pieces
     /// must cut the server's length exactly (`lengthMismatch` otherwise).
     public var pieces: PieceChecksums?
+    /// Asked once the file is complete and verified, right before it gets its name (a fleet's
+    /// node asks PostgreSQL whether the download is still its own): `false` leaves it a partial
+    /// file and the download fails with `locked` (another owner has it).
+    public var commitGate: (@Sendable () -> Bool)?
 
     /// Creates a request.
     ///

@@ -67,6 +67,10 @@ extension DownloadService {
         request.connections = entry.options.connections.map { max(1, ($0 + mirrors.count) / (mirrors.count + 1)) }
         request.rateLimit = entry.options.rateLimit
         request.pieces = entry.options.pieces
+        if let gate = configuration.commitGate {
+            let id = entry.id
+            request.commitGate = { gate(id) }
+        }
         let folder = entry.options.directory
         if let file = entry.file {
             // The name an earlier run chose, in the same folder (the folder of a file that has its place stays).

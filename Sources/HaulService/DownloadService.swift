@@ -42,6 +42,9 @@ public final class DownloadService: Sendable {
         /// The most results (complete, failed, removed) held in memory: the newest ones. Older
         /// results stay in the state file until removed, and are read from it when asked for.
         public var residentResults = 1_000
+        /// Asked right before a download's file gets its name (see ``DownloadRequest/commitGate``):
+        /// a fleet's node checks its claim there.
+        package var commitGate: (@Sendable (DownloadID) -> Bool)?
 
         /// Creates a configuration.
         ///

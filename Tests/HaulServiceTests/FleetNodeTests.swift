@@ -207,3 +207,29 @@ struct FleetLockedFileTests {
         }
     }
 }
+
+/// The fence at the file's commit: a node whose claim was taken while its transfer ran never
+/// gives the file its name.
+/// Exclusive: paces the transfer (`rate=`) so that the claim is taken while it runs.
+@Suite(.exclusive, .serialized, .enabled(if: PostgresCluster.isAvailable, "PostgreSQL is not installed"), .timeLimit(.minutes(1)))
+struct FleetCommitFenceTests {
+    @Test func aFileWhoseClaimWasTakenMeanwhileIsNeverNamed() async throws {
+        let server = try HaulServer()
+        let database = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
+        try await withTemporaryDirectory { (dir) async throws in
+            // A long lease: no renewal comes before the transfer (1.5 s) ends; the commit's check must catch it.
+            let node = try FleetNodeTests.node("late", database, dir, active: 1, lease: .seconds(60))
+            defer { node.stop() }
+            let id = try node.add(ServiceRequest(urls: [server.url("/bytes/300000/fenced.bin?rate=200000")]))
+            await eventually { node.service.activeDownloads().count == 1 }
+            let thief = try PostgresConnection(database)
+            defer { thief.close() }
+            try thief.run("UPDATE haul_downloads SET fence = fence + 1, node = 'thief' WHERE gid = $1", [String(Int64(bitPattern: id.rawValue))])
+            let root = dir.appendingPathComponent("late/downloads")
+            await eventually { node.service.download(id) == nil }   // its run ended and this node let go of it
+            #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("fenced.bin").path), "the file took its name")
+            let row = try #require(try FleetNodeTests.rows(database)[String(Int64(bitPattern: id.rawValue))])
+            #expect(row.status == "active" && row.node == "thief" && row.fence == 2, "the new owner's row stands")
+        }
+    }
+}

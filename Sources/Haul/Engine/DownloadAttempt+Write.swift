@@ -63,6 +63,9 @@ extension DownloadAttempt {
         // Not stopped by a cancellation: every byte is on disk by now, and a partial file cut
         // off here would have no record to resume it by.
         let sha256 = try verification?.verify(partial, length: byteCount, hasher: hasher, threads: job.resources.threads)
+        if let gate = job.request.commitGate, !gate() {
+            throw DownloadError(.locked, "\(name): the download belongs to another owner now; its file stays partial")
+        }
         partial.markFinished(mode: job.resources.finishedFileMode)
         if let mark { FinishedFileMark.write(mark, to: partial.descriptor) }   // a rerun then knows the file
         return FileCommit(partial: partial, name: name, fileURL: fileURL, ownsName: ownsName, byteCount: byteCount, head: head,

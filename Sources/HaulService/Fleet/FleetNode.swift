@@ -71,11 +71,14 @@ public final class FleetNode: Sendable {
         self.configuration = configuration
         var local = configuration.service
         local.state = .memory
+        let gate = CommitGate()
+        local.commitGate = { id in gate.allows(id) }
         service = try DownloadService(configuration: local)
         let worker = try FleetQueue(configuration.database, node: configuration.node)
         let listener = try FleetQueue(configuration.database, node: configuration.node)
         try listener.listen()
         service.addObserver { [weak self] event in self?.observe(event) }
+        gate.node.withLock { $0 = WeakNode(node: self) }
         let link = Connections(worker: worker, listener: listener)
         do throws(ResourceError) {
             try thread.run(name: "haul-fleet") { [self] in loop(link) }
@@ -119,6 +122,20 @@ public final class FleetNode: Sendable {
         }
         wakeup.signal()
         state.wait(until: nil) { $0.running }
+    }
+
+    /// Where the node's service asks whether a download's file may take its name: the node,
+    /// known once it is made (the service is made first).
+    final class CommitGate: Sendable {
+        let node = SharedStateLock(WeakNode())
+
+        func allows(_ id: DownloadID) -> Bool {
+            node.withLock { $0.node }?.mayCommit(id) ?? false
+        }
+    }
+
+    struct WeakNode: Sendable {
+        weak var node: FleetNode?
     }
 
     /// The two connections: the worker's claims and writes, the listener's notifications.

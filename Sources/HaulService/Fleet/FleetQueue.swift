@@ -123,6 +123,14 @@ final class FleetQueue {
         return Set(claims).subtracting(kept)
     }
 
+    /// Extends one claim's lease; `false` when the claim is no longer this node's.
+    func extend(_ claim: FleetClaim, lease: Duration) throws(ServiceError) -> Bool {
+        try connection.run("""
+            UPDATE haul_downloads SET lease_until = clock_timestamp() + $4::interval
+            WHERE gid = $1 AND fence = $2 AND node = $3 AND status = 'active'
+            """, [Self.text(claim.id), String(claim.fence), node, Self.interval(lease)]).affected == 1
+    }
+
     /// Writes a download's row under this node's claim: a result keeps the node that holds the
     /// file; a waiting or paused row lets go of the claim.
     ///
