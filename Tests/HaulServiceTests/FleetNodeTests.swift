@@ -159,6 +159,20 @@ struct FleetChangeTests {
         }
     }
 
+    @Test func aNodeWaitingForPostgreSQLStopsAtOnce() async throws {
+        let cluster = try PostgresCluster.start()
+        defer { cluster.destroy() }
+        try await withTemporaryDirectory { (dir) async throws in
+            let node = try FleetNodeTests.node("n", try PostgresSettings(cluster.url(database: "postgres")), dir, active: 1)
+            try cluster.stop()
+            await eventually { node.lastError != nil }
+            try await Task.sleep(for: .seconds(2))   // the backoff has grown past a second
+            let asked = ContinuousClock.now
+            node.stop()
+            #expect(ContinuousClock.now - asked < .milliseconds(900))
+        }
+    }
+
     @Test func transfersGoOnWhilePostgreSQLIsDownAndTheirResultsAreWrittenWhenItIsBack() async throws {
         let server = try HaulServer()
         let cluster = try PostgresCluster.start()

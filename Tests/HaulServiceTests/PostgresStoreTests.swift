@@ -80,6 +80,9 @@ struct PostgresStoreTests {
         }
         let settings = try PostgresSettings("postgresql://haul@127.0.0.1:6543/fleet?sslmode=require")
         #expect(settings.redacted == "host=127.0.0.1 port=6543 dbname=fleet user=haul")
+        #expect(settings.effectiveConnectionString == "postgresql://haul@127.0.0.1:6543/fleet?sslmode=require&connect_timeout=10")
+        #expect(try PostgresSettings("host=h dbname=d").effectiveConnectionString == "host=h dbname=d connect_timeout=10")
+        #expect(try PostgresSettings("postgresql://h/d?connect_timeout=3").effectiveConnectionString == "postgresql://h/d?connect_timeout=3")
         #expect(throws: ServiceError.self) { try PostgresSettings("postgresql://[::1") }
     }
 

@@ -104,7 +104,7 @@ public final class FleetNode: Sendable {
     /// Stops: the transfers pause (partial files kept), their claims go back to the queue as
     /// waiting for another node, results not yet written are written, and the connections close.
     public func stop() {
-        state.withLock { $0.stopping = true }
+        state.withLockBroadcasting { $0.stopping = true }   // wakes a loop waiting out a backoff
         wakeup.signal()
         state.wait(until: nil) { $0.running }
         adder.withLock { queue in
@@ -115,7 +115,7 @@ public final class FleetNode: Sendable {
 
     /// Stops as a killed node would: nothing is written, the claims are left to expire.
     func abandon() {
-        state.withLock { state in
+        state.withLockBroadcasting { state in
             state.stopping = true
             state.claims = [:]
             state.results = [:]

@@ -33,7 +33,7 @@ final class PostgresConnection {
     init(_ settings: PostgresSettings) throws(ServiceError) {
         library = try LibPQ.system.get()
         place = settings.redacted
-        handle = library.connectdb(settings.connectionString)
+        handle = library.connectdb(settings.effectiveConnectionString)
         guard let handle, library.status(handle) == 0 else {
             let message = Self.trimmed(library.errorMessage(handle))
             library.finish(handle)

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Where a service's list lives in PostgreSQL: a libpq connection string (`postgresql://…` or
 /// `key=value` words) whose password, if the server asks for one, comes from libpq's usual
 /// places (`PGPASSWORD`, `PGPASSFILE`, `~/.pgpass`), never from the string itself: a string on
@@ -7,6 +13,9 @@ public struct PostgresSettings: Sendable, Equatable {
     public let connectionString: String
     /// The server, port, database and user, without anything secret: what messages show.
     public let redacted: String
+    /// What libpq is given: the string with a connect timeout of 10 s unless it (or
+    /// `PGCONNECT_TIMEOUT`) sets one, so that an unreachable server never holds a node forever.
+    let effectiveConnectionString: String
 
     /// Whether `text` is a PostgreSQL URL (`postgresql://` or `postgres://`, any case).
     public static func isURL(_ text: String) -> Bool {
@@ -27,9 +36,17 @@ public struct PostgresSettings: Sendable, Equatable {
                                + "a PGPASSFILE or ~/.pgpass instead, where ps cannot show it")
         }
         self.connectionString = connectionString
+        effectiveConnectionString = Self.withConnectTimeout(connectionString, words: words)
         let host = words["host"].flatMap { $0.isEmpty ? nil : $0 } ?? words["hostaddr"] ?? "the default socket"
         redacted = "host=\(host) port=\(words["port"] ?? "5432") dbname=\(words["dbname"] ?? words["user"] ?? "")"
             + (words["user"].map { " user=\($0)" } ?? "")
+    }
+
+    private static func withConnectTimeout(_ text: String, words: [String: String]) -> String {
+        let environment = ProcessInfo.processInfo.environment["PGCONNECT_TIMEOUT"]
+        guard words["connect_timeout"] == nil, environment == nil else { return text }
+        guard isURL(text) else { return text + " connect_timeout=10" }
+        return text + (text.unicodeScalars.contains("?") ? "&" : "?") + "connect_timeout=10"
     }
 
     /// The keywords libpq reads from `connectionString` and their values (those it sets).
