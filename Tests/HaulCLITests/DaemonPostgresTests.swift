@@ -52,11 +52,21 @@ struct DaemonPostgresTests {
             let lines = try b.call("haul.getNodes").array ?? []
             #expect(lines.compactMap { $0.object?["node"]?.string } == ["a", "b"])
             #expect(lines.allSatisfy { Int($0.object?["secondsSinceRenewal"]?.string ?? "") ?? 99 < 10 }, "\(lines)")
+            // The client commands against any node, with one service's answers.
+            let common = ["--rpc=http://127.0.0.1:\(b.port)/jsonrpc", "--secret-file=\(folderB.path)/state.secret"]
+            let listed = try await haul(["ls"] + common, in: dir)
+            #expect(listed.status == 0 && gids.allSatisfy { listed.standardOutput.contains($0) }, "\(listed.standardOutput)")
+            let added = try await haul(["add"] + common + ["http://127.0.0.1:1/client.bin"], in: dir)
+            let client = try #require(added.outputLines.first)
+            #expect(try await haul(["pause"] + common + [client], in: dir).status == 0 || (try a.statuses()[client]) == "error")
+            let twice = try await haul(["rm"] + common + [gids[0]], in: dir)
+            #expect(twice.status == 0, "rm forgets a result: \(twice.standardError)")
+            #expect(try a.statuses()[gids[0]] == nil)
             let paused = try #require(b.call("aria2.addUri", [["http://127.0.0.1:1/later.bin"], ["pause": "true"]]).string)
             #expect(try a.call("aria2.tellStatus", [.string(paused), ["status"]]).object?["status"]?.string == "paused")
             b.send(SIGKILL)
             #expect(await b.waitForExit() == 128 + SIGKILL)
-            #expect(try a.statuses().count == 11, "a node's death loses nothing of the list")
+            #expect(try a.statuses().count == 11, "a node's death loses nothing of the list")   // 10 - 1 forgotten + client + paused
             a.send(SIGTERM)
             #expect(await a.waitForExit() == 0)
         }

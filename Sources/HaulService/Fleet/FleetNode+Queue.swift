@@ -38,21 +38,24 @@ extension FleetNode: DownloadQueue {
     }
 
     package func enqueuePause(_ id: DownloadID) throws(ServiceError) -> DownloadService.Acknowledged<Void> {
-        try change(id, local: "pause", from: FleetQueue.waitingOnly, to: .paused, kind: .paused)
+        try change(id, local: "pause", from: FleetQueue.waitingOnly, to: .paused, kind: .paused,
+                   refusal: "GID#\(id.hex) cannot be paused now")
     }
 
     package func enqueueRemove(_ id: DownloadID) throws(ServiceError) -> DownloadService.Acknowledged<Void> {
-        try change(id, local: "remove", from: FleetQueue.queueStatuses, to: .removed, kind: .removed)
+        try change(id, local: "remove", from: FleetQueue.queueStatuses, to: .removed, kind: .removed,
+                   refusal: "Active Download not found for GID#\(id.hex)")
     }
 
     package func enqueueResume(_ id: DownloadID) throws(ServiceError) -> DownloadService.Acknowledged<Void> {
-        try change(id, local: nil, from: "('paused')", to: .waiting, kind: .unpaused)
+        try change(id, local: nil, from: "('paused')", to: .waiting, kind: .unpaused, refusal: "GID#\(id.hex) cannot be unpaused now")
     }
 
     /// A change of one download: done here when this node runs it, asked of its node when
-    /// another runs it (`local`: the request), else made in the table when its status is in `from`.
+    /// another runs it (`local`: the request), else made in the table when its status is in `from`;
+    /// otherwise refused with aria2's words (`refusal`), as one service refuses it.
     private func change(_ id: DownloadID, local request: String?, from: String, to status: ServiceDownload.Status,
-                        kind: ServiceEvent.Kind) throws(ServiceError) -> DownloadService.Acknowledged<Void> {
+                        kind: ServiceEvent.Kind, refusal: String) throws(ServiceError) -> DownloadService.Acknowledged<Void> {
         try withCaller { (queue) throws(ServiceError) in
             if let request, let claim = state.withLock({ $0.claims[id] }) {
                 try apply(request, to: claim, via: queue)
@@ -60,8 +63,8 @@ extension FleetNode: DownloadQueue {
             }
             if try queue.setStatus(id, from: from, to: status, kind: kind) { return }
             if let request, try queue.request(id, request) { return }
-            guard let row = try queue.row(id) else { throw ServiceError(.notFound, "GID \(id.hex) is not found") }
-            throw ServiceError(.invalidState, "GID \(id.hex) is \(row.row.status.rawValue)")
+            guard try queue.row(id) != nil else { throw ServiceError(.notFound, "GID \(id.hex) is not found") }
+            throw ServiceError(.invalidState, refusal)
         }
         return done(())
     }
