@@ -23,14 +23,16 @@ package protocol DownloadQueue: AnyObject, Sendable {
     /// Blocks until the changes of `ticket` are durable.
     func waitUntilDurable(_ ticket: UInt64?) throws(ServiceError)
 
-    func download(_ id: DownloadID) -> ServiceDownload?
-    func activeDownloads() -> [ServiceDownload]
-    func waitingDownloads(_ pick: (Int) -> Range<Int>) -> [ServiceDownload]
-    func stoppedDownloads(_ pick: (Int) -> Range<Int>) -> [ServiceDownload]
-    func identifiers(withPrefix prefix: String, limit: Int) -> [DownloadID]
+    // The reads throw where the list is not in memory (a fleet's, while PostgreSQL cannot be
+    // reached): an empty answer then would say the downloads are gone.
+    func download(_ id: DownloadID) throws(ServiceError) -> ServiceDownload?
+    func activeDownloads() throws(ServiceError) -> [ServiceDownload]
+    func waitingDownloads(_ pick: (Int) -> Range<Int>) throws(ServiceError) -> [ServiceDownload]
+    func stoppedDownloads(_ pick: (Int) -> Range<Int>) throws(ServiceError) -> [ServiceDownload]
+    func identifiers(withPrefix prefix: String, limit: Int) throws(ServiceError) -> [DownloadID]
     func segmentsInFlight(_ id: DownloadID) -> [SegmentInFlight]
     func sourcesInUse(_ id: DownloadID) -> [SourceInUse]
-    var statistics: ServiceStatistics { get }
+    func currentStatistics() throws(ServiceError) -> ServiceStatistics
 
     var maximumActiveDownloads: Int { get }
     func setMaximumActiveDownloads(_ count: Int) throws(ServiceError)
@@ -39,7 +41,7 @@ package protocol DownloadQueue: AnyObject, Sendable {
     var rootPath: String { get }
 
     /// The nodes of the fleet the list belongs to (none for one service).
-    func fleetNodes() -> [FleetNodeStatus]
+    func fleetNodes() throws(ServiceError) -> [FleetNodeStatus]
 
     func addObserver(_ observer: @escaping @Sendable (ServiceEvent) -> Void) -> Int
     func removeObserver(_ token: Int)
@@ -49,4 +51,5 @@ package protocol DownloadQueue: AnyObject, Sendable {
 
 extension DownloadService: DownloadQueue {
     package func fleetNodes() -> [FleetNodeStatus] { [] }
+    package func currentStatistics() -> ServiceStatistics { statistics }
 }

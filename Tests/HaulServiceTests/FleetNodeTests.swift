@@ -100,6 +100,13 @@ struct FleetNodeTests {
     }
 }
 
+extension FleetNode {
+    /// The download as the fleet's list has it; `nil` when it has none or cannot be read.
+    func look(_ id: DownloadID) -> ServiceDownload? {
+        (try? download(id)) ?? nil
+    }
+}
+
 /// Changes asked through one node of a download another node runs, and PostgreSQL going away.
 /// Exclusive: paces transfers (`rate=`) so that downloads are in flight when asked to change.
 @Suite(.exclusive, .serialized, .enabled(if: PostgresCluster.isAvailable, "PostgreSQL is not installed"), .timeLimit(.minutes(2)))
@@ -117,23 +124,23 @@ struct FleetChangeTests {
             defer { asker.stop() }
             let heard = Mutex<[ServiceEvent]>([])
             asker.addObserver { event in heard.withLock { $0.append(event) } }
-            #expect(asker.download(ids[0])?.node == "runner")
+            #expect(asker.look(ids[0])?.node == "runner")
             // Its progress reaches the other nodes with each renewal.
-            await eventually { (asker.download(ids[0])?.completedBytes ?? 0) > 0 && (asker.download(ids[0])?.bytesPerSecond ?? 0) > 0 }
+            await eventually { (asker.look(ids[0])?.completedBytes ?? 0) > 0 && (asker.look(ids[0])?.bytesPerSecond ?? 0) > 0 }
             let askedAt = ContinuousClock.now
             _ = try asker.enqueuePause(ids[0])
             _ = try asker.enqueueRemove(ids[1])
-            await eventually { asker.download(ids[0])?.status == .paused && asker.download(ids[1])?.status == .removed }
+            await eventually { asker.look(ids[0])?.status == .paused && asker.look(ids[1])?.status == .removed }
             #expect(ContinuousClock.now - askedAt < .seconds(1), "done within a second")
             #expect(runner.service.activeDownloads().isEmpty)
             await eventually {
                 let events = heard.withLock { $0 }
                 return events.contains(ServiceEvent(id: ids[0], kind: .paused)) && events.contains(ServiceEvent(id: ids[1], kind: .removed))
             }
-            #expect(asker.download(ids[0])?.completedBytes ?? 0 > 0, "the pause kept the bytes so far")
+            #expect(asker.look(ids[0])?.completedBytes ?? 0 > 0, "the pause kept the bytes so far")
             _ = try asker.enqueueResume(ids[0])
             // Back in the queue: claimed again by one of the two nodes (each has a slot).
-            await eventually { [.active, .complete].contains(asker.download(ids[0])?.status) && asker.download(ids[0])?.node != nil }
+            await eventually { [.active, .complete].contains(asker.look(ids[0])?.status) && asker.look(ids[0])?.node != nil }
         }
     }
 
@@ -148,14 +155,14 @@ struct FleetChangeTests {
             let asker = try FleetNodeTests.node("asker", database, dir, active: 1)
             defer { asker.stop() }
             _ = try asker.enqueueChangeURLs(id, to: [server.url("/bytes/4000000/c.bin")])
-            await eventually(timeout: .seconds(15)) { asker.download(id)?.status == .complete }
-            #expect(asker.download(id)?.urls == [server.url("/bytes/4000000/c.bin")])
+            await eventually(timeout: .seconds(15)) { asker.look(id)?.status == .complete }
+            #expect(asker.look(id)?.urls == [server.url("/bytes/4000000/c.bin")])
             #expect(server.requests.contains { $0.target == "/bytes/4000000/c.bin" }, "the new URL was used")
             let waiting = try asker.add(ServiceRequest(urls: ["http://127.0.0.1:1/w.bin"], paused: true))
             var options = ServiceDownloadOptions()
             options.connections = 3
             _ = try asker.enqueueChangeOptions(waiting, to: options)
-            #expect(asker.download(waiting)?.options.connections == 3)
+            #expect(asker.look(waiting)?.options.connections == 3)
         }
     }
 
@@ -186,13 +193,15 @@ struct FleetChangeTests {
             try cluster.stop()
             let refusal = #expect(throws: ServiceError.self) { try node.add(ServiceRequest(urls: [server.url("/bytes/10/x.bin")])) }
             #expect(refusal?.code == .store, "a change is refused, never acknowledged, while the database is down")
+            #expect(throws: ServiceError.self, "a read is refused, never answered empty") { try node.waitingDownloads { 0..<$0 } }
+            #expect(throws: ServiceError.self) { try node.currentStatistics() }
             await eventually { node.service.download(id)?.status == .complete }
             #expect(node.lastError != nil)
             try cluster.startServer()
-            await eventually { node.stoppedDownloads { 0..<$0 }.map(\.id) == [id] }
+            await eventually { (try? node.stoppedDownloads { 0..<$0 })?.map(\.id) == [id] }
             await eventually { node.lastError == nil }
-            #expect(node.download(id)?.status == .complete && node.download(id)?.node == "n")
-            #expect(node.waitingDownloads { 0..<$0 }.isEmpty, "the refused addition was never added")
+            #expect(node.look(id)?.status == .complete && node.look(id)?.node == "n")
+            #expect(try node.waitingDownloads { 0..<$0 }.isEmpty, "the refused addition was never added")
         }
     }
 }

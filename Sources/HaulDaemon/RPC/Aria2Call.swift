@@ -29,6 +29,16 @@ struct Aria2Call {
         }
     }
 
+    /// Runs a read of the list, turning its error into aria2's (a fleet's list while PostgreSQL
+    /// cannot be reached).
+    func read<Value>(_ body: () throws(ServiceError) -> Value) throws(RPCFault) -> Value {
+        do throws(ServiceError) {
+            return try body()
+        } catch {
+            throw RPCFault.failure(error.message)
+        }
+    }
+
     /// Parameter `index`, if present, of the type `take` reads (`nil` from it: wrong type).
     func parameter<T>(_ index: Int, required: Bool, _ take: (JSONValue) -> T?) throws(RPCFault) -> T? {
         guard index < params.count else {
@@ -68,7 +78,7 @@ struct Aria2Call {
         guard (1...16).contains(text.utf8.count), text.utf8.allSatisfy(\.isHexDigit) else {
             throw RPCFault.failure("Invalid GID \(text)")
         }
-        let found = service.identifiers(withPrefix: text, limit: 2)
+        let found = try read { () throws(ServiceError) in try service.identifiers(withPrefix: text, limit: 2) }
         switch found.count {
         case 1: return found[0]
         case 0: throw RPCFault.failure("GID \(text) is not found")

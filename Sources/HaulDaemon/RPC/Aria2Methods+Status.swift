@@ -8,7 +8,9 @@ extension Aria2Methods {
     /// The download a GID names, for the methods that take any status.
     static func download(_ call: Aria2Call, _ index: Int = 0) throws(RPCFault) -> ServiceDownload {
         let id = try call.gid(index)
-        guard let download = call.service.download(id) else { throw RPCFault.failure("GID \(id.hex) is not found") }
+        guard let download = try call.read({ () throws(ServiceError) in try call.service.download(id) }) else {
+            throw RPCFault.failure("GID \(id.hex) is not found")
+        }
         return download
     }
 
@@ -22,7 +24,8 @@ extension Aria2Methods {
 
     static func tellActive(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
         let keys = try call.keys(0)
-        return .array(call.service.activeDownloads().map { Aria2Status.json($0, keys: keys) })
+        let active = try call.read { () throws(ServiceError) in try call.service.activeDownloads() }
+        return .array(active.map { Aria2Status.json($0, keys: keys) })
     }
 
     static func tellList(_ call: inout Aria2Call, stopped: Bool) throws(RPCFault) -> JSONValue {
@@ -35,7 +38,10 @@ extension Aria2Methods {
             reversed = page.reversed
             return page.range
         }
-        let downloads = stopped ? call.service.stoppedDownloads(pick) : call.service.waitingDownloads(pick)
+        let service = call.service
+        let downloads = try call.read { () throws(ServiceError) in
+            stopped ? try service.stoppedDownloads(pick) : try service.waitingDownloads(pick)
+        }
         let entries = downloads.map { Aria2Status.json($0, keys: keys) }
         return .array(reversed ? entries.reversed() : entries)
     }
@@ -78,7 +84,7 @@ extension Aria2Methods {
     }
 
     static func getGlobalStat(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
-        let stats = call.service.statistics
+        let stats = try call.read { () throws(ServiceError) in try call.service.currentStatistics() }
         return [
             "downloadSpeed": .string(String(Int64(stats.bytesPerSecond))),
             "numActive": .string(String(stats.active)),
@@ -91,7 +97,7 @@ extension Aria2Methods {
 
     /// Haul's `haul.getNodes`: a line per node of the fleet (none for one daemon on its state file).
     static func getNodes(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
-        .array(call.service.fleetNodes().map { node in
+        .array(try call.read { () throws(ServiceError) in try call.service.fleetNodes() }.map { node in
             [
                 "node": .string(node.name), "address": .string(node.address), "numActive": .string(String(node.active)),
                 "downloadSpeed": .string(String(node.bytesPerSecond)),

@@ -134,7 +134,7 @@ enum Aria2Methods {
         let added = try call.parameter(3, required: true, \.array)!.compactMap(\.string)
         let position = try call.parameter(4, required: false, \.integer)
         if let position, position < 0 { throw RPCFault.failure("Position must be greater than or equal to 0.") }
-        guard let download = call.service.download(id), !download.status.isStopped else {
+        guard let download = try call.read({ () throws(ServiceError) in try call.service.download(id) }), !download.status.isStopped else {
             throw RPCFault.failure("Cannot remove URIs from GID#\(id.hex)")
         }
         guard index == 1 else { throw RPCFault.failure("fileIndex is out of range") }

@@ -9,30 +9,30 @@ import HaulCore
 /// The fleet's list as snapshots: rows from PostgreSQL, the downloads this node runs as they
 /// are now (their progress is not in the table).
 extension FleetNode {
-    package func download(_ id: DownloadID) -> ServiceDownload? {
+    package func download(_ id: DownloadID) throws(ServiceError) -> ServiceDownload? {
         if state.withLock({ $0.claims[id] != nil }), var live = service.download(id) {
             live.node = configuration.node
             return live
         }
-        return (try? withCaller { (queue) throws(ServiceError) in try queue.row(id) })?.flatMap(snapshot)
+        return try withCaller { (queue) throws(ServiceError) in try queue.row(id) }.map(snapshot)
     }
 
-    package func activeDownloads() -> [ServiceDownload] {
-        list(FleetQueue.activeOnly) { 0..<$0 }
+    package func activeDownloads() throws(ServiceError) -> [ServiceDownload] {
+        try list(FleetQueue.activeOnly) { 0..<$0 }
     }
 
-    package func waitingDownloads(_ pick: (Int) -> Range<Int>) -> [ServiceDownload] {
-        list(FleetQueue.queueStatuses, pick)
+    package func waitingDownloads(_ pick: (Int) -> Range<Int>) throws(ServiceError) -> [ServiceDownload] {
+        try list(FleetQueue.queueStatuses, pick)
     }
 
-    package func stoppedDownloads(_ pick: (Int) -> Range<Int>) -> [ServiceDownload] {
-        list(FleetQueue.resultStatuses, pick)
+    package func stoppedDownloads(_ pick: (Int) -> Range<Int>) throws(ServiceError) -> [ServiceDownload] {
+        try list(FleetQueue.resultStatuses, pick)
     }
 
-    private func list(_ statuses: String, _ pick: (Int) -> Range<Int>) -> [ServiceDownload] {
-        let rows = (try? withCaller { (queue) throws(ServiceError) in
+    private func list(_ statuses: String, _ pick: (Int) -> Range<Int>) throws(ServiceError) -> [ServiceDownload] {
+        let rows = try withCaller { (queue) throws(ServiceError) in
             try queue.rows(statuses, try Self.places(statuses, pick, queue).clamped(to: 0..<Int.max))
-        }) ?? []
+        }
         return rows.compactMap { row in
             if row.node == configuration.node, row.row.status == .active, var live = service.download(row.row.id) {
                 live.node = row.node
@@ -49,9 +49,9 @@ extension FleetNode {
         return unbounded.lowerBound < Int.max / 2 ? unbounded : pick(try queue.count(statuses))
     }
 
-    package func identifiers(withPrefix prefix: String, limit: Int) -> [DownloadID] {
+    package func identifiers(withPrefix prefix: String, limit: Int) throws(ServiceError) -> [DownloadID] {
         guard prefix.unicodeScalars.allSatisfy({ $0.properties.isASCIIHexDigit }), prefix.unicodeScalars.count <= 16 else { return [] }
-        return (try? withCaller { (queue) throws(ServiceError) in try queue.identifiers(withPrefix: prefix, limit: limit) }) ?? []
+        return try withCaller { (queue) throws(ServiceError) in try queue.identifiers(withPrefix: prefix, limit: limit) }
     }
 
     package func segmentsInFlight(_ id: DownloadID) -> [SegmentInFlight] {
@@ -62,8 +62,8 @@ extension FleetNode {
         service.sourcesInUse(id)
     }
 
-    package var statistics: ServiceStatistics {
-        let counts = (try? withCaller { (queue) throws(ServiceError) in try queue.counts() }) ?? [:]
+    package func currentStatistics() throws(ServiceError) -> ServiceStatistics {
+        let counts = try withCaller { (queue) throws(ServiceError) in try queue.counts() }
         return ServiceStatistics(active: counts["active"] ?? 0, waiting: (counts["waiting"] ?? 0) + (counts["paused"] ?? 0),
                                  stopped: (counts["complete"] ?? 0) + (counts["error"] ?? 0) + (counts["removed"] ?? 0),
                                  stoppedTotal: (counts["complete"] ?? 0) + (counts["error"] ?? 0) + (counts["removed"] ?? 0),
@@ -85,8 +85,8 @@ extension FleetNode {
 
     package var rootPath: String { service.rootPath }
 
-    package func fleetNodes() -> [FleetNodeStatus] {
-        (try? withCaller { (queue) throws(ServiceError) in try queue.nodes() }) ?? []
+    package func fleetNodes() throws(ServiceError) -> [FleetNodeStatus] {
+        try withCaller { (queue) throws(ServiceError) in try queue.nodes() }
     }
 
     package func shutDown(timeout: Duration) {
