@@ -30,11 +30,12 @@ Parts (--parts picks some; they run in this order):
              (Scripts/postgres-cluster.sh, in the work folder) beside one daemon on SQLite:
              --fleet-queued (100,000) paused downloads added in system.multicall calls of 1,000
              addUri (each timed, the rows counted by another connection after each answer);
-             VACUUM ANALYZE, then tellWaiting(0, 1000) timed --rpc-calls times on each node; each
-             node's idle CPU over --idle-seconds; downloads claimed and ended per second across the
-             fleet (-j --fleet-jobs per node, tiny files from nginx, over --fleet-window seconds);
-             the time until a SIGKILLed node's downloads run on another (the lease is 10 s); the
-             SQLite node: the same but the takeover (Scripts/lib/bench_fleet.py, FLEET_TARGETS)
+             VACUUM ANALYZE (psql), then tellWaiting(0, 1000) timed --rpc-calls times on each
+             node; each node's idle CPU over --idle-seconds; downloads claimed and ended per
+             second across the fleet (-j --fleet-jobs per node, tiny files from nginx, over
+             --fleet-window seconds); the time until a SIGKILLed node's downloads run on another
+             (the lease is 10 s); the SQLite node: the same but the takeover
+             (Scripts/lib/bench_fleet.py, FLEET_TARGETS)
 
 Each part lists its clients as data (PARTS below): a name, a command line template and how the
 output is verified (bytes: compared byte for byte with the source; sha256: its digest; files:
@@ -316,8 +317,9 @@ class Server:
 
     Everything under /capped/ is sent at most CAP_RATE per connection (nginx limit_rate), like a
     server that caps each connection, and under /slow/ at most SLOW_RATE (the daemon part's origin);
-    any name under /tiny/ is the file tiny.bin (the fleet part's many small downloads). TLS uses a throwaway CA and a certificate for localhost and
-    127.0.0.1 made with the openssl tool. nginx runs in the foreground as this script's child."""
+    any name under /tiny/ is the file tiny.bin (the fleet part's many small downloads). TLS uses a
+    throwaway CA and a certificate for localhost and 127.0.0.1 made with the openssl tool. nginx
+    runs in the foreground as this script's child."""
 
     def __init__(self, work: Path, cap_rate: str, slow_rate: str = "2k", mirror_rate: str = "20m"):
         self.work, self.cap_rate, self.slow_rate, self.mirror_rate = work, cap_rate, slow_rate, mirror_rate

@@ -194,7 +194,8 @@ class Usage:
     def result(self) -> dict:
         wall = time.monotonic() - self.start
         busy, total = (now - then for now, then in zip(machine_ticks(), self.machine))
-        cpu = {name: (tree_cpu_seconds(self.h, pid) - self.before[name]) / wall * 100 for name, pid in self.pids.items()}
+        # A thread that ended took its time with it: a process can seem to have used less than nothing.
+        cpu = {name: max(0.0, tree_cpu_seconds(self.h, pid) - self.before[name]) / wall * 100 for name, pid in self.pids.items()}
         cpu["bench.py"] = (self.own_seconds() - self.own) / wall * 100
         machine = busy / max(1, total) * (os.cpu_count() or 1) * 100
         return {"wall_s": wall, "cpu_pct": cpu, "machine_pct": machine, "others_pct": max(0.0, machine - sum(cpu.values()))}
@@ -579,6 +580,60 @@ def compare(value: float, comparison: str, limit: float) -> bool:
     return {"<=": value <= limit, "<": value < limit, ">=": value >= limit}[comparison]
 
 
+def target_lines(fleet: dict) -> list[str]:
+    """The issue's targets on the fleet's figures, met or missed."""
+    lines = []
+    for key, label, comparison, limit in FLEET_TARGETS:
+        value = fleet.get(key)
+        if value is None:
+            continue
+        shown = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+        lines.append(f"- target: {label}: {shown} ({comparison} {limit:,g}): "
+                     f"{'met' if compare(value, comparison, limit) else 'MISSED'}")
+    return lines
+
+
+def fleet_notes(fleet: dict) -> list[str]:
+    """Where the fleet's time goes: PostgreSQL's share of the reads, the commits of the claims."""
+    pg, claims = fleet["postgres"], fleet["claims"]
+    timing = lambda e: f"{e['planning_ms']:.1f} + {e['execution_ms']:.1f} ms ({e['scan']})"
+    answer = statistics.median(r["answer_kib"] for r in fleet["reads"].values())
+    return ["- reads: `VACUUM ANALYZE haul_downloads` and `CHECKPOINT` ran (psql) before the reads were timed. "
+            "PostgreSQL's own time (planning + execution, EXPLAIN ANALYZE without per-row timing, median of 5) "
+            f"for a node's tellWaiting: the count of the queue {timing(pg['count'])}, the first page "
+            f"{timing(pg['first_page'])}, the last page {timing(pg['last_page'])}; getGlobalStat's count by "
+            f"status {timing(pg['statuses'])}. The rest is the node's (the rows into downloads, then about "
+            f"{answer:.0f} KiB of JSON) and the HTTP",
+            "- claims: ended by node: " + ", ".join(f"{n} {s} {c}" for n, s, c in claims["ended_by_node"])
+            + f"; PostgreSQL commits per ended download {claims['commits_per_ended']:.2f}, WAL flushes "
+            f"{claims['wal_syncs_per_ended']:.2f} (pg_stat_database, pg_stat_wal); the ended rows counted by psql "
+            "twice a second, the first second left out",
+            f"- takeover: node {fleet['killed']} killed {fleet['lease_left_s']:.1f} s before its lease ended; the others "
+            f"claimed its downloads {fleet['after_lease_s']:.2f} s after. A node claims expired rows when its loop wakes "
+            f"(on any fleet event, else a third of a lease after it last woke), so up to {LEASE_S / 3:.1f} s more may pass"]
+
+
+def usage_lines(fleet: dict | None, single: dict | None) -> list[str]:
+    """The CPU of each phase, and a warning when others took much of the machine."""
+    lines = [f"- CPU, % of a core (the machine has {os.cpu_count()} cores; others: the machine's busy time less "
+             "what the part's processes took, the kernel's threads for loopback and writeback included):"]
+    busy = []
+    for name, figures in (("fleet", fleet), ("SQLite", single)):
+        if not figures:
+            continue
+        reads = figures["reads"]
+        text = "; ".join((f"[{n}] " if len(reads) > 1 else "") + usage_text(r["usage"]) for n, r in reads.items())
+        lines.append(f"  - {name}: reads {text}; idle {usage_text(figures['idle_usage'], '.3f')}; "
+                     f"claims {usage_text(figures['claims']['usage'])}")
+        phases = [*((f"reads ({n})", r["usage"]) for n, r in reads.items()), ("idle", figures["idle_usage"]),
+                  ("claims", figures["claims"]["usage"])]
+        busy += [f"{name} {phase}" for phase, usage in phases if usage["others_pct"] > OTHERS_NOTED_PCT]
+    if busy:
+        lines.append(f"- warning: others (other processes, the kernel's threads) took over {OTHERS_NOTED_PCT:g} % of a "
+                     "core during: " + ", ".join(busy) + "; those figures are worse than a quiet machine's")
+    return lines
+
+
 def fleet_report(h, bench) -> list[str]:
     """The fleet part's section: the table (fleet beside SQLite), the targets, notes, commands."""
     cfg = bench.cfg
@@ -592,45 +647,14 @@ def fleet_report(h, bench) -> list[str]:
     lines += [f"| {' | '.join(row)} |" for row in fleet_rows(fleet, single)]
     lines.append("")
     if fleet:
-        for key, label, comparison, limit in FLEET_TARGETS:
-            value = fleet.get(key)
-            if value is None:
-                continue
-            met = compare(value, comparison, limit)
-            lines.append(f"- target: {label}: {value:.3g} ({comparison} {limit:g}): {'met' if met else 'MISSED'}")
-        pg, claims = fleet["postgres"], fleet["claims"]
-        timing = lambda e: f"{e['planning_ms']:.1f} + {e['execution_ms']:.1f} ms ({e['scan']})"
-        lines.append("- reads: `VACUUM ANALYZE haul_downloads` and `CHECKPOINT` ran (psql) before the reads were timed. "
-                     "PostgreSQL's own time (planning + execution, EXPLAIN ANALYZE without per-row timing, median of 5) "
-                     f"for a node's tellWaiting: the count of the queue {timing(pg['count'])}, the first page "
-                     f"{timing(pg['first_page'])}, the last page {timing(pg['last_page'])}; getGlobalStat's count by "
-                     f"status {timing(pg['statuses'])}. The rest is the node's (the rows into downloads, then about "
-                     f"{statistics.median(r['answer_kib'] for r in fleet['reads'].values()):.0f} KiB of JSON) and the HTTP")
-        lines.append(f"- claims: ended by node: " + ", ".join(f"{n} {s} {c}" for n, s, c in claims["ended_by_node"])
-                     + f"; PostgreSQL commits per ended download {claims['commits_per_ended']:.2f}, WAL flushes "
-                     f"{claims['wal_syncs_per_ended']:.2f} (pg_stat_database, pg_stat_wal); the ended rows counted by psql "
-                     "twice a second, the first second left out")
-    lines.append(f"- CPU, % of a core (the machine has {os.cpu_count()} cores; others: the machine's busy time less "
-                 "what the part runs):")
-    for name, figures in (("fleet", fleet), ("SQLite", single)):
-        if not figures:
-            continue
-        reads_usage = {n: usage_text(r["usage"]) for n, r in figures["reads"].items()}
-        lines.append(f"  - {name}: reads " + "; ".join(f"[{n}] {text}" if len(reads_usage) > 1 else text
-                                                       for n, text in reads_usage.items())
-                     + f"; idle {usage_text(figures['idle_usage'], '.3f')}; claims {usage_text(figures['claims']['usage'])}")
-    busy = [f"{name} {phase}" for name, figures in (("fleet", fleet), ("SQLite", single)) if figures
-            for phase, usage in [*((f"reads ({n})", r["usage"]) for n, r in figures["reads"].items()),
-                                 ("idle", figures["idle_usage"]), ("claims", figures["claims"]["usage"])]
-            if usage["others_pct"] > OTHERS_NOTED_PCT]
-    if busy:
-        lines.append(f"- warning: other processes on the machine took over {OTHERS_NOTED_PCT:g} % of a core during: "
-                     + ", ".join(busy) + "; those figures are worse than a quiet machine's")
+        lines += target_lines(fleet) + fleet_notes(fleet)
+    lines += usage_lines(fleet, single)
     if single:
         lines.append(f"- SQLite: durability checked by SIGKILL right after the last answer, then the rows counted in the "
                      f"file; started again on it in {single['restart_s']:.2f} s; its ended downloads counted by getGlobalStat "
                      "(numStoppedTotal)")
-    lines.append("- commands: " + "; ".join(f"{name}: `{f['command']}`" for name, f in (("fleet node", fleet), ("SQLite", single)) if f)
-                 + f"; then -j {cfg.fleet_jobs} for the claims through changeGlobalOption max-concurrent-downloads")
+    commands = "; ".join(f"{name}: `{f['command']}`" for name, f in (("fleet node", fleet), ("SQLite", single)) if f)
+    lines.append(f"- commands: {commands}; then -j {cfg.fleet_jobs} for the claims through changeGlobalOption "
+                 "max-concurrent-downloads")
     lines.append(f"- reproduce: `{h.reproduce(cfg, ['fleet'])}`")
     return lines
