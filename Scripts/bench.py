@@ -26,6 +26,16 @@ Parts (--parts picks some; they run in this order):
              system.multicall calls of 1,000 addUri (each call timed), tellWaiting(0, 1000)
              timed --rpc-calls times, then the CPU time and RSS of the idle daemon over
              --idle-seconds; measured on each daemon in turn (DAEMONS and DAEMON_TARGETS below)
+  fleet      haul daemons as a fleet (--fleet-nodes, 3) on one queue in a private PostgreSQL
+             (Scripts/postgres-cluster.sh, in the work folder) beside one daemon on SQLite:
+             --fleet-queued (100,000) paused downloads added in system.multicall calls of 1,000
+             addUri (each timed, the rows counted by another connection after each answer);
+             VACUUM ANALYZE (psql), then tellWaiting(0, 1000) timed --rpc-calls times on each
+             node; each node's idle CPU over --idle-seconds; downloads claimed and ended per
+             second across the fleet (-j --fleet-jobs per node, tiny files from nginx, over
+             --fleet-window seconds); the time until a SIGKILLed node's downloads run on another
+             (the lease is 10 s); the SQLite node: the same but the takeover
+             (Scripts/lib/bench_fleet.py, FLEET_TARGETS)
 
 Each part lists its clients as data (PARTS below): a name, a command line template and how the
 output is verified (bytes: compared byte for byte with the source; sha256: its digest; files:
@@ -81,14 +91,15 @@ from pathlib import Path
 MIB = 1 << 20
 SCRIPT = Path(__file__).resolve()
 REPO = SCRIPT.parent.parent
-PART_NAMES = ("single", "capped", "mirrors", "small", "ratelimit", "checksum", "proxy", "daemon")
+PART_NAMES = ("single", "capped", "mirrors", "small", "ratelimit", "checksum", "proxy", "daemon", "fleet")
+RPC_PARTS = ("daemon", "fleet")   # parts measured through JSON-RPC, reported by their own code
 GNU_TIME = "/usr/bin/time"
 # The Debian package that provides each tool the benchmark may run.
 PACKAGES = {
     "nginx": "nginx", "curl": "curl", "aria2c": "aria2", "axel": "axel", "openssl": "openssl",
     "perf": "linux-perf", "strace": "strace", "valgrind": "valgrind", GNU_TIME: "time",
     "strip": "binutils", "filefrag": "e2fsprogs", "dd": "coreutils", "sh": "dash", "tinyproxy": "tinyproxy",
-    "losetup": "mount", "mount": "mount", "umount": "mount", "mkfs.ext4": "e2fsprogs",
+    "losetup": "mount", "mount": "mount", "umount": "mount", "mkfs.ext4": "e2fsprogs", "psql": "postgresql-client",
 }
 
 
@@ -305,8 +316,10 @@ class Server:
     """nginx with its own config, logs and temp folders in WORK, listening on 127.0.0.1 only.
 
     Everything under /capped/ is sent at most CAP_RATE per connection (nginx limit_rate), like a
-    server that caps each connection, and under /slow/ at most SLOW_RATE (the daemon part's origin). TLS uses a throwaway CA and a certificate for localhost and
-    127.0.0.1 made with the openssl tool. nginx runs in the foreground as this script's child."""
+    server that caps each connection, and under /slow/ at most SLOW_RATE (the daemon part's origin);
+    any name under /tiny/ is the file tiny.bin (the fleet part's many small downloads). TLS uses a
+    throwaway CA and a certificate for localhost and 127.0.0.1 made with the openssl tool. nginx
+    runs in the foreground as this script's child."""
 
     def __init__(self, work: Path, cap_rate: str, slow_rate: str = "2k", mirror_rate: str = "20m"):
         self.work, self.cap_rate, self.slow_rate, self.mirror_rate = work, cap_rate, slow_rate, mirror_rate
@@ -459,7 +472,8 @@ def nginx_config(server: Server) -> str:
     w = server.work
     user = "user root;\n" if os.geteuid() == 0 else ""  # workers read the work folder as it is
     capped = (f"location /capped/ {{ limit_rate {server.cap_rate}; }}\n"
-              f"        location /slow/ {{ limit_rate {server.slow_rate}; }}")
+              f"        location /slow/ {{ limit_rate {server.slow_rate}; }}\n"
+              "        location /tiny/ { try_files /tiny.bin =404; }")
     return f"""# Written by Scripts/bench.py for a throwaway loopback server.
 {user}worker_processes 2;
 daemon off;
@@ -653,7 +667,7 @@ def out_need_mib(cfg: argparse.Namespace) -> int:
     rounds = cfg.warmup + cfg.runs * PARTS["small"].rounds + 1
     wanted = {"single": cfg.size_mib, "checksum": cfg.size_mib, "proxy": cfg.size_mib, "capped": cfg.capped_mib,
               "mirrors": cfg.mirrors_mib,
-              "ratelimit": cfg.rate_mib_s * cfg.rate_seconds, "daemon": 1024,
+              "ratelimit": cfg.rate_mib_s * cfg.rate_seconds, "daemon": 1024, "fleet": 1024,
               "small": -(-cfg.small_count * max(cfg.small_kib, 4) * rounds * (len(PARTS["small"].clients) + 1) // 1024)}
     need = max([cfg.probe_mib] + [wanted[p] for p in cfg.parts])
     return -(-(need * 5 // 4 + 1024) // 1024) * 1024
@@ -1060,6 +1074,7 @@ class Bench:
     daemon: dict = dataclasses.field(default_factory=dict)  # the daemon part's figures, per daemon
     daemon_scale: dict = dataclasses.field(default_factory=dict)  # ... with --paused paused, per daemon
     daemon_failures: dict = dataclasses.field(default_factory=dict)  # ... through --failures failures
+    fleet: dict = dataclasses.field(default_factory=dict)  # the fleet part's figures: postgresql, sqlite
     out_note: str = "beside the sources"  # where the outputs go, for the report's header
 
 
@@ -1736,6 +1751,7 @@ PART_OPTIONS = {
     "small": ("small_count", "small_kib", "jobs"), "ratelimit": ("rate_mib_s", "rate_seconds"),
     "checksum": ("size_mib", "link_rate"), "proxy": ("size_mib",),
     "daemon": ("queued", "rpc_calls", "idle_seconds", "slow_rate", "paused", "failures"),
+    "fleet": ("fleet_queued", "fleet_nodes", "fleet_jobs", "fleet_window", "rpc_calls", "idle_seconds", "slow_rate"),
 }
 
 
@@ -1863,7 +1879,7 @@ def write_results(bench: Bench, folder: Path, header: list[str], report: str) ->
             "\t".join(str(r.get(c, "")) for c in columns) + "\n" for r in rows))
     options = {k: v for k, v in vars(bench.cfg).items()}
     paths[2].write_text(json.dumps({"environment": header, "options": options, "runs": bench.runs,
-                                    "counters": bench.counts}, indent=1) + "\n")
+                                    "counters": bench.counts, "fleet": bench.fleet}, indent=1) + "\n")
     paths[3].write_text(report)
     return paths
 
@@ -1902,10 +1918,10 @@ def disk_writer(path: str, size: int, writers: int) -> int:
 # Defaults that --quick changes (unless given): small sizes, one round, no warm-up.
 FULL = {"runs": 5, "warmup": 1, "size_mib": 2048, "capped_mib": 500, "mirrors_mib": 512, "small_count": 1000,
         "rate_seconds": 10, "probe_mib": 256, "queued": 10000, "rpc_calls": 21, "idle_seconds": 10,
-        "paused": 100000, "failures": 10000}
+        "paused": 100000, "failures": 10000, "fleet_queued": 100000, "fleet_window": 20}
 QUICK = {"runs": 1, "warmup": 0, "size_mib": 64, "capped_mib": 50, "mirrors_mib": 50, "small_count": 100,
          "rate_seconds": 2, "probe_mib": 16, "queued": 2000, "rpc_calls": 5, "idle_seconds": 3,
-         "paused": 10000, "failures": 2000}
+         "paused": 10000, "failures": 2000, "fleet_queued": 5000, "fleet_window": 5}
 
 
 def names(known: tuple[str, ...]):
@@ -1960,6 +1976,11 @@ def option_parser() -> argparse.ArgumentParser:
     add("--slow-rate", default="2k", help="daemon: the slow origin's rate per connection, nginx units")
     add("--paused", type=ranged(1000, 1000000), help="daemon: paused downloads behind the timed adds (default 100000)")
     add("--failures", type=ranged(1000, 1000000), help="daemon: downloads that fail at once (default 10000)")
+    add("--fleet-queued", type=ranged(1000, 1000000), help="fleet: downloads queued (default 100000; --quick 5000; "
+        "a multiple of 1000)")
+    add("--fleet-nodes", type=ranged(2, 8), default=3, help="fleet: daemons on the one PostgreSQL queue")
+    add("--fleet-jobs", type=ranged(1, 1024), default=32, help="fleet: -j of each node while the claims are counted")
+    add("--fleet-window", type=ranged(1, 3600), help="fleet: seconds the ended downloads are counted over (default 20)")
     add("--haul-bin", default=os.environ.get("HAUL_BIN", ""), help="haul binary (default: $HAUL_BIN, else built)")
     add("--build", choices=("release", "installed", "none"), default="release",
         help="without --haul-bin: swift build -c release --product haul, or Scripts/build-release.sh "
@@ -1996,6 +2017,8 @@ def parse_options(argv: list[str] | None) -> argparse.Namespace:
         die(f"--link-rate: a number with an optional K, M or G suffix, not '{cfg.link_rate}'")
     if cfg.probe_mib % 4:
         die("--probe-mib must be a multiple of 4")
+    if cfg.fleet_queued % 1000:
+        die("--fleet-queued must be a multiple of 1000")
     if cfg.out_dir and cfg.slow_disk:
         die("--out-dir and --slow-disk: give one of them")
     if cfg.slow_disk and (why := SlowDisk.missing()):
@@ -2034,12 +2057,23 @@ def install_tools(cfg: argparse.Namespace) -> None:
         if name == "daemon":
             tools.update(d.argv[0] for d in DAEMONS if not d.argv[0].startswith("{"))
             continue
+        if name == "fleet":
+            tools.add("psql")
+            continue
         for variant in (cfg.protocols if name == "single" else ["http"]):
             tools.update(t for c in part_clients(PARTS[name], variant, cfg) for t in c.tools())
     if cfg.callgrind:
         tools.update(("valgrind", "strip"))
     for tool in sorted(tools):
         require(tool)
+
+
+def fleet_module():
+    """Scripts/lib/bench_fleet.py, the fleet part (given this module for its helpers)."""
+    if str(SCRIPT.parent / "lib") not in sys.path:
+        sys.path.insert(0, str(SCRIPT.parent / "lib"))
+    import bench_fleet
+    return bench_fleet
 
 
 def run_all(bench: Bench) -> tuple[dict, dict]:
@@ -2051,6 +2085,8 @@ def run_all(bench: Bench) -> tuple[dict, dict]:
     for name in bench.cfg.parts:
         if name == "daemon":
             run_daemon_part(bench)
+        elif name == "fleet":
+            fleet_module().run_fleet_part(sys.modules[__name__], bench)
         else:
             run_part(bench, name)
     return before, machine_phase(bench)
@@ -2093,12 +2129,14 @@ def main(argv: list[str] | None = None) -> int:
         if not cfg.work_dir:
             shutil.rmtree(work, ignore_errors=True)
     header = environment(bench, before, after)
-    sections = [line for name in cfg.parts if name != "daemon"
+    sections = [line for name in cfg.parts if name not in RPC_PARTS
                 for variant in (cfg.protocols if name == "single" else ["http"])
                 for line in part_report(bench, name, variant)]
     if "daemon" in cfg.parts:
         sections += daemon_report(bench)
         sections += daemon_scale_report(bench)
+    if "fleet" in cfg.parts:
+        sections += fleet_module().fleet_report(sys.modules[__name__], bench)
     report = "\n".join(header + sections + ["", f"- all parts: `{reproduce(cfg, cfg.parts)}`"]) + "\n"
     print(report)
     results = Path(cfg.results_dir or tempfile.mkdtemp(prefix="haul-bench."))
