@@ -41,8 +41,8 @@ extension FleetNode {
     static let firstBackoff = Duration.milliseconds(250)
     static let lastBackoff = Duration.seconds(4)
 
-    /// One turn of the loop: hand on what was heard, write results, carry out requests, renew
-    /// (every third of a lease), claim, and tell the fleet what happened here.
+    /// One turn of the loop: hand on what was heard, write results and tell the fleet what
+    /// happened here, carry out requests, renew (every third of a lease), claim.
     private func turn(_ worker: FleetQueue, renewing: Bool, heard: [PostgresConnection.Notification]) throws(ServiceError) {
         for notification in heard where notification.channel == FleetQueue.eventChannel {
             if let event = Self.event(notification.payload) { deliver(event) }
@@ -55,11 +55,6 @@ extension FleetNode {
                                  bytesPerSecond: Int64(service.statistics.bytesPerSecond))
         }
         try claimWork(worker)
-        let events = state.withLock { state in
-            defer { state.events = [] }
-            return state.events
-        }
-        for event in events { try worker.notify(event.id, event.kind, wakesNodes: false) }
     }
 
     /// The event a notification's payload (`GID KIND`) carries.
@@ -85,29 +80,55 @@ extension FleetNode {
         wakeup.signal()
     }
 
-    /// Writes the rows of downloads that ended here under their claims, then forgets them here.
+    /// Writes the rows of downloads that ended here under their claims and tells the fleet what
+    /// happened here, in one transaction (a commit per turn, not per download), then forgets
+    /// the written downloads here.
     private func writeResults(_ worker: FleetQueue) throws(ServiceError) {
-        let pending = state.withLock { state in state.results.compactMap { id, row in state.claims[id].map { (row, $0) } } }
-        for (found, claim) in pending {
-            var row = found
-            if row.failure?.code == DownloadError.Code.locked.name {
-                // Another process holds the partial file (in a shared folder, the node that had
-                // it before and stopped answering): back to the queue, not claimed here for a lease.
-                row.status = .waiting
-                row.failure = nil
-                state.withLock { $0.cooldown[row.id] = .now + configuration.lease }
+        let pending = state.withLock { state in state.results.compactMap { id, row in state.claims[id].map { (Self.resultRow(row), $0) } } }
+        let events = state.withLock { state in
+            defer { state.events = [] }
+            return state.events
+        }
+        guard !pending.isEmpty || !events.isEmpty else { return }
+        var ended: [ServiceEvent] = []
+        do throws(ServiceError) {
+            try worker.connection.transaction { () throws(ServiceError) in
+                ended = []
+                for (row, claim) in pending where try worker.write(row, under: claim) && row.status.isStopped {
+                    ended.append(ServiceEvent(id: row.id, kind: row.status == .complete ? .completed : .failed))
+                }
+                for event in events + ended { try worker.notify(event.id, event.kind, wakesNodes: false) }
             }
-            // A claim lost meanwhile writes nothing: the new owner's row stands.
-            let written = try worker.write(row, under: claim)
-            state.withLock { state in
+        } catch {
+            state.withLock { $0.events = events + $0.events }   // told with the next turn's
+            throw error
+        }
+        forget(pending.map(\.0))
+    }
+
+    /// The row to write for a download that ended here: one whose partial file another process
+    /// holds (in a shared folder, the node that had it and stopped answering) goes back to the
+    /// queue instead of failing.
+    private static func resultRow(_ found: StoreRow) -> StoreRow {
+        var row = found
+        if row.failure?.code == DownloadError.Code.locked.name {
+            row.status = .waiting
+            row.failure = nil
+        }
+        return row
+    }
+
+    /// Lets go of written results here (a claim lost meanwhile wrote nothing: the new owner's row
+    /// stands); a download sent back to the queue is not claimed here again for a lease.
+    private func forget(_ rows: [StoreRow]) {
+        state.withLock { state in
+            for row in rows {
                 state.results[row.id] = nil
                 state.claims[row.id] = nil
-                if written, row.status.isStopped {
-                    state.events.append(ServiceEvent(id: row.id, kind: row.status == .complete ? .completed : .failed))
-                }
+                if row.status == .waiting { state.cooldown[row.id] = .now + configuration.lease }
             }
-            try? service.forgetResult(row.id)
         }
+        for row in rows { try? service.forgetResult(row.id) }
     }
 
     /// Renews the claims; stops here at once the downloads another node took.
