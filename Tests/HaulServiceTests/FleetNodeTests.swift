@@ -86,6 +86,22 @@ struct FleetNodeTests {
         }
     }
 
+    @Test func aNodeRestartedUnderItsNameTakesItsDownloadsBackWithoutWaitingForTheLease() async throws {
+        let server = try HaulServer()
+        let database = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
+        try await withTemporaryDirectory { (dir) async throws in
+            let first = try Self.node("same", database, dir, active: 1, lease: .seconds(60))
+            let id = try first.add(ServiceRequest(urls: [server.url("/bytes/300000/again.bin?rate=100000")]))
+            await eventually { first.service.activeDownloads().count == 1 }
+            first.abandon()   // as a kill leaves it: claimed by "same" for another minute
+            let restarted = try Self.node("same", database, dir, active: 1, lease: .seconds(60))
+            defer { restarted.stop() }
+            await eventually(timeout: .seconds(10)) { restarted.claims.map(\.id) == [id] }
+            #expect(restarted.claims.first?.fence == 2, "taken with a new fencing number")
+            await eventually { (try? Self.rows(database)[String(Int64(bitPattern: id.rawValue))])?.status == "complete" }
+        }
+    }
+
     @Test func aStoppedNodeGivesItsClaimsBackAsWaiting() async throws {
         let server = try HaulServer()
         let database = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())

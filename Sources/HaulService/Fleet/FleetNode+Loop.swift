@@ -54,6 +54,7 @@ extension FleetNode {
             try worker.heartbeat(address: configuration.address, active: state.withLock { $0.claims.count },
                                  bytesPerSecond: Int64(service.statistics.bytesPerSecond))
         }
+        try adoptClaimsInDoubt(worker)
         try claimWork(worker)
     }
 
@@ -157,17 +158,38 @@ extension FleetNode {
             state.cooldown = state.cooldown.filter { $0.value > .now }
             return Array(state.cooldown.keys)
         }
-        for (claim, row) in try worker.claim(limit: free, lease: configuration.lease, excluding: cooling) {
-            state.withLock { $0.claims[claim.id] = claim }
-            do throws(ServiceError) {
-                _ = try service.add(ServiceRequest(urls: row.urls, options: row.options, id: claim.id))
-            } catch {
-                // Refused here (a folder outside this node's root): the download fails for the fleet.
-                var failed = row
-                failed.status = .error
-                failed.failure = ServiceFailure(code: error.code.name, exitStatus: 1, httpStatus: nil, message: error.message)
-                state.withLock { $0.results[claim.id] = failed }
-            }
+        let claimed: [(claim: FleetClaim, row: StoreRow)]
+        do throws(ServiceError) {
+            claimed = try worker.claim(limit: free, lease: configuration.lease, excluding: cooling)
+        } catch {
+            state.withLock { $0.claimsInDoubt = true }   // its commit may have happened
+            throw error
+        }
+        for (claim, row) in claimed { start(claim, row) }
+    }
+
+    /// Takes the downloads the table says this node runs but that it does not know of: claims
+    /// whose commit's answer was lost (PostgreSQL stopping at that moment), or those of this
+    /// node's previous process, with a new fencing number each. Done at start and after a claim
+    /// failed; a download being paused or removed here (asked) is left alone.
+    private func adoptClaimsInDoubt(_ worker: FleetQueue) throws(ServiceError) {
+        guard state.withLock({ $0.claimsInDoubt }) else { return }
+        let known = state.withLock { Array($0.claims.keys) }
+        for (claim, row) in try worker.adopt(excluding: known, lease: configuration.lease) { start(claim, row) }
+        state.withLock { $0.claimsInDoubt = false }
+    }
+
+    /// Runs a claimed download here.
+    private func start(_ claim: FleetClaim, _ row: StoreRow) {
+        state.withLock { $0.claims[claim.id] = claim }
+        do throws(ServiceError) {
+            _ = try service.add(ServiceRequest(urls: row.urls, options: row.options, id: claim.id))
+        } catch {
+            // Refused here (a folder outside this node's root): the download fails for the fleet.
+            var failed = row
+            failed.status = .error
+            failed.failure = ServiceFailure(code: error.code.name, exitStatus: 1, httpStatus: nil, message: error.message)
+            state.withLock { $0.results[claim.id] = failed }
         }
     }
 

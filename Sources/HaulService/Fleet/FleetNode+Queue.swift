@@ -115,6 +115,22 @@ extension FleetNode: DownloadQueue {
 
     /// Commits the additions queued up to `ticket` (with every other one queued by then) unless
     /// another caller did.
+    /// Whether rows whose commit failed with the connection lost (the server stopping as the
+    /// COMMIT went) are in the table after all: asked again for up to 5 s once it answers. A
+    /// transaction is whole, so the first row tells. `false` while the server stays away.
+    func committedAfterAll(_ rows: [StoreRow], _ queue: FleetQueue) -> Bool {
+        guard let first = rows.first, !queue.connection.isConnected else { return false }
+        for _ in 0..<20 {
+            do throws(ServiceError) {
+                try queue.reconnectIfLost(listening: false)
+                return try queue.row(first.id) != nil
+            } catch {
+                _ = state.wait(until: .now + .milliseconds(250)) { _ in true }   // a pause (a change of state may end it early)
+            }
+        }
+        return false
+    }
+
     package func waitUntilDurable(_ ticket: UInt64?) throws(ServiceError) {
         guard let ticket else { return }
         // The callers' connection's lock makes one committer at a time: a waiter whose rows
@@ -130,8 +146,9 @@ extension FleetNode: DownloadQueue {
                     try queue?.add(rows)
                     additions.withLock { $0.finish(upTo: upTo, error: nil) }
                 } catch {
-                    additions.withLock { $0.finish(upTo: upTo, error: error) }
-                    throw error
+                    let committed = queue.map { committedAfterAll(rows, $0) } ?? false
+                    additions.withLock { $0.finish(upTo: upTo, error: committed ? nil : error) }
+                    if !committed { throw error }
                 }
             }
         }

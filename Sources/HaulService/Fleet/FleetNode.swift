@@ -56,6 +56,9 @@ public final class FleetNode: Sendable {
         var results: [DownloadID: StoreRow] = [:]
         /// What happened here, for the loop to tell the fleet.
         var events: [ServiceEvent] = []
+        /// Whether the table may hold claims of this node it does not know of (at start, and
+        /// after a claim's commit failed).
+        var claimsInDoubt = true
         /// Downloads given back because their partial file was locked, not claimed here until then.
         var cooldown: [DownloadID: ContinuousClock.Instant] = [:]
         var stopping = false

@@ -75,6 +75,16 @@ final class FleetQueue {
         }
     }
 
+    /// Takes again, with the next fencing number, the active downloads the table gives this
+    /// node that are not in `excluding` and that nobody asked to pause or remove.
+    func adopt(excluding: [DownloadID], lease: Duration) throws(ServiceError) -> [(claim: FleetClaim, row: StoreRow)] {
+        let other = excluding.isEmpty ? "" : " AND gid <> ALL('\(Self.array(excluding.map { Int64(bitPattern: $0.rawValue) }))'::bigint[])"
+        return try connection.transaction { () throws(ServiceError) in
+            // `$1` is this node's name (the statement's first parameter).
+            try claimed(where: "status = 'active' AND node = $1 AND requested IS NULL" + other, limit: 10_000, lease: lease)
+        }
+    }
+
     private func claimed(where condition: String, limit: Int, lease: Duration) throws(ServiceError)
         -> [(claim: FleetClaim, row: StoreRow)] {
         guard limit > 0 else { return [] }
