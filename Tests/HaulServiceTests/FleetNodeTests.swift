@@ -12,11 +12,11 @@ import Testing
 /// Exclusive: paces transfers (`rate=`) so that a node dies with downloads in flight.
 @Suite(.exclusive, .serialized, .enabled(if: PostgresCluster.isAvailable, "PostgreSQL is not installed"), .timeLimit(.minutes(2)))
 struct FleetNodeTests {
-    static func node(_ name: String, _ database: PostgresSettings, _ dir: URL, active: Int, lease: Duration = .seconds(10)) throws
-        -> FleetNode {
+    static func node(_ name: String, _ database: PostgresSettings, _ dir: URL, active: Int, lease: Duration = .seconds(10),
+                     folder: String? = nil) throws -> FleetNode {
         var configuration = FleetNode.Configuration(
             node: name, database: database,
-            service: serviceConfiguration(dir.appendingPathComponent(name), active: active, connections: 1))
+            service: serviceConfiguration(dir.appendingPathComponent(folder ?? name), active: active, connections: 1))
         configuration.lease = lease
         return try FleetNode(configuration: configuration)
     }
@@ -99,6 +99,23 @@ struct FleetNodeTests {
             await eventually(timeout: .seconds(10)) { restarted.claims.map(\.id) == [id] }
             #expect(restarted.claims.first?.fence == 2, "taken with a new fencing number")
             await eventually { (try? Self.rows(database)[String(Int64(bitPattern: id.rawValue))])?.status == "complete" }
+        }
+    }
+
+    @Test func aDownloadTakenOverInASharedFolderResumesFromThePartialFile() async throws {
+        let server = try HaulServer()
+        let database = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
+        try await withTemporaryDirectory { (dir) async throws in
+            let dying = try Self.node("dying", database, dir, active: 1, lease: .seconds(1), folder: "shared")
+            let id = try dying.add(ServiceRequest(urls: [server.url("/bytes/1000000/half.bin?rate=250000")]))
+            await eventually { (dying.service.download(id)?.completedBytes ?? 0) >= 400_000 }
+            dying.abandon()   // stops its transfer (its record synced) and leaves its claim to expire
+            let heir = try Self.node("heir", database, dir, active: 1, lease: .seconds(1), folder: "shared")
+            defer { heir.stop() }
+            await eventually(timeout: .seconds(30)) { (try? Self.rows(database)[String(Int64(bitPattern: id.rawValue))])?.status == "complete" }
+            #expect(try Data(contentsOf: dir.appendingPathComponent("shared/downloads/half.bin")) == Data(bytes(of: .init(size: 1_000_000))))
+            #expect(server.bodyBytesSent < 1_700_000, "the heir fetched \(server.bodyBytesSent) bytes in all: it started over")
+            #expect(server.requests.last?.header("Range")?.hasPrefix("bytes=") == true, "the heir asked for the rest")
         }
     }
 
