@@ -46,7 +46,6 @@ enum PostgresLayout {
                 )
                 """)
             try connection.run("CREATE SEQUENCE haul_places")   // the back of the queue: each addition takes the next place
-            try connection.run("CREATE INDEX haul_downloads_by_status ON haul_downloads (status, position)")
             // The fleet's lists in place order, each a partial index of its own (a page of
             // 100,000 queued rows reads its rows, not the table).
             try connection.run("CREATE INDEX haul_queue ON haul_downloads (position, gid) WHERE status IN ('waiting', 'paused')")
