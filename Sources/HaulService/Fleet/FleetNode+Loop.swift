@@ -55,7 +55,7 @@ extension FleetNode {
                                  bytesPerSecond: Int64(service.statistics.bytesPerSecond))
         }
         try adoptClaimsInDoubt(worker)
-        try claimWork(worker)
+        try claimWork(worker, sweeping: renewing)
     }
 
     /// The event a notification's payload (`GID KIND`) carries.
@@ -151,7 +151,7 @@ extension FleetNode {
     }
 
     /// Claims as many downloads as the node has free slots, and starts them here.
-    private func claimWork(_ worker: FleetQueue) throws(ServiceError) {
+    private func claimWork(_ worker: FleetQueue, sweeping: Bool) throws(ServiceError) {
         let free = service.maximumActiveDownloads - state.withLock { $0.claims.count }
         guard free > 0 else { return }
         let cooling = state.withLock { state in
@@ -160,7 +160,7 @@ extension FleetNode {
         }
         let claimed: [(claim: FleetClaim, row: StoreRow)]
         do throws(ServiceError) {
-            claimed = try worker.claim(limit: free, lease: configuration.lease, excluding: cooling)
+            claimed = try worker.claim(limit: free, lease: configuration.lease, excluding: cooling, sweeping: sweeping)
         } catch {
             state.withLock { $0.claimsInDoubt = true }   // its commit may have happened
             throw error

@@ -55,24 +55,32 @@ final class FleetQueue {
         }
     }
 
-    /// Claims up to `limit` downloads for this node: first those whose lease ended (their node
-    /// is gone), then waiting ones in queue order; each gets the next fencing number.
+    /// Claims up to `limit` downloads for this node: with `sweeping`, first those whose lease
+    /// ended (their node is gone), then waiting ones in queue order; each gets the next fencing
+    /// number. Leases end on their own clock, so the sweep is for a node's renewal turns; a claim
+    /// for a freed slot reads the waiting rows alone.
     ///
     /// - Throws: `store` when the transaction fails (nothing is claimed).
-    func claim(limit: Int, lease: Duration, excluding: [DownloadID] = []) throws(ServiceError) -> [(claim: FleetClaim, row: StoreRow)] {
+    func claim(limit: Int, lease: Duration, excluding: [DownloadID] = [], sweeping: Bool = true) throws(ServiceError)
+        -> [(claim: FleetClaim, row: StoreRow)] {
         guard limit > 0 else { return [] }
         return try connection.transaction { () throws(ServiceError) in
-            // A download asked to pause or go while its node was gone: done here, not claimed.
-            try connection.run("""
-                UPDATE haul_downloads SET status = CASE requested WHEN 'pause' THEN 'paused' ELSE 'removed' END,
-                    node = CASE requested WHEN 'pause' THEN NULL ELSE node END, requested = NULL, lease_until = NULL
-                WHERE status = 'active' AND lease_until < clock_timestamp() AND requested IS NOT NULL
-                """)
             let other = excluding.isEmpty ? "" : " AND gid <> ALL('\(Self.array(excluding.map { Int64(bitPattern: $0.rawValue) }))'::bigint[])"
-            let expired = try claimed(where: "status = 'active' AND lease_until < clock_timestamp()" + other, limit: limit, lease: lease)
+            let expired = sweeping ? try sweep(limit: limit, lease: lease, other: other) : []
             let waiting = try claimed(where: "status = 'waiting'" + other, limit: limit - expired.count, lease: lease)
             return expired + waiting
         }
+    }
+
+    /// Settles the downloads asked to pause or go while their node was gone, then claims those
+    /// whose lease ended.
+    private func sweep(limit: Int, lease: Duration, other: String) throws(ServiceError) -> [(claim: FleetClaim, row: StoreRow)] {
+        try connection.run("""
+            UPDATE haul_downloads SET status = CASE requested WHEN 'pause' THEN 'paused' ELSE 'removed' END,
+                node = CASE requested WHEN 'pause' THEN NULL ELSE node END, requested = NULL, lease_until = NULL
+            WHERE status = 'active' AND lease_until < clock_timestamp() AND requested IS NOT NULL
+            """)
+        return try claimed(where: "status = 'active' AND lease_until < clock_timestamp()" + other, limit: limit, lease: lease)
     }
 
     /// Takes again, with the next fencing number, the active downloads the table gives this
