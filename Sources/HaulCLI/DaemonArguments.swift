@@ -17,7 +17,7 @@ enum DaemonArguments {
                    + "postgresql:// URL (its password from PGPASSWORD or ~/.pgpass, never the URL): the queue of "
                    + "a fleet of daemons"),
         OptionSpec(.node, nil, "node", "NAME",
-                   "with --state=postgresql://, this daemon's name in the fleet; default HOST-PID"),
+                   "with --state=postgresql://, this daemon's name in the fleet; default HOST-PID-RANDOM"),
         OptionSpec(.allowOrigin, nil, "allow-origin", "ORIGIN",
                    "also accept calls from web pages of ORIGIN (such as https://ui.example), repeatable"),
         OptionSpec(.maxDownloads, "j", "max-downloads", "N", "downloads running at once; default 4"),

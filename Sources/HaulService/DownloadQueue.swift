@@ -20,8 +20,11 @@ package protocol DownloadQueue: AnyObject, Sendable {
     func enqueueChangeOptions(_ id: DownloadID, to options: ServiceDownloadOptions) throws(ServiceError)
         -> DownloadService.Acknowledged<Void>
     func enqueueChangeURLs(_ id: DownloadID, to urls: [String]) throws(ServiceError) -> DownloadService.Acknowledged<Void>
-    /// Blocks until the changes of `ticket` are durable.
-    func waitUntilDurable(_ ticket: UInt64?) throws(ServiceError)
+    /// Blocks until the changes of the tickets `first` to `ticket` are durable.
+    ///
+    /// - Throws: when any of them failed (one of another caller's in between may fail it too:
+    ///   a false error is possible, a false success is not).
+    func waitUntilDurable(_ ticket: UInt64?, since first: UInt64?) throws(ServiceError)
 
     // The reads throw where the list is not in memory (a fleet's, while PostgreSQL cannot be
     // reached): an empty answer then would say the downloads are gone.
@@ -52,4 +55,8 @@ package protocol DownloadQueue: AnyObject, Sendable {
 extension DownloadService: DownloadQueue {
     package func fleetNodes() -> [FleetNodeStatus] { [] }
     package func currentStatistics() -> ServiceStatistics { statistics }
+    /// One service's commits are in order: the last ticket's covers every one before.
+    package func waitUntilDurable(_ ticket: UInt64?, since first: UInt64?) throws(ServiceError) {
+        try waitUntilDurable(ticket)
+    }
 }

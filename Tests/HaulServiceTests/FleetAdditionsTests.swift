@@ -25,6 +25,38 @@ import Testing
         }
     }
 
+    @Test func aCallerWhoseTicketsAnotherCommittedAndFailedIsToldSoEvenAfterItsOwnCommitPassed() {
+        var additions = FleetAdditions()
+        let first = additions.queue(Self.row(1))            // caller A's first addition
+        let other = additions.queue(Self.row(2))            // caller B's
+        if case .commit(_, let upTo) = additions.step(for: other) { additions.finish(upTo: upTo, error: ServiceError(.store, "down")) }
+        let last = additions.queue(Self.row(3))             // A's last one, committed by A later
+        if case .commit(_, let upTo) = additions.step(for: last, since: first) {
+            Issue.record("A's tickets include a failed commit: no new commit is to be made for them")
+            additions.finish(upTo: upTo, error: nil)
+        }
+        guard case .failed = additions.step(for: last, since: first) else {
+            Issue.record("A is told its additions are durable though the first was rolled back")
+            return
+        }
+        #expect(additions.pending.isEmpty, "A's last addition goes with the error it was told")
+    }
+
+    @Test func everyFailedCommitIsRememberedNotOnlyTheLast() {
+        var additions = FleetAdditions()
+        let (one, two) = (additions.queue(Self.row(1)), additions.queue(Self.row(2)))
+        if case .commit(_, let upTo) = additions.step(for: two) { additions.finish(upTo: upTo, error: ServiceError(.store, "first")) }
+        let three = additions.queue(Self.row(3))
+        if case .commit(_, let upTo) = additions.step(for: three) { additions.finish(upTo: upTo, error: ServiceError(.store, "second")) }
+        for ticket in [one, two] {
+            guard case .failed(let error) = additions.step(for: ticket) else {
+                Issue.record("ticket \(ticket) of the first failed commit is not failed")
+                return
+            }
+            #expect(error.message == "first")
+        }
+    }
+
     @Test func aFailedCommitFailsItsTicketsOnly() {
         var additions = FleetAdditions()
         let first = additions.queue(Self.row(1))

@@ -115,14 +115,18 @@ struct FleetGroupAddTests {
             let node = try FleetNode(configuration: configuration)
             defer { node.stop() }
             _ = try node.setMaximumActiveDownloads(1)
-            var last: UInt64?
+            var (first, last): (UInt64?, UInt64?) = (nil, nil)
             var ids: [DownloadID] = []
             for index in 0..<1_000 {
                 let added = try node.enqueueAdd(ServiceRequest(urls: ["http://127.0.0.1:1/\(index).bin"], paused: true))
-                (last, ids) = (added.ticket, ids + [added.value])
+                (first, last, ids) = (first ?? added.ticket, added.ticket, ids + [added.value])
             }
             #expect(try node.waitingDownloads { 0..<$0 }.isEmpty, "nothing is in the table before the wait")
-            try node.waitUntilDurable(last)
+            try node.waitUntilDurable(last, since: first)
+            let taken = #expect(throws: ServiceError.self) {
+                try node.enqueueAdd(ServiceRequest(urls: ["http://127.0.0.1:1/again.bin"], id: ids[0]))
+            }
+            #expect(taken?.code == .idInUse, "a GID taken is refused when asked, not with the next commit")
             #expect(try node.waitingDownloads { 0..<$0 }.count == 1_000)
             #expect(try node.currentStatistics().waiting == 1_000)
             #expect(try node.waitingDownloads { max(0, $0 - 2)..<$0 }.map(\.id) == Array(ids.suffix(2)), "places from the end")

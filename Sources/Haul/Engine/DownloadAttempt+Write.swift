@@ -42,10 +42,11 @@ extension DownloadAttempt {
     }
 
     /// Whether the bytes written before `error` can be trusted: after a network failure, a full
-    /// disk, a pause or cancellation, or a name taken meanwhile they stay for a resume.
+    /// disk, a pause or cancellation, a name taken meanwhile, or a commit gate's refusal (the
+    /// file is another owner's now) they stay for a resume.
     static func keepsPartial(after error: DownloadError) -> Bool {
         switch error.code {
-        case .cancelled, .diskFull, .destinationExists,
+        case .cancelled, .diskFull, .destinationExists, .locked,
              .dnsFailure, .connectionRefused, .connectionReset, .connectTimeout, .headerTimeout, .stalled,
              .truncatedBody, .networkError:
             true

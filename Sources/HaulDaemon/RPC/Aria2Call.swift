@@ -16,7 +16,10 @@ struct Aria2Call {
 
     /// Notes a change's commit and returns its value.
     mutating func note<Value>(_ change: DownloadService.Acknowledged<Value>) -> Value {
-        if let new = change.ticket { exchange.ticket = max(exchange.ticket ?? 0, new) }
+        if let new = change.ticket {
+            exchange.ticket = max(exchange.ticket ?? 0, new)
+            exchange.firstTicket = min(exchange.firstTicket ?? .max, new)
+        }
         return change.value
     }
 

@@ -104,6 +104,8 @@ public final class Aria2RPC: Sendable {
 
     /// What one body's calls met.
     struct Exchange {
+        /// The first and the last commit tickets of the body's changes (`nil`: none).
+        var firstTicket: UInt64?
         var ticket: UInt64?
         /// Calls without the valid token.
         var guesses = 0
@@ -176,7 +178,7 @@ public final class Aria2RPC: Sendable {
     /// The reply when the changes could not be made durable, else `nil`.
     private func durability(_ exchange: Exchange, id: JSONValue) -> Reply? {
         do throws(ServiceError) {
-            try service.waitUntilDurable(exchange.ticket)
+            try service.waitUntilDurable(exchange.ticket, since: exchange.firstTicket)
             return nil
         } catch {
             let fault = RPCFault.failure("the change was made but could not be saved: \(error.message)")

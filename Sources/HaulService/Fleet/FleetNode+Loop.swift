@@ -14,17 +14,23 @@ extension FleetNode {
         var lastRenewal = ContinuousClock.now - renewal
         var heard: [PostgresConnection.Notification] = []
         var backoff = Self.firstBackoff
+        // After an outage every lease may have ended: the other nodes get a lease to renew theirs
+        // before this one takes any (a restart of PostgreSQL must not move the fleet's work).
+        var sweepAfter = ContinuousClock.now, recovering = false
         while !state.withLock({ $0.stopping }) {
             do throws(ServiceError) {
                 try link.worker.reconnectIfLost(listening: false)
                 try link.listener.reconnectIfLost(listening: true)
+                if recovering { (sweepAfter, recovering) = (.now + configuration.lease, false) }
                 let renewing = ContinuousClock.now - lastRenewal >= renewal
-                try turn(link.worker, renewing: renewing, heard: heard)
+                try turn(link.worker, renewing: renewing, sweeping: renewing && .now >= sweepAfter, heard: heard)
                 if renewing { lastRenewal = .now }
                 state.withLock { $0.lastError = nil }
                 backoff = Self.firstBackoff
                 heard = try link.listener.waitForNotifications(timeout: renewal, wakeup: (try? wakeup.pollDescriptor) ?? -1)
             } catch {
+                heard = []   // told already, or lost with the connection
+                recovering = true
                 state.withLock { $0.lastError = error }
                 _ = state.wait(until: .now + backoff) { !$0.stopping }
                 backoff = min(backoff * 2, Self.lastBackoff)
@@ -43,7 +49,8 @@ extension FleetNode {
 
     /// One turn of the loop: hand on what was heard, write results and tell the fleet what
     /// happened here, carry out requests, renew (every third of a lease), claim.
-    private func turn(_ worker: FleetQueue, renewing: Bool, heard: [PostgresConnection.Notification]) throws(ServiceError) {
+    private func turn(_ worker: FleetQueue, renewing: Bool, sweeping: Bool, heard: [PostgresConnection.Notification])
+        throws(ServiceError) {
         for notification in heard where notification.channel == FleetQueue.eventChannel {
             if let event = Self.event(notification.payload) { deliver(event) }
         }
@@ -55,7 +62,7 @@ extension FleetNode {
                                  bytesPerSecond: Int64(service.statistics.bytesPerSecond))
         }
         try adoptClaimsInDoubt(worker)
-        try claimWork(worker, sweeping: renewing)
+        try claimWork(worker, sweeping: sweeping)
     }
 
     /// The event a notification's payload (`GID KIND`) carries.

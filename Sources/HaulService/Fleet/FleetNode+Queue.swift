@@ -13,9 +13,12 @@ import HaulCore
 /// once; one another node runs is asked through the table (`requested`) and that node does it
 /// within a second of the notification.
 extension FleetNode: DownloadQueue {
-    /// The default name of a node: the host's name and the process's number.
+    /// The default name of a node: the host's name, the process's number and a random part (two
+    /// containers may share a host name and a process number; two nodes of one name would take
+    /// each other's claims).
     public static var defaultName: String {
-        "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
+        let random = UInt16.random(in: .min ... .max)
+        return "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)-\(String(random, radix: 16))"
     }
 
     /// Runs `body` on the callers' connection (made at first use, and again when lost).
@@ -34,6 +37,11 @@ extension FleetNode: DownloadQueue {
 
     package func enqueueAdd(_ request: ServiceRequest) throws(ServiceError) -> DownloadService.Acknowledged<DownloadID> {
         let row = try row(request)
+        if let id = request.id {   // a GID given is checked now: taken, it would fail the other additions of its commit
+            let queued = additions.withLock { $0.pending.contains { $0.row.id == id } }
+            let stored = try withCaller { (queue) throws(ServiceError) in try queue.row(id) }
+            if queued || stored != nil { throw ServiceError(.idInUse, "GID \(id.hex) is in use") }
+        }
         return DownloadService.Acknowledged(value: row.id, ticket: additions.withLock { $0.queue(row) })
     }
 
@@ -51,16 +59,12 @@ extension FleetNode: DownloadQueue {
         try change(id, local: nil, from: "('paused')", to: .waiting, kind: .unpaused, refusal: "GID#\(id.hex) cannot be unpaused now")
     }
 
-    /// A change of one download: done here when this node runs it, asked of its node when
-    /// another runs it (`local`: the request), else made in the table when its status is in `from`;
-    /// otherwise refused with aria2's words (`refusal`), as one service refuses it.
+    /// A change of one download: made in the table when its status is in `from`, else asked of
+    /// the node that runs it (`local`: the request; this node's loop does its own), otherwise
+    /// refused with aria2's words (`refusal`), as one service refuses it.
     private func change(_ id: DownloadID, local request: String?, from: String, to status: ServiceDownload.Status,
                         kind: ServiceEvent.Kind, refusal: String) throws(ServiceError) -> DownloadService.Acknowledged<Void> {
         try withCaller { (queue) throws(ServiceError) in
-            if let request, let claim = state.withLock({ $0.claims[id] }) {
-                try apply(request, to: claim, via: queue)
-                return
-            }
             if try queue.setStatus(id, from: from, to: status, kind: kind) { return }
             if let request, try queue.request(id, request) { return }
             guard try queue.row(id) != nil else { throw ServiceError(.notFound, "GID \(id.hex) is not found") }
@@ -131,12 +135,12 @@ extension FleetNode: DownloadQueue {
         return false
     }
 
-    package func waitUntilDurable(_ ticket: UInt64?) throws(ServiceError) {
+    package func waitUntilDurable(_ ticket: UInt64?, since first: UInt64?) throws(ServiceError) {
         guard let ticket else { return }
         // The callers' connection's lock makes one committer at a time: a waiter whose rows
         // another is committing finds the outcome when it gets the lock.
         try adder.withLock { (queue: inout FleetQueue?) throws(ServiceError) in
-            switch additions.withLock({ $0.step(for: ticket) }) {
+            switch additions.withLock({ $0.step(for: ticket, since: first) }) {
             case .done: return
             case .failed(let error): throw error
             case .commit(let rows, let upTo):

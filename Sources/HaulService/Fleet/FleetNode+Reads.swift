@@ -10,7 +10,9 @@ import HaulCore
 /// are now (their progress is not in the table).
 extension FleetNode {
     package func download(_ id: DownloadID) throws(ServiceError) -> ServiceDownload? {
-        if state.withLock({ $0.claims[id] != nil }), var live = service.download(id) {
+        // A download this node runs, as it is now; once it ended here, as the table says (its
+        // result is the fleet's when written).
+        if state.withLock({ $0.claims[id] != nil }), var live = service.download(id), live.status == .active {
             live.node = configuration.node
             return live
         }
@@ -34,7 +36,8 @@ extension FleetNode {
             try queue.rows(statuses, try Self.places(statuses, pick, queue).clamped(to: 0..<Int.max))
         }
         return rows.compactMap { row in
-            if row.node == configuration.node, row.row.status == .active, var live = service.download(row.row.id) {
+            if row.node == configuration.node, row.row.status == .active, var live = service.download(row.row.id),
+               live.status == .active {
                 live.node = row.node
                 return live
             }

@@ -4,25 +4,26 @@ import HaulCore
 /// Changes asked of downloads this node runs: a pause or a removal, from this node's callers
 /// or from another node's through the table.
 extension FleetNode {
-    /// Stops the download here and writes it as paused (its claim let go) or removed, under its
-    /// claim, then tells the fleet.
-    func apply(_ request: String, to claim: FleetClaim, via queue: FleetQueue) throws(ServiceError) {
-        guard service.state.withLock({ $0.queue.entries[claim.id] != nil }) else { return }
-        state.withLock { state in
-            state.claims[claim.id] = nil
-            state.results[claim.id] = nil
+    /// Stops the downloads asked to pause or go here, waits for their runs to end (records
+    /// synced, files' locks let go: their bytes are then all counted, and a claim here again finds
+    /// the file free), and writes each as paused (its claim let go) or removed under its claim,
+    /// telling the fleet.
+    func stop(_ asked: [(FleetClaim, String)], via queue: FleetQueue) throws(ServiceError) {
+        for (claim, _) in asked { try? service.remove(claim.id) }
+        let ids = asked.map(\.0.id)
+        _ = service.state.wait(until: .now + configuration.lease / 3) { state in ids.contains { state.runs[$0] != nil } }
+        for (claim, request) in asked {
+            guard var row = service.state.withLock({ $0.queue.entries[claim.id].map(StoreRow.init) }) else { continue }
+            state.withLock { state in
+                state.claims[claim.id] = nil
+                state.results[claim.id] = nil
+            }
+            try? service.forgetResult(claim.id)
+            row.status = request == "pause" ? .paused : .removed
+            if try queue.write(row, under: claim) {
+                try queue.notify(claim.id, request == "pause" ? .paused : .removed, wakesNodes: false)
+            }
         }
-        try? service.remove(claim.id)
-        // The run ends (its record synced, its file's lock let go) before the row is read: its
-        // bytes are then all counted, and a claim of it here again finds the file free.
-        _ = service.state.wait(until: .now + .seconds(10)) { $0.runs[claim.id] != nil }
-        guard var row = service.state.withLock({ $0.queue.entries[claim.id].map(StoreRow.init) }) else { return }
-        try? service.forgetResult(claim.id)
-        row.status = request == "pause" ? .paused : .removed
-        if try queue.write(row, under: claim) {
-            try queue.notify(claim.id, request == "pause" ? .paused : .removed, wakesNodes: false)
-        }
-        wakeup.signal()   // a slot is free
     }
 
     /// Restarts the transfer of a download this node runs with the options and URLs its row now has.
@@ -30,7 +31,7 @@ extension FleetNode {
         guard let row = try queue.row(claim.id)?.row else { return }
         try? service.changeOptions(claim.id, to: row.options)
         try? service.changeURLs(claim.id, to: row.urls)
-        try queue.clearRequest(claim)
+        try queue.clearRequest(claim, appliedFrom: row)
     }
 
     /// Whether a download's file may take its name: the claim is still this node's (its lease is
@@ -47,12 +48,8 @@ extension FleetNode {
 
     /// Carries out the changes other nodes asked of this node's downloads.
     func applyRequests(_ worker: FleetQueue) throws(ServiceError) {
-        for (claim, request) in try worker.requests() where state.withLock({ $0.claims[claim.id] == claim }) {
-            if request == "change" {
-                try applyChange(to: claim, via: worker)
-            } else {
-                try apply(request, to: claim, via: worker)
-            }
-        }
+        let asked = try worker.requests().filter { claim, _ in state.withLock { $0.claims[claim.id] == claim } }
+        for (claim, request) in asked where request == "change" { try applyChange(to: claim, via: worker) }
+        try stop(asked.filter { $0.1 != "change" }, via: worker)
     }
 }

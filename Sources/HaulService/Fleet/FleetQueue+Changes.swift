@@ -9,7 +9,7 @@ extension FleetQueue {
         try connection.transaction { () throws(ServiceError) in
             if pausing {
                 try connection.run("UPDATE haul_downloads SET status = 'paused' WHERE status = 'waiting'")
-                try connection.run("UPDATE haul_downloads SET requested = 'pause' WHERE status = 'active'")
+                try connection.run("UPDATE haul_downloads SET requested = 'pause' WHERE status = 'active' AND requested IS DISTINCT FROM 'remove'")
                 try connection.run("NOTIFY \(Self.requestChannel)")
             } else {
                 try connection.run("UPDATE haul_downloads SET status = 'waiting' WHERE status = 'paused'")
@@ -75,9 +75,12 @@ extension FleetQueue {
         throw ServiceError(.invalidState, "Cannot change option for GID#\(id.hex)")
     }
 
-    /// Clears a `change` request of a download this node runs under `claim`.
-    func clearRequest(_ claim: FleetClaim) throws(ServiceError) {
-        try connection.run("UPDATE haul_downloads SET requested = NULL WHERE gid = $1 AND fence = $2 AND requested = 'change'",
-                           [Self.text(claim.id), String(claim.fence)])
+    /// Clears a `change` request of a download this node runs under `claim`, once carried out
+    /// with `row`'s options and URLs: a change asked meanwhile (other values) stays asked.
+    func clearRequest(_ claim: FleetClaim, appliedFrom row: StoreRow) throws(ServiceError) {
+        try connection.run("""
+            UPDATE haul_downloads SET requested = NULL
+            WHERE gid = $1 AND fence = $2 AND requested = 'change' AND options = $3 AND urls = $4
+            """, [Self.text(claim.id), String(claim.fence), StoreText.encode(row.options), row.urls.joined(separator: "\n")])
     }
 }

@@ -33,7 +33,10 @@ extension FleetQueue {
 
     /// Identifiers whose 16-digit hexadecimal form begins with `prefix` (already checked as hex).
     func identifiers(withPrefix prefix: String, limit: Int) throws(ServiceError) -> [DownloadID] {
-        try connection.run("SELECT gid FROM haul_downloads WHERE lpad(to_hex(gid), 16, '0') LIKE $1 || '%' LIMIT \(limit)",
+        if let id = DownloadID(hex: prefix) {   // a whole GID: its key
+            return try row(id) == nil ? [] : [id]
+        }
+        return try connection.run("SELECT gid FROM haul_downloads WHERE lpad(to_hex(gid), 16, '0') LIKE $1 || '%' LIMIT \(limit)",
                            [prefix.lowercased()]).values.compactMap { values in
             values[0].flatMap { Int64($0) }.flatMap { DownloadID(rawValue: UInt64(bitPattern: $0)) }
         }
@@ -59,8 +62,11 @@ extension FleetQueue {
     /// - Returns: whether the download is active (and so asked).
     func request(_ id: DownloadID, _ change: String) throws(ServiceError) -> Bool {
         try connection.transaction { () throws(ServiceError) in
-            let asked = try connection.run("UPDATE haul_downloads SET requested = $2 WHERE gid = $1 AND status = 'active'",
-                                           [Self.text(id), change]).affected
+            // A removal asked stays asked: a later pause does not undo it.
+            let asked = try connection.run("""
+                UPDATE haul_downloads SET requested = CASE WHEN requested = 'remove' THEN requested ELSE $2 END
+                WHERE gid = $1 AND status = 'active'
+                """, [Self.text(id), change]).affected
             if asked > 0 { try connection.run("NOTIFY \(Self.requestChannel)") }
             return asked > 0
         }

@@ -78,18 +78,20 @@ final class FleetQueue {
         try connection.run("""
             UPDATE haul_downloads SET status = CASE requested WHEN 'pause' THEN 'paused' ELSE 'removed' END,
                 node = CASE requested WHEN 'pause' THEN NULL ELSE node END, requested = NULL, lease_until = NULL
-            WHERE status = 'active' AND lease_until < clock_timestamp() AND requested IS NOT NULL
+            WHERE status = 'active' AND lease_until < clock_timestamp() AND requested IN ('pause', 'remove')
             """)
         return try claimed(where: "status = 'active' AND lease_until < clock_timestamp()" + other, limit: limit, lease: lease)
     }
 
     /// Takes again, with the next fencing number, the active downloads the table gives this
-    /// node that are not in `excluding` and that nobody asked to pause or remove.
+    /// node that are not in `excluding` and that nobody asked to pause or remove (a change asked
+    /// is taken with it: the claim starts from the row's options).
     func adopt(excluding: [DownloadID], lease: Duration) throws(ServiceError) -> [(claim: FleetClaim, row: StoreRow)] {
         let other = excluding.isEmpty ? "" : " AND gid <> ALL('\(Self.array(excluding.map { Int64(bitPattern: $0.rawValue) }))'::bigint[])"
         return try connection.transaction { () throws(ServiceError) in
             // `$1` is this node's name (the statement's first parameter).
-            try claimed(where: "status = 'active' AND node = $1 AND requested IS NULL" + other, limit: 10_000, lease: lease)
+            try claimed(where: "status = 'active' AND node = $1 AND coalesce(requested, 'change') = 'change'" + other, limit: 10_000,
+                        lease: lease)
         }
     }
 
@@ -99,7 +101,7 @@ final class FleetQueue {
         let rows = try connection.run("""
             WITH next AS (SELECT gid FROM haul_downloads WHERE \(condition) ORDER BY position LIMIT \(limit) FOR UPDATE SKIP LOCKED)
             UPDATE haul_downloads AS d SET status = 'active', node = $1, lease_until = clock_timestamp() + $2::interval,
-                fence = d.fence + 1
+                fence = d.fence + 1, requested = CASE WHEN d.requested = 'change' THEN NULL ELSE d.requested END
             FROM next WHERE d.gid = next.gid
             RETURNING d.fence, \(Self.columns.split(separator: ",").map { "d." + $0.trimmingSpaces }.joined(separator: ", "))
             """, [node, Self.interval(lease)])
@@ -155,17 +157,25 @@ final class FleetQueue {
     /// - Returns: `false` when the claim is no longer this node's (nothing was written).
     /// - Throws: `store` when the server cannot be reached.
     func write(_ row: StoreRow, under claim: FleetClaim) throws(ServiceError) -> Bool {
-        let keepsNode = row.status != .waiting && row.status != .paused
+        // A pause or removal asked meanwhile wins over a row given back as waiting or paused; the
+        // URLs and options are the table's (a change asked stands), and so is the queue place.
         let written = try connection.run("""
-            UPDATE haul_downloads SET status = $4, urls = $6, options = $7, file = $8, total_length = $9,
-                completed_length = $10, completed_ranges = $11, failure = $12, requested = NULL, bytes_per_second = 0,
-                position = CASE WHEN $4 IN \(Self.resultStatuses) THEN nextval('haul_places') * 1024.0 ELSE $5::float8 END,
-                node = CASE WHEN $13 THEN node END, lease_until = CASE WHEN $4 = 'active' THEN lease_until END
-            WHERE gid = $1 AND fence = $2 AND node = $3 AND status = 'active'
-            """, [Self.text(row.id), String(claim.fence), node, row.status.rawValue, String(row.position),
-                  row.urls.joined(separator: "\n"), StoreText.encode(row.options), row.file, row.totalBytes.map { String($0) },
-                  String(row.completedBytes), row.completedRanges.map(StoreText.encode), row.failure.map(StoreText.encode),
-                  keepsNode ? "true" : "false"])
+            WITH asked AS (
+                SELECT CASE WHEN $4 IN ('waiting', 'paused') AND requested = 'pause' THEN 'paused'
+                            WHEN $4 IN ('waiting', 'paused') AND requested = 'remove' THEN 'removed'
+                            ELSE $4 END AS status
+                FROM haul_downloads WHERE gid = $1)
+            UPDATE haul_downloads AS d SET status = asked.status, file = $5, total_length = $6, completed_length = $7,
+                completed_ranges = $8, failure = $9, bytes_per_second = 0,
+                requested = CASE WHEN asked.status = 'waiting' AND d.requested = 'change' THEN NULL
+                                 WHEN asked.status = 'active' THEN d.requested END,
+                position = CASE WHEN asked.status IN \(Self.resultStatuses) THEN nextval('haul_places') * 1024.0 ELSE d.position END,
+                node = CASE WHEN asked.status IN ('waiting', 'paused') THEN NULL ELSE d.node END,
+                lease_until = CASE WHEN asked.status = 'active' THEN d.lease_until END
+            FROM asked
+            WHERE d.gid = $1 AND d.fence = $2 AND d.node = $3 AND d.status = 'active'
+            """, [Self.text(row.id), String(claim.fence), node, row.status.rawValue, row.file, row.totalBytes.map { String($0) },
+                  String(row.completedBytes), row.completedRanges.map(StoreText.encode), row.failure.map(StoreText.encode)])
         return written.affected == 1
     }
 

@@ -24,6 +24,8 @@ struct CommitGateTests {
             #expect(refusal?.code == .locked)
             #expect(asked.load(ordering: .relaxed) == 1)
             #expect(!listFiles(dir).contains("gated.bin"), "\(listFiles(dir))")
+            let kept = try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("gated.bin.part").path)[.size] as? Int
+            #expect(kept == 2_000_000, "the verified bytes stay for their owner")
         }
     }
 
