@@ -26,8 +26,6 @@ SOAK_DAEMON_TIMEOUT (seconds, 1200), SOAK_DAEMON_JOBS (daemon's -j, 8), SOAK_DAE
 SOAK_DAEMON_KEEP (1 keeps the scratch folder), HAUL_BIN and ORIGIN_BIN (the binaries).
 """
 
-import hashlib
-import json
 import os
 import random
 import re
@@ -42,25 +40,23 @@ import time
 import urllib.error
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from soak_common import Origin as ChaosOrigin, duplicated_urls, end_processes, judge, plan_adds, plan_files, rpc_call, setting as read_setting, stray_files  # noqa: E402
+
 KIB, MIB = 1024, 1024 * 1024
 # Fault odds per GET of the origin (see HaulServer.Chaos); stalls cost the daemon its 30 s stall
 # timeout each, so they are rarer than the others.
 ODDS = {"drop": 0.05, "stall": 0.005, "unavailable": 0.05, "reset": 0.05, "change": 0.02}
-MAXIMUM_VERSION = 3     # HaulServer.Chaos.maximumVersion
 DESCRIPTOR_SLACK = 2    # beyond a fresh daemon's; idle pooled connections to the origin may linger
 FAILURE_PHASE_SECONDS = 300   # the most the failure phase waits for its downloads to end
 
 
+def setting(name, default, kind=int):
+    return read_setting("soak-daemon", name, default, kind)
+
+
 def say(message):
     print(f"soak-daemon: {message}", flush=True)
-
-
-def setting(name, default, kind=int):
-    text = os.environ.get(name, "")
-    try:
-        return kind(text) if text else default
-    except ValueError:
-        sys.exit(f"soak-daemon: {name}={text} is not a valid value")
 
 
 class DaemonGone(Exception):
@@ -139,22 +135,12 @@ class Daemon:
             raise DaemonGone()
         with self.lock:
             url, secret = self.url, self.secret
-        if method == "system.multicall":
-            params = ([dict(call, params=[f"token:{secret}"] + call["params"]) for call in params[0]],)
-        else:
-            params = (f"token:{secret}",) + params
-        body = json.dumps({"jsonrpc": "2.0", "id": "soak", "method": method, "params": list(params)}).encode()
-        request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as answer:
-                reply = json.load(answer)
-        except urllib.error.HTTPError as error:
-            reply = json.load(error)
+            return rpc_call(url, secret, method, params, timeout)
         except (OSError, ValueError) as error:
             if isinstance(error, TimeoutError) and self.ready.is_set():
                 raise SystemExit(f"soak-daemon: FAIL: {method} not answered in {timeout} s")
             raise DaemonGone() from error
-        return reply.get("result"), reply.get("error")
 
     def measure(self):
         """Open descriptors and RSS (KiB) of the running daemon."""
@@ -172,55 +158,11 @@ class Daemon:
                 "targets": targets}
 
 
-class Origin:
-    """haul-test-origin with faults on."""
-
-    def __init__(self, binary, seed):
-        switches = [f"--chaos={seed}"] + [f"--{name}={odds}" for name, odds in ODDS.items()]
-        self.process = subprocess.Popen([binary] + switches, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
-        self.url = self.process.stdout.readline().strip()
-        if not self.url.startswith("http://127.0.0.1:"):
-            raise SystemExit("soak-daemon: FAIL: the origin did not start")
-        self.digests = {}
-
-    def sha256(self, size, seed):
-        key = (size, seed)
-        if key not in self.digests:
-            with urllib.request.urlopen(f"{self.url}/sha256/{size}?seed={seed}", timeout=60) as answer:
-                self.digests[key] = answer.read().decode().strip()
-        return self.digests[key]
-
-
-def plan_files(count, seed, largest):
-    """(name, size, content seed) per download: most small, some medium, a few large."""
-    rng = random.Random(seed)
-    files = []
-    for index in range(count):
-        roll = rng.random()
-        low, high = (KIB, 256 * KIB) if roll < 0.85 else (256 * KIB, 8 * MIB) if roll < 0.97 else (8 * MIB, largest)
-        size = int(round(low * (high / low) ** rng.random()))
-        files.append((f"f{index}.bin", size, seed * 10_000 + index * 10))
-    biggest = max(range(count), key=lambda index: files[index][1])
-    name, _, content = files[biggest]
-    files[biggest] = (name, largest, content)   # the top of the range is always soaked
-    return files
-
-
-def plan_adds(count, rng):
-    """Lists of file indexes, one per call: alone (addUri) or a batch (system.multicall)."""
-    calls, index = [], 0
-    while index < count:
-        size = 1 if rng.random() < 0.3 else rng.randint(2, 40)
-        calls.append(list(range(index, min(count, index + size))))
-        index += size
-    return calls
-
-
 class Soak:
     def __init__(self, settings, daemon, origin, files):
         self.settings, self.daemon, self.origin, self.files = settings, daemon, origin, files
         self.rng = random.Random(settings["seed"] + 1)
-        self.calls = plan_adds(len(files), self.rng)
+        self.calls = plan_adds(len(files), self.rng, 40)
         self.gids = {}            # file index -> GID (acknowledged, or adopted after a kill)
         self.acknowledged = set()  # GIDs an add's answer returned
         self.adopted = 0
@@ -357,14 +299,6 @@ class Soak:
                 return
 
 
-def sha256_of(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        while chunk := file.read(4 * MIB):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def check(soak, listing, scratch):
     """The figures of the final state; problems go to soak.problems."""
     daemon, files, problems = soak.daemon, soak.files, soak.problems
@@ -384,45 +318,15 @@ def check(soak, listing, scratch):
         if len(entries) > 1 or gid not in index_of:
             figures["duplicated"] += 1
             problems.append(f"duplicated: {gid} listed {len(entries)} time(s), {'' if gid in index_of else 'never added'}")
-    for uri, gids in by_url.items():
-        if len(gids) > 1:
-            figures["duplicated"] += 1
-            problems.append(f"duplicated: {uri} has {len(gids)} downloads {gids}")
+    duplicated_urls(by_url, figures, problems)
     expected_files = set()
     for index, gid in sorted(soak.gids.items()):
         name, size, seed = files[index]
         status = listed.get(gid, [None])[0]
         if status is None:
             continue
-        path = status["files"][0]["path"] if status.get("files") else ""
-        if status["status"] == "complete":
-            expected_files.add(name)
-            if path != os.path.join(daemon.root, name):
-                figures["corrupt"] += 1
-                problems.append(f"{gid} ({name}) completed as '{path}'")
-                continue
-            actual = sha256_of(path) if os.path.exists(path) else "missing"
-            versions = [v for v in range(MAXIMUM_VERSION + 1) if soak.origin.sha256(size, seed + v) == actual]
-            if versions:
-                figures["complete"] += 1
-                figures["versions"] += versions[0] > 0
-            else:
-                figures["corrupt"] += 1
-                problems.append(f"corrupt: {gid} {name} ({size} bytes): {actual[:16]} matches no version")
-        elif status["status"] == "error":
-            code = status.get("errorCode", "")
-            figures["failed"][code] = figures["failed"].get(code, 0) + 1
-            if not code or code == "0" or not status.get("errorMessage"):
-                problems.append(f"{gid} ({name}) failed without a typed error: {status}")
-            expected_files.update({name + ".part", name + ".resume"})
-        else:
-            problems.append(f"{gid} ({name}) is still {status['status']}")
-    for folder, _, names in os.walk(daemon.root):
-        for name in names:
-            relative = os.path.relpath(os.path.join(folder, name), daemon.root)
-            if relative not in expected_files:
-                figures["strays"] += 1
-                problems.append(f"stray file in the download root: {relative}")
+        judge(gid, files[index], status, daemon.root, soak.origin, figures, problems, expected_files)
+    stray_files(daemon.root, expected_files, figures, problems, "the download root")
     outside = sorted(os.listdir(daemon.cwd)) + [name for name in os.listdir(os.path.dirname(daemon.state))
                                                if name not in ("daemon.db", "daemon.db-wal", "daemon.secret")]
     outside += [name for name in os.listdir(scratch)
@@ -498,7 +402,7 @@ def main():
     started = time.time()
     scratch = tempfile.mkdtemp(prefix="haul-soak-daemon-")
     files = plan_files(settings["count"], settings["seed"], settings["largest"])
-    origin = Origin(origin_binary, settings["seed"])
+    origin = ChaosOrigin("soak-daemon", origin_binary, settings["seed"], ODDS)
     daemon = Daemon(haul, scratch, settings["jobs"])
     passed = False
     try:
@@ -553,10 +457,7 @@ def main():
         passed = not soak.problems
         say("PASS" if passed else f"FAIL ({len(soak.problems)} problems)")
     finally:
-        for process in (origin.process, daemon.process):
-            if process is not None and process.poll() is None:
-                process.kill()
-                process.wait()
+        end_processes([origin.process, daemon.process])
         if passed and os.environ.get("SOAK_DAEMON_KEEP") != "1":
             shutil.rmtree(scratch, ignore_errors=True)
         else:

@@ -49,7 +49,6 @@ prints it), SOAK_FLEET_PG_BIN (PostgreSQL's programs), SOAK_FLEET_PIDS (a file t
 its processes in, for the shell script to end them if this one is killed), HAUL_BIN, ORIGIN_BIN.
 """
 
-import hashlib
 import json
 import os
 import random
@@ -67,11 +66,13 @@ import time
 import urllib.error
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from soak_common import Origin as ChaosOrigin, duplicated_urls, end_processes, judge, plan_adds, plan_files, rpc_call, setting as read_setting, stray_files  # noqa: E402
+
 KIB, MIB = 1024, 1024 * 1024
 # Fault odds per GET of the origin (see HaulServer.Chaos), modest: a stall costs a node its 30 s
 # stall timeout, so they are rare.
 ODDS = {"drop": 0.03, "stall": 0.002, "unavailable": 0.03, "reset": 0.03, "change": 0.01}
-MAXIMUM_VERSION = 3       # HaulServer.Chaos.maximumVersion
 NODES = ("a", "b", "c")
 LEASE = 10.0              # the fleet's lease (FleetNode.Configuration.lease)
 TAKEOVER_LIMIT = 60.0     # the most a killed node's claim may wait for another node
@@ -81,16 +82,12 @@ GID_MASK = (1 << 64) - 1
 LOCKED = "11"             # errorCode of a file another download (another node, on the shared folder) writes
 
 
+def setting(name, default, kind=int):
+    return read_setting("soak-fleet", name, default, kind)
+
+
 def say(message):
     print(f"soak-fleet: {message}", flush=True)
-
-
-def setting(name, default, kind=int):
-    text = os.environ.get(name, "")
-    try:
-        return kind(text) if text else default
-    except ValueError:
-        sys.exit(f"soak-fleet: {name}={text} is not a valid value")
 
 
 def hex_gid(value):
@@ -181,28 +178,6 @@ class Database:
 
 
 # MARK: - The origin and its log
-
-
-class Origin:
-    """haul-test-origin with faults on."""
-
-    def __init__(self, binary, seed, rate):
-        switches = [f"--chaos={seed}"] + [f"--{name}={odds}" for name, odds in ODDS.items()]
-        if rate:
-            switches.append(f"--rate={rate}")
-        self.process = subprocess.Popen([binary] + switches, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
-        self.url = self.process.stdout.readline().strip()
-        if not self.url.startswith("http://127.0.0.1:"):
-            raise Failure("the origin did not start")
-        self.port = int(self.url.rsplit(":", 1)[1])
-        self.digests = {}
-
-    def sha256(self, size, seed):
-        key = (size, seed)
-        if key not in self.digests:
-            with urllib.request.urlopen(f"{self.url}/sha256/{size}?seed={seed}", timeout=60) as answer:
-                self.digests[key] = answer.read().decode().strip()
-        return self.digests[key]
 
 
 def socket_owner(peer_port, server_port, candidates):
@@ -517,52 +492,15 @@ class Fleet:
         if incarnation is None:
             raise NodeGone()
         secret = self.secret
-        if method == "system.multicall":
-            params = ([dict(call, params=[f"token:{secret}"] + call["params"]) for call in params[0]],)
-        else:
-            params = (f"token:{secret}",) + params
-        body = json.dumps({"jsonrpc": "2.0", "id": "soak", "method": method, "params": list(params)}).encode()
-        request = urllib.request.Request(f"http://127.0.0.1:{incarnation.port}/jsonrpc", body,
-                                         {"Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as answer:
-                reply = json.load(answer)
-        except urllib.error.HTTPError as error:
-            reply = json.load(error)
+            return rpc_call(f"http://127.0.0.1:{incarnation.port}/jsonrpc", secret, method, params, timeout)
         except (OSError, ValueError) as error:
             if isinstance(error, TimeoutError) and node.current is incarnation:
                 raise Failure(f"{method} to node {node.name} not answered in {timeout} s") from error
             raise NodeGone() from error
-        return reply.get("result"), reply.get("error")
 
 
 # MARK: - The plan
-
-
-def plan_files(count, seed, largest):
-    """(name, size, content seed) per download: most small, some medium, a few large."""
-    rng = random.Random(seed)
-    files = []
-    for index in range(count):
-        roll = rng.random()
-        low, high = (KIB, 256 * KIB) if roll < 0.85 else (256 * KIB, 8 * MIB) if roll < 0.97 else (8 * MIB, largest)
-        high = max(high, low)
-        size = int(round(low * (high / low) ** rng.random()))
-        files.append((f"f{index}.bin", size, seed * 10_000 + index * 10))
-    biggest = max(range(count), key=lambda index: files[index][1])
-    name, _, content = files[biggest]
-    files[biggest] = (name, largest, content)   # the top of the range is always soaked
-    return files
-
-
-def plan_adds(count, rng):
-    """Lists of file indexes, one per call: alone (addUri) or a batch (system.multicall)."""
-    calls, index = [], 0
-    while index < count:
-        size = 1 if rng.random() < 0.3 else rng.randint(2, 25)
-        calls.append(list(range(index, min(count, index + size))))
-        index += size
-    return calls
 
 
 # MARK: - The run
@@ -636,7 +574,7 @@ class Soak:
         self.database = fleet.database
         self.rng = random.Random(settings["seed"] + 1)          # the plan and the events
         self.picks = random.Random(settings["seed"] + 2)        # the node of each call
-        self.calls = plan_adds(len(files), self.rng)
+        self.calls = plan_adds(len(files), self.rng, 25)
         # The adds are spread over the add period (call K at K/calls of it), so that the fleet has
         # work through every event; re-adds go first, at once.
         self.period = settings["add_seconds"]
@@ -948,14 +886,6 @@ class Soak:
 # MARK: - The checks
 
 
-def sha256_of(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        while chunk := file.read(4 * 1024 * 1024):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def overlaps(intervals):
     """Pairs of (start, end, who) intervals of different WHO that overlap in time."""
     found = []
@@ -994,10 +924,7 @@ def check(soak, listed, rows, finished_at):
     for status in listed.values():
         uris = status["files"][0]["uris"] if status.get("files") else []
         by_url.setdefault(uris[0]["uri"] if uris else "", []).append(status["gid"])
-    for uri, gids in by_url.items():
-        if len(gids) > 1:
-            figures["duplicated"] += 1
-            problems.append(f"duplicated: {uri} has {len(gids)} downloads {gids}")
+    duplicated_urls(by_url, figures, problems)
 
     # Complete and byte-identical, or failed with a typed error; the row names the node.
     expected_files = set()
@@ -1009,41 +936,16 @@ def check(soak, listed, rows, finished_at):
         _, row_status, row_node, fence, row_file = row[:5]
         path = status["files"][0]["path"] if status.get("files") else ""
         if status["status"] == "complete":
-            expected_files.add(name)
             if not row_node:
                 problems.append(f"{gid} ({name}) is complete but its row names no node")
             if row_status != "complete" or row_file != path:
                 problems.append(f"{gid} ({name}): the RPC says complete at '{path}', the table {row_status} at '{row_file}'")
-            if path != os.path.join(fleet.root, name):
-                figures["corrupt"] += 1
-                problems.append(f"{gid} ({name}) completed as '{path}'")
-                continue
-            actual = sha256_of(path) if os.path.exists(path) else "missing"
-            versions = [v for v in range(MAXIMUM_VERSION + 1) if soak.origin.sha256(size, seed + v) == actual]
-            if versions:
-                figures["complete"] += 1
-                figures["versions"] += versions[0] > 0
-            else:
-                figures["corrupt"] += 1
-                problems.append(f"corrupt: {gid} {name} ({size} bytes): {actual[:16]} matches no version")
-        elif status["status"] == "error":
-            code = status.get("errorCode", "")
-            figures["failed"][code] = figures["failed"].get(code, 0) + 1
-            if not code or code == "0" or not status.get("errorMessage"):
-                problems.append(f"{gid} ({name}) failed without a typed error: {status}")
-            elif code == LOCKED:
-                problems.append(f"{gid} ({name}) failed because another process held its file: {status['errorMessage']}")
-            expected_files.update({name + ".part", name + ".resume"})
-        else:
-            problems.append(f"{gid} ({name}) is still {status['status']}")
+        elif status["status"] == "error" and status.get("errorCode") == LOCKED:
+            problems.append(f"{gid} ({name}) failed because another process held its file: {status['errorMessage']}")
+        judge(gid, files[index], status, fleet.root, soak.origin, figures, problems, expected_files)
 
     # No stray files.
-    for folder, _, names in os.walk(fleet.root):
-        for name in names:
-            relative = os.path.relpath(os.path.join(folder, name), fleet.root)
-            if relative not in expected_files:
-                figures["strays"] += 1
-                problems.append(f"stray file in the shared folder: {relative}")
+    stray_files(fleet.root, expected_files, figures, problems, "the shared folder")
     for name in os.listdir(fleet.cwd):
         figures["strays"] += 1
         problems.append(f"file in the nodes' working folder: {name}")
@@ -1245,7 +1147,7 @@ def main():
     scratch = tempfile.mkdtemp(prefix="haul-soak-fleet-")
     files = plan_files(settings["count"], settings["seed"], settings["largest"])
     fleet = Fleet(haul, scratch, database, settings["jobs"], os.environ.get("SOAK_FLEET_PIDS"))
-    origin = Origin(origin_binary, settings["seed"], settings["rate"])
+    origin = ChaosOrigin("soak-fleet", origin_binary, settings["seed"], ODDS, settings["rate"])
     fleet.remember(origin.process.pid)
     relay = OriginLog(origin.port, fleet.owners)
     passed = False
@@ -1302,11 +1204,7 @@ def main():
         say("FAIL: a node did not answer after the run")
     finally:
         relay.close()
-        processes = [origin.process] + [incarnation.process for incarnation in fleet.incarnations()]
-        for process in processes:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+        end_processes([origin.process] + [incarnation.process for incarnation in fleet.incarnations()])
         if passed and os.environ.get("SOAK_FLEET_KEEP") != "1":
             shutil.rmtree(scratch, ignore_errors=True)
         else:

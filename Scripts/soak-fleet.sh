@@ -22,24 +22,9 @@
 set -euo pipefail
 
 SCRIPTS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-cd "$SCRIPTS_DIR/.."
-
-config="${SOAK_CONFIG:-release}"
-case "$config" in
-    release|debug) ;;
-    *) echo "soak-fleet.sh: SOAK_CONFIG must be release or debug, not '$config'" >&2; exit 2 ;;
-esac
-
-bin_dir="$(swift build -c "$config" --show-bin-path)"
-if [[ -z "${HAUL_BIN:-}" ]]; then
-    echo "soak-fleet.sh: building haul ($config)" >&2
-    nice swift build -c "$config" --product haul </dev/null >&2
-    HAUL_BIN="$bin_dir/haul"
-fi
-ORIGIN_BIN="$(dirname "$HAUL_BIN")/haul-test-origin"
-echo "soak-fleet.sh: building haul-test-origin ($config)" >&2
-nice swift build -c "$config" --product haul-test-origin </dev/null >&2
-export HAUL_BIN ORIGIN_BIN
+source "$SCRIPTS_DIR/lib/common.sh"
+cd "$HAUL_REPO_ROOT"
+soak_binaries
 
 # The cluster's folder is its own (postgres must reach it); the driver lists the processes it
 # starts in the pid file, so that a driver ended by the time limit leaves none behind.

@@ -20,13 +20,9 @@
 set -euo pipefail
 
 SCRIPTS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-cd "$SCRIPTS_DIR/.."
-
-config="${SOAK_CONFIG:-release}"
-case "$config" in
-    release|debug) ;;
-    *) echo "soak.sh: SOAK_CONFIG must be release or debug, not '$config'" >&2; exit 2 ;;
-esac
+source "$SCRIPTS_DIR/lib/common.sh"
+cd "$HAUL_REPO_ROOT"
+config="$(soak_config)"
 
 echo "soak.sh: building haul-soak ($config)" >&2
 swift build -c "$config" --product haul-soak </dev/null >&2

@@ -183,3 +183,32 @@ haul_standin_curl() {
     fi
     mv -f "$output.part" "$output"
 }
+
+# ---------------------------------------------------------------------------------------------
+# Soaks
+
+# Prints the build configuration of a soak (SOAK_CONFIG: release, the default, or debug); exits 2
+# for anything else.
+soak_config() {
+    local config="${SOAK_CONFIG:-release}"
+    case "$config" in
+        release|debug) echo "$config" ;;
+        *) log "SOAK_CONFIG must be release or debug, not '$config'"; exit 2 ;;
+    esac
+}
+
+# Sets and exports HAUL_BIN (built in the soak's configuration unless already set, as .ci/run
+# sets it) and ORIGIN_BIN (haul-test-origin beside it, built).
+soak_binaries() {
+    local config
+    config="$(soak_config)" || exit 2
+    if [[ -z "${HAUL_BIN:-}" ]]; then
+        log "building haul ($config)"
+        nice swift build -c "$config" --product haul </dev/null >&2
+        HAUL_BIN="$(swift build -c "$config" --show-bin-path)/haul"
+    fi
+    ORIGIN_BIN="$(dirname "$HAUL_BIN")/haul-test-origin"
+    log "building haul-test-origin ($config)"
+    nice swift build -c "$config" --product haul-test-origin </dev/null >&2
+    export HAUL_BIN ORIGIN_BIN
+}

@@ -207,8 +207,10 @@ extension FleetNode {
         service.shutDown()
         for claim in held {
             guard var row = service.state.withLock({ $0.queue.entries[claim.id].map(StoreRow.init) }) else { continue }
-            row.status = .waiting
-            _ = try? worker.write(row, under: claim)
+            // One that ended while the service stopped is written as it ended; the others wait.
+            if !row.status.isStopped || row.status == .removed { row.status = .waiting }
+            // Unreachable now: the claim then ends with its lease and another node takes it.
+            _ = try? worker.write(Self.resultRow(row), under: claim)
         }
     }
 }
