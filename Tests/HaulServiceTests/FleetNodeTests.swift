@@ -66,8 +66,8 @@ struct FleetNodeTests {
         let database = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
         try await withTemporaryDirectory { (dir) async throws in
             let dying = try Self.node("dying", database, dir, active: 2, lease: .seconds(1))
-            let ids = try dying.add([ServiceRequest(urls: [server.url("/bytes/400000/a.bin?rate=100000")]),
-                                     ServiceRequest(urls: [server.url("/bytes/400000/b.bin?rate=100000")])])
+            let ids = try dying.add([ServiceRequest(urls: [server.url("/bytes/400000/a.bin?rate=400000")]),
+                                     ServiceRequest(urls: [server.url("/bytes/400000/b.bin?rate=400000")])])
             await eventually { dying.claims.count == 2 && dying.service.activeDownloads().count == 2 }
             let heir = try Self.node("heir", database, dir, active: 2, lease: .seconds(1))
             defer { heir.stop() }
@@ -91,7 +91,7 @@ struct FleetNodeTests {
         let database = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
         try await withTemporaryDirectory { (dir) async throws in
             let first = try Self.node("same", database, dir, active: 1, lease: .seconds(60))
-            let id = try first.add(ServiceRequest(urls: [server.url("/bytes/300000/again.bin?rate=100000")]))
+            let id = try first.add(ServiceRequest(urls: [server.url("/bytes/300000/again.bin?rate=300000")]))
             await eventually { first.service.activeDownloads().count == 1 }
             first.abandon()   // as a kill leaves it: claimed by "same" for another minute
             let restarted = try Self.node("same", database, dir, active: 1, lease: .seconds(60))
@@ -107,7 +107,7 @@ struct FleetNodeTests {
         let database = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
         try await withTemporaryDirectory { (dir) async throws in
             let dying = try Self.node("dying", database, dir, active: 1, lease: .seconds(1), folder: "shared")
-            let id = try dying.add(ServiceRequest(urls: [server.url("/bytes/1000000/half.bin?rate=250000")]))
+            let id = try dying.add(ServiceRequest(urls: [server.url("/bytes/1000000/half.bin?rate=500000")]))
             await eventually { (dying.service.download(id)?.completedBytes ?? 0) >= 400_000 }
             dying.abandon()   // stops its transfer (its record synced) and leaves its claim to expire
             let heir = try Self.node("heir", database, dir, active: 1, lease: .seconds(1), folder: "shared")
