@@ -9,7 +9,10 @@ extension FleetQueue {
         try connection.transaction { () throws(ServiceError) in
             if pausing {
                 try connection.run("UPDATE haul_downloads SET status = 'paused' WHERE status = 'waiting'")
-                try connection.run("UPDATE haul_downloads SET requested = 'pause' WHERE status = 'active' AND requested IS DISTINCT FROM 'remove'")
+                try connection.run("""
+                    UPDATE haul_downloads SET requested = 'pause' WHERE gid IN (
+                        SELECT gid FROM haul_downloads WHERE status = 'active' AND requested IS DISTINCT FROM 'remove' ORDER BY gid FOR UPDATE)
+                    """)
                 try connection.run("NOTIFY \(Self.requestChannel)")
             } else {
                 try connection.run("UPDATE haul_downloads SET status = 'waiting' WHERE status = 'paused'")

@@ -23,6 +23,8 @@ final class PostgresConnection {
 
     private let library: LibPQ
     private var handle: LibPQ.Handle?
+    /// The SQLSTATE of the last statement that failed, `nil` when unknown.
+    private(set) var lastState: String?
     /// What ``PostgresSettings/redacted`` says of the server, for messages.
     let place: String
 
@@ -94,6 +96,7 @@ final class PostgresConnection {
             var message = Self.trimmed(library.resultErrorField(result, 77))   // PG_DIAG_MESSAGE_PRIMARY
             if message.isEmpty { message = Self.trimmed(library.errorMessage(handle)) }   // no result, or the connection lost
             let code = Self.trimmed(library.resultErrorField(result, 67))   // PG_DIAG_SQLSTATE
+            lastState = code
             throw ServiceError(.store, "the PostgreSQL state refused \(sql.prefix(40))...: \(message)"
                                + (code.isEmpty ? "" : " (SQLSTATE \(code))"))
         }
@@ -105,14 +108,34 @@ final class PostgresConnection {
     }
 
     /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
+    /// A deadlock the server broke or a serialization failure is tried again, up to 5 times: two
+    /// nodes changing the same rows in another order (a `pauseAll` beside a node's results) is
+    /// ordinary traffic, not an error to answer.
     func transaction<Value>(_ body: () throws(ServiceError) -> Value) throws(ServiceError) -> Value {
+        var attempt = 1
+        while true {
+            do throws(ServiceError) {
+                return try transactionOnce(body)
+            } catch where attempt < 5 && Self.retriedStates.contains(lastState ?? "") {
+                attempt += 1
+            }
+        }
+    }
+
+    /// SQLSTATEs of a transaction to try again: deadlock detected, serialization failure.
+    static let retriedStates: Set<String> = ["40P01", "40001"]
+
+    private func transactionOnce<Value>(_ body: () throws(ServiceError) -> Value) throws(ServiceError) -> Value {
+        lastState = nil
         try run("BEGIN")
         do throws(ServiceError) {
             let value = try body()
             try run("COMMIT")
             return value
         } catch {
+            let state = lastState
             if isConnected { _ = try? run("ROLLBACK") }
+            lastState = state
             throw error
         }
     }
