@@ -18,8 +18,7 @@ final class FleetQueue {
     let node: String
     let connection: PostgresConnection
 
-    static let columns =
-        "gid, status, position, urls, options, file, total_length, completed_length, completed_ranges, failure"
+    static let columns = PostgresLayout.columns
     /// The channel that says there is work to claim.
     static let workChannel = "haul_work"
 
@@ -65,7 +64,7 @@ final class FleetQueue {
         -> [(claim: FleetClaim, row: StoreRow)] {
         guard limit > 0 else { return [] }
         return try connection.transaction { () throws(ServiceError) in
-            let other = excluding.isEmpty ? "" : " AND gid <> ALL('\(Self.array(excluding.map { Int64(bitPattern: $0.rawValue) }))'::bigint[])"
+            let other = Self.sparing(excluding)
             let expired = sweeping ? try sweep(limit: limit, lease: lease, other: other) : []
             let waiting = try claimed(where: "status = 'waiting'" + other, limit: limit - expired.count, lease: lease)
             return expired + waiting
@@ -87,7 +86,7 @@ final class FleetQueue {
     /// node that are not in `excluding` and that nobody asked to pause or remove (a change asked
     /// is taken with it: the claim starts from the row's options).
     func adopt(excluding: [DownloadID], lease: Duration) throws(ServiceError) -> [(claim: FleetClaim, row: StoreRow)] {
-        let other = excluding.isEmpty ? "" : " AND gid <> ALL('\(Self.array(excluding.map { Int64(bitPattern: $0.rawValue) }))'::bigint[])"
+        let other = Self.sparing(excluding)
         return try connection.transaction { () throws(ServiceError) in
             // `$1` is this node's name (the statement's first parameter).
             try claimed(where: "status = 'active' AND node = $1 AND coalesce(requested, 'change') = 'change'" + other, limit: 10_000,
@@ -103,7 +102,7 @@ final class FleetQueue {
             UPDATE haul_downloads AS d SET status = 'active', node = $1, lease_until = clock_timestamp() + $2::interval,
                 fence = d.fence + 1, requested = CASE WHEN d.requested = 'change' THEN NULL ELSE d.requested END
             FROM next WHERE d.gid = next.gid
-            RETURNING d.fence, \(Self.columns.split(separator: ",").map { "d." + $0.trimmingSpaces }.joined(separator: ", "))
+            RETURNING d.fence, \(PostgresLayout.columnsOfD)
             """, [node, Self.interval(lease)])
         return rows.values.compactMap { values in
             guard let fence = values[0].flatMap({ Int64($0) }), let row = Self.row(Array(values.dropFirst())) else { return nil }
@@ -217,13 +216,16 @@ final class FleetQueue {
     }
 
     static func row(_ values: [String?]) -> StoreRow? {
-        StoreRow.decoded(id: values[0].flatMap { Int64($0) }, status: values[1], position: values[2].flatMap { Double($0) } ?? 0,
-                         urls: values[3], options: values[4], file: values[5], totalBytes: values[6].flatMap { Int64($0) },
-                         completedBytes: values[7].flatMap { Int64($0) }, ranges: values[8], failure: values[9])
+        PostgresLayout.row(values)
     }
 
     static func text(_ id: DownloadID) -> String {
-        String(Int64(bitPattern: id.rawValue))
+        PostgresLayout.key(id)
+    }
+
+    /// The condition that leaves out `ids` (numbers only: nothing of a caller's text).
+    private static func sparing(_ ids: [DownloadID]) -> String {
+        ids.isEmpty ? "" : " AND gid <> ALL('\(array(ids.map { Int64(bitPattern: $0.rawValue) }))'::bigint[])"
     }
 
     private static func array(_ values: [Int64]) -> String {
@@ -236,8 +238,3 @@ final class FleetQueue {
     }
 }
 
-private extension Substring {
-    var trimmingSpaces: Substring {
-        drop { $0 == " " }
-    }
-}

@@ -65,3 +65,24 @@ enum PostgresLayout {
         }
     }
 }
+
+// MARK: - A row as text
+
+extension PostgresLayout {
+    /// The columns of a download's row, in the order ``row(_:)`` reads them.
+    static let columns = "gid, status, position, urls, options, file, total_length, completed_length, completed_ranges, failure"
+    /// The same, each named as a column of `d` (an `UPDATE … AS d … RETURNING`).
+    static let columnsOfD = columns.split(separator: ",").map { "d." + $0.drop { $0 == " " } }.joined(separator: ", ")
+
+    /// A download's key as the table holds it (a `BIGINT`: the identifier's bits).
+    static func key(_ id: DownloadID) -> String {
+        String(Int64(bitPattern: id.rawValue))
+    }
+
+    /// The row whose ``columns`` libpq gave as text; `nil` for an identifier or status this code does not know.
+    static func row(_ values: [String?]) -> StoreRow? {
+        StoreRow.decoded(id: values[0].flatMap { Int64($0) }, status: values[1], position: values[2].flatMap { Double($0) } ?? 0,
+                         urls: values[3], options: values[4], file: values[5], totalBytes: values[6].flatMap { Int64($0) },
+                         completedBytes: values[7].flatMap { Int64($0) }, ranges: values[8], failure: values[9])
+    }
+}

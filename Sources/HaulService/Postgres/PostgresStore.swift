@@ -10,8 +10,7 @@ final class PostgresStore: StateStore {
     /// The advisory lock's key ("haul" in ASCII).
     static let lockKey = "1751217516"
 
-    private static let columns =
-        "gid, status, position, urls, options, file, total_length, completed_length, completed_ranges, failure"
+    private static let columns = PostgresLayout.columns
     private static let resultStatuses = "('complete', 'error', 'removed')"
     private static let queueStatuses = "('active', 'waiting', 'paused')"
 
@@ -95,14 +94,10 @@ final class PostgresStore: StateStore {
     }
 
     private func select(_ clause: String, _ parameters: [String?] = []) throws(ServiceError) -> [StoreRow] {
-        try connection.run("SELECT \(Self.columns) FROM haul_downloads \(clause)", parameters).values.compactMap { values in
-            StoreRow.decoded(id: values[0].flatMap { Int64($0) }, status: values[1], position: values[2].flatMap { Double($0) } ?? 0,
-                             urls: values[3], options: values[4], file: values[5], totalBytes: values[6].flatMap { Int64($0) },
-                             completedBytes: values[7].flatMap { Int64($0) }, ranges: values[8], failure: values[9])
-        }
+        try connection.run("SELECT \(Self.columns) FROM haul_downloads \(clause)", parameters).values.compactMap(PostgresLayout.row)
     }
 
     private static func text(_ id: DownloadID) -> String {
-        String(Int64(bitPattern: id.rawValue))
+        PostgresLayout.key(id)
     }
 }
