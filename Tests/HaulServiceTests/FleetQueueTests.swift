@@ -90,6 +90,41 @@ struct FleetQueueTests {
         #expect(try queue.claim(limit: 1, lease: .seconds(30)).first?.claim == FleetClaim(id: claimed.claim.id, fence: 2))
     }
 
+    @Test func rowsWrittenTogetherKeepTheirTextAndOnlyHeldClaimsWrite() throws {
+        let settings = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
+        let queue = try FleetQueue(settings, node: "n"), other = try FleetQueue(settings, node: "other")
+        defer { queue.close(); other.close() }
+        try queue.add(Self.rows(3))
+        let claimed = try queue.claim(limit: 3, lease: .seconds(30))
+        let names = ["/d/a \"quoted\", {braced}\\back\nline NULL", "/d/caf\u{E9} \u{1F4E6}", "NULL"]
+        var pending = zip(claimed, names).map { claimed, name in
+            var row = claimed.row
+            (row.status, row.file, row.totalBytes, row.completedBytes) = (.complete, name, 42, 42)
+            return (row: row, claim: claimed.claim)
+        }
+        pending[2].row.failure = ServiceFailure(code: "http", exitStatus: 22, httpStatus: 404, message: "a \"b\" \\ c")
+        pending[2].row.status = .error
+        pending[1].claim = FleetClaim(id: pending[1].claim.id, fence: pending[1].claim.fence + 1)   // not held: another node's claim
+        #expect(try queue.write(pending) == [pending[0].row.id, pending[2].row.id])
+        let read = try Dictionary(uniqueKeysWithValues: [0, 1, 2].map { (pending[$0].row.id, try #require(try other.row(pending[$0].row.id))) })
+        #expect(read[pending[0].row.id]?.row.file == names[0])
+        #expect(read[pending[0].row.id]?.row.status == .complete)
+        #expect(read[pending[1].row.id]?.row.status == .active, "a claim not held writes nothing")
+        #expect(read[pending[1].row.id]?.row.file == nil)
+        #expect(read[pending[2].row.id]?.row.file == "NULL", "the word NULL is text, not a null")
+        #expect(read[pending[2].row.id]?.row.failure == pending[2].row.failure)
+    }
+
+    @Test func eventsTravelManyToANotificationAndComeBackInOrder() {
+        let events = (1...450).map { ServiceEvent(id: DownloadID(rawValue: UInt64($0) << 40)!, kind: $0 % 2 == 0 ? .completed : .forgotten) }
+        let payloads = FleetQueue.payloads(events)
+        #expect(payloads.count == 3)
+        #expect(payloads.allSatisfy { $0.utf8.count < 8_000 })
+        #expect(payloads.flatMap(FleetQueue.events) == events)
+        #expect(FleetQueue.events("0000000000000001 started\nnot an event\n0000000000000002 nonsense") == [
+            ServiceEvent(id: DownloadID(rawValue: 1)!, kind: .started)])
+    }
+
     @Test func anAdditionWakesAListeningNode() async throws {
         let settings = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
         let listener = try FleetQueue(settings, node: "listener")

@@ -52,7 +52,7 @@ extension FleetNode {
     private func turn(_ worker: FleetQueue, renewing: Bool, sweeping: Bool, heard: [PostgresConnection.Notification])
         throws(ServiceError) {
         for notification in heard where notification.channel == FleetQueue.eventChannel {
-            if let event = Self.event(notification.payload) { deliver(event) }
+            for event in FleetQueue.events(notification.payload) { deliver(event) }
         }
         try writeResults(worker)
         if renewing || heard.contains(where: { $0.channel == FleetQueue.requestChannel }) { try applyRequests(worker) }
@@ -63,14 +63,6 @@ extension FleetNode {
         }
         try adoptClaimsInDoubt(worker)
         try claimWork(worker, sweeping: sweeping)
-    }
-
-    /// The event a notification's payload (`GID KIND`) carries.
-    static func event(_ payload: String) -> ServiceEvent? {
-        let words = payload.split(separator: " ")
-        guard words.count == 2, let id = DownloadID(hex: String(words[0])),
-              let kind = ServiceEvent.Kind(rawValue: String(words[1])) else { return nil }
-        return ServiceEvent(id: id, kind: kind)
     }
 
     /// Records a download of this node that ended, for the loop to write.
@@ -100,14 +92,11 @@ extension FleetNode {
             return state.events
         }
         guard !pending.isEmpty || !events.isEmpty else { return }
-        var ended: [ServiceEvent] = []
         do throws(ServiceError) {
             try worker.connection.transaction { () throws(ServiceError) in
-                ended = []
-                for (row, claim) in pending where try worker.write(row, under: claim) && row.status.isStopped {
-                    ended.append(ServiceEvent(id: row.id, kind: row.status == .complete ? .completed : .failed))
-                }
-                for event in events + ended { try worker.notify(event.id, event.kind, wakesNodes: false) }
+                let written = try worker.write(pending.map { (row: $0.0, claim: $0.1) })
+                let ended = pending.map(\.0).filter { written.contains($0.id) && $0.status.isStopped }
+                try worker.notify(events + ended.map { ServiceEvent(id: $0.id, kind: $0.status == .complete ? .completed : .failed) })
             }
         } catch {
             state.withLock { $0.events = events + $0.events }   // told with the next turn's

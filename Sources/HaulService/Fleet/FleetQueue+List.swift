@@ -94,8 +94,36 @@ extension FleetQueue {
 
     /// Tells every node's observers of an event (sent when the transaction commits).
     func notify(_ id: DownloadID, _ kind: ServiceEvent.Kind, wakesNodes: Bool) throws(ServiceError) {
-        try connection.run("SELECT pg_notify($1, $2)", [Self.eventChannel, "\(id.hex) \(kind.rawValue)"])
+        try notify([ServiceEvent(id: id, kind: kind)])
         if wakesNodes { try connection.run("NOTIFY \(Self.workChannel)") }
+    }
+
+    /// Tells every node's observers of events, many to a notification (sent when the
+    /// transaction commits).
+    func notify(_ events: [ServiceEvent]) throws(ServiceError) {
+        for payload in Self.payloads(events) { try connection.run("SELECT pg_notify($1, $2)", [Self.eventChannel, payload]) }
+    }
+
+    /// Events as notification payloads: a line `GID KIND` each, as many lines to a payload as
+    /// fit well below PostgreSQL's 8,000 bytes.
+    static func payloads(_ events: [ServiceEvent]) -> [String] {
+        let lines = events.map { "\($0.id.hex) \($0.kind.rawValue)" }
+        return stride(from: 0, to: lines.count, by: eventsPerNotification).map { start in
+            lines[start..<min(start + eventsPerNotification, lines.count)].joined(separator: "\n")
+        }
+    }
+
+    /// Lines of at most 16 + 1 + 10 bytes (the longest kind) and a newline: 200 take under 5,600 bytes.
+    static let eventsPerNotification = 200
+
+    /// The events a notification's payload carries (lines it cannot read are left out).
+    static func events(_ payload: String) -> [ServiceEvent] {
+        payload.split(separator: "\n").compactMap { line in
+            let words = line.split(separator: " ")
+            guard words.count == 2, let id = DownloadID(hex: String(words[0])),
+                  let kind = ServiceEvent.Kind(rawValue: String(words[1])) else { return nil }
+            return ServiceEvent(id: id, kind: kind)
+        }
     }
 
     /// Counts by status.

@@ -156,26 +156,42 @@ final class FleetQueue {
     /// - Returns: `false` when the claim is no longer this node's (nothing was written).
     /// - Throws: `store` when the server cannot be reached.
     func write(_ row: StoreRow, under claim: FleetClaim) throws(ServiceError) -> Bool {
+        try write([(row, claim)]).contains(row.id)
+    }
+
+    /// Writes rows under this node's claims in one statement (see ``write(_:under:)``).
+    ///
+    /// - Returns: the downloads written (a claim no longer this node's writes nothing).
+    /// - Throws: `store` when the server cannot be reached.
+    func write(_ pending: [(row: StoreRow, claim: FleetClaim)]) throws(ServiceError) -> Set<DownloadID> {
+        guard !pending.isEmpty else { return [] }
+        let rows = pending.map(\.row)
         // A pause or removal asked meanwhile wins over a row given back as waiting or paused; the
         // URLs and options are the table's (a change asked stands), and so is the queue place.
         let written = try connection.run("""
-            WITH asked AS (
-                SELECT CASE WHEN $4 IN ('waiting', 'paused') AND requested = 'pause' THEN 'paused'
-                            WHEN $4 IN ('waiting', 'paused') AND requested = 'remove' THEN 'removed'
-                            ELSE $4 END AS status
-                FROM haul_downloads WHERE gid = $1)
-            UPDATE haul_downloads AS d SET status = asked.status, file = $5, total_length = $6, completed_length = $7,
-                completed_ranges = $8, failure = $9, bytes_per_second = 0,
-                requested = CASE WHEN asked.status = 'waiting' AND d.requested = 'change' THEN NULL
-                                 WHEN asked.status = 'active' THEN d.requested END,
-                position = CASE WHEN asked.status IN \(Self.resultStatuses) THEN nextval('haul_places') * 1024.0 ELSE d.position END,
-                node = CASE WHEN asked.status IN ('waiting', 'paused') THEN NULL ELSE d.node END,
-                lease_until = CASE WHEN asked.status = 'active' THEN d.lease_until END
-            FROM asked
-            WHERE d.gid = $1 AND d.fence = $2 AND d.node = $3 AND d.status = 'active'
-            """, [Self.text(row.id), String(claim.fence), node, row.status.rawValue, row.file, row.totalBytes.map { String($0) },
-                  String(row.completedBytes), row.completedRanges.map(StoreText.encode), row.failure.map(StoreText.encode)])
-        return written.affected == 1
+            UPDATE haul_downloads AS d SET status = a.status, file = a.file, total_length = a.total, completed_length = a.done,
+                completed_ranges = a.ranges, failure = a.failure, bytes_per_second = 0,
+                requested = CASE WHEN a.status = 'waiting' AND d.requested = 'change' THEN NULL
+                                 WHEN a.status = 'active' THEN d.requested END,
+                position = CASE WHEN a.status IN \(Self.resultStatuses) THEN nextval('haul_places') * 1024.0 ELSE d.position END,
+                node = CASE WHEN a.status IN ('waiting', 'paused') THEN NULL ELSE d.node END,
+                lease_until = CASE WHEN a.status = 'active' THEN d.lease_until END
+            FROM (SELECT c.gid, c.fence, c.file, c.total, c.done, c.ranges, c.failure,
+                         CASE WHEN c.status IN ('waiting', 'paused') AND h.requested = 'pause' THEN 'paused'
+                              WHEN c.status IN ('waiting', 'paused') AND h.requested = 'remove' THEN 'removed'
+                              ELSE c.status END AS status
+                  FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::text[])
+                      AS c(gid, fence, status, file, total, done, ranges, failure)
+                  JOIN haul_downloads AS h ON h.gid = c.gid) AS a
+            WHERE d.gid = a.gid AND d.fence = a.fence AND d.node = $1 AND d.status = 'active'
+            RETURNING d.gid
+            """, [node, Self.array(rows.map { Int64(bitPattern: $0.id.rawValue) }), Self.array(pending.map(\.claim.fence)),
+                  Self.array(rows.map { $0.status.rawValue }), Self.array(rows.map(\.file)), Self.array(rows.map(\.totalBytes)),
+                  Self.array(rows.map(\.completedBytes)), Self.array(rows.map { $0.completedRanges.map(StoreText.encode) }),
+                  Self.array(rows.map { $0.failure.map(StoreText.encode) })])
+        return Set(written.values.compactMap { values in
+            values[0].flatMap { Int64($0) }.flatMap { DownloadID(rawValue: UInt64(bitPattern: $0)) }
+        })
     }
 
     /// Says this node is alive: its address, how many it runs and how fast.
@@ -230,6 +246,24 @@ final class FleetQueue {
 
     private static func array(_ values: [Int64]) -> String {
         "{" + values.map(String.init).joined(separator: ",") + "}"
+    }
+
+    /// An array's text form for PostgreSQL (`NULL` for nil).
+    static func array(_ values: [Int64?]) -> String {
+        "{" + values.map { $0.map(String.init) ?? "NULL" }.joined(separator: ",") + "}"
+    }
+
+    /// A text array's form for PostgreSQL: every element quoted, `"` and `\` escaped, `NULL` for nil.
+    static func array(_ values: [String?]) -> String {
+        "{" + values.map { value in
+            guard let value else { return "NULL" }
+            var quoted = "\""
+            for scalar in value.unicodeScalars {
+                if scalar == "\"" || scalar == "\\" { quoted.unicodeScalars.append("\\") }
+                quoted.unicodeScalars.append(scalar)
+            }
+            return quoted + "\""
+        }.joined(separator: ",") + "}"
     }
 
     private static func interval(_ duration: Duration) -> String {
