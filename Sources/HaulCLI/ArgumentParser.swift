@@ -18,11 +18,18 @@ public enum ArgumentParser {
     /// - Throws: ``UsageError`` for an unknown option, a missing or invalid value, an option
     ///   that is not supported yet, a missing URL, or `-o` with several URLs.
     public static func parse(_ arguments: [String]) throws(UsageError) -> ParsedCommand {
+        try parse(arguments, daemonConfig: { _ throws(UsageError) in nil })
+    }
+
+    /// Parses the arguments, `haul daemon`'s under the options of its config file.
+    ///
+    /// - Parameter daemonConfig: reads the daemon's config file (``DaemonConfigFile/load(_:environment:)``).
+    static func parse(_ arguments: [String], daemonConfig: DaemonArguments.ConfigReader) throws(UsageError) -> ParsedCommand {
         if arguments.first == "demo" {
             return try parseDemo(arguments.dropFirst())
         }
         if arguments.first == "daemon" {
-            return try DaemonArguments.parseDaemon(arguments.dropFirst())
+            return try DaemonArguments.parseDaemon(arguments.dropFirst(), config: daemonConfig)
         }
         if let first = arguments.first, let action = ClientOptions.Action(rawValue: first) {
             return try DaemonArguments.parseClient(action, arguments.dropFirst())
@@ -111,7 +118,8 @@ public enum ArgumentParser {
         case .netrc: command.netrc = true
         case .netrcFile: command.netrcFile = try path(value, spec)
         case .cookies: command.cookieFile = try path(value, spec)
-        case .help, .version, .demoSize, .demoConnections, .listen, .secret, .secretFile, .stateFile, .node, .allowOrigin, .rpc:
+        case .help, .version, .demoSize, .demoConnections, .listen, .secret, .secretFile, .stateFile, .node, .allowOrigin, .rpc,
+             .confPath, .onComplete, .onError:
             break  // refused above, handled by the caller, or not in this table
         }
     }

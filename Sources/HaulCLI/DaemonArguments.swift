@@ -24,6 +24,14 @@ enum DaemonArguments {
         OptionSpec(.connections, "x", "connections", "N", "connections per download, 1-16; default 4"),
         OptionSpec(.limitRate, nil, "limit-rate", "RATE", "overall cap in bytes/s, suffixes K, M, G (1024-based)"),
         OptionSpec(.json, nil, "json", nil, "log events as JSON lines on stdout instead of text on stderr"),
+        OptionSpec(.onComplete, nil, "on-complete", "PROGRAM",
+                   "run PROGRAM (no shell) when a download completes: arguments GID, 1, PATH as aria2's hook, the "
+                   + "download's facts in HAUL_* variables; one at a time per download, stopped after 60 s, its "
+                   + "output in the log"),
+        OptionSpec(.onError, nil, "on-error", "PROGRAM", "like --on-complete, when a download fails"),
+        OptionSpec(.confPath, nil, "conf-path", "FILE",
+                   "read options from FILE: key=value lines as aria2.conf (keys are these long names, # comments); "
+                   + "default $XDG_CONFIG_HOME/haul/daemon.conf when it exists; the command line wins"),
         OptionSpec(.help, "h", "help", nil, "show this help and exit"),
     ]
 
@@ -37,45 +45,100 @@ enum DaemonArguments {
         OptionSpec(.help, "h", "help", nil, "show this help and exit"),
     ]
 
-    /// Parses `haul daemon ...` (the arguments after `daemon`).
-    static func parseDaemon(_ arguments: ArraySlice<String>) throws(UsageError) -> ParsedCommand {
-        let (options, operands) = try ArgumentParser.scan(arguments, table: daemonTable)
+    /// Reads the daemon's config file: `--conf-path`'s value, or `nil` for the default file
+    /// (which may be missing: then `nil`).
+    typealias ConfigReader = (String?) throws(UsageError) -> DaemonConfigFile?
+
+    /// Parses `haul daemon ...` (the arguments after `daemon`), under the options of its config file.
+    ///
+    /// - Parameter config: reads the config file; by default there is none.
+    static func parseDaemon(_ arguments: ArraySlice<String>, config: ConfigReader = { _ throws(UsageError) in nil })
+        throws(UsageError) -> ParsedCommand {
+        let (given, operands) = try ArgumentParser.scan(arguments, table: daemonTable)
+        if given.contains(where: { $0.0.id == .help }) { return .daemonHelp }
+        if let extra = operands.first { throw UsageError("unexpected argument '\(extra)' for daemon") }
         var daemon = DaemonOptions()
-        for (spec, value) in options {
-            let text = value ?? ""
-            switch spec.id {
-            case .help: return .daemonHelp
-            case .directory: daemon.directory = try nonEmpty(text, spec)
-            case .listen:
-                guard ListenAddressSyntax.isValid(text) else {
-                    throw UsageError("invalid value '\(text)' for --listen: expected HOST:PORT with an IP address, such as 127.0.0.1:6800")
+        if let file = try config(given.last(where: { $0.0.id == .confPath })?.1) {
+            daemon.configFile = file.path
+            for (entry, spec, value) in try options(in: file) where !given.contains(where: { overrides($0.0.id, spec.id) }) {
+                do throws(UsageError) {
+                    try apply(spec, value, to: &daemon)
+                } catch {
+                    throw UsageError("\(file.path):\(entry.line): \(error.message)")
                 }
-                daemon.listen = text
-                daemon.listenGiven = true
-            case .secret: daemon.secret = text
-            case .secretFile: daemon.secretFile = try nonEmpty(text, spec)
-            case .stateFile: daemon.stateFile = try nonEmpty(text, spec)
-            case .node: daemon.node = try nonEmpty(text, spec)
-            case .allowOrigin:
-                guard text.hasPrefix("http://") || text.hasPrefix("https://") else {
-                    throw UsageError("invalid value '\(text)' for --allow-origin: expected http(s)://host[:port]")
-                }
-                daemon.allowedOrigins.append(text)
-            case .maxDownloads: daemon.maxDownloads = try number(text, spec, 1...1024)
-            case .connections: daemon.connections = try number(text, spec, 1...16)
-            case .limitRate:
-                guard let rate = ArgumentParser.byteCount(text), rate >= 1 else {
-                    throw UsageError("invalid value '\(text)' for --limit-rate: expected bytes per second above 0, such as 500K or 2M")
-                }
-                daemon.rateLimit = rate
-            case .json: daemon.json = true
-            default: break
             }
         }
-        if let extra = operands.first { throw UsageError("unexpected argument '\(extra)' for daemon") }
+        for (spec, value) in given { try apply(spec, value, to: &daemon) }
         guard daemon.directory != nil else { throw UsageError("missing --dir=DIR for daemon") }
         if daemon.secret != nil && daemon.secretFile != nil { throw UsageError("--secret and --secret-file exclude each other") }
         return .daemon(daemon)
+    }
+
+    /// The options a config file gives, each with its line; a flag's `false` gives nothing.
+    ///
+    /// - Throws: ``UsageError`` naming the line for a key that is not a daemon option, `help` or
+    ///   `conf-path`, a flag's value other than `true` or `false`, or `secret=` in a file that
+    ///   group or others may read.
+    static func options(in file: DaemonConfigFile) throws(UsageError) -> [(DaemonConfigFile.Entry, OptionSpec, String?)] {
+        var options: [(DaemonConfigFile.Entry, OptionSpec, String?)] = []
+        for entry in file.entries {
+            let place = "\(file.path):\(entry.line)"
+            guard let spec = daemonTable.first(where: { $0.long == entry.key }), spec.id != .help, spec.id != .confPath else {
+                throw UsageError("\(place): unknown option '\(entry.key)' (the keys are haul daemon's long option names)")
+            }
+            if spec.id == .secret && !file.isPrivate {
+                throw UsageError("\(place): secret= in a file that group or others may read: chmod 600 \(file.path)")
+            }
+            if spec.takesValue {
+                options.append((entry, spec, entry.value))
+            } else if entry.value == "true" {
+                options.append((entry, spec, nil))
+            } else if entry.value != "false" {
+                throw UsageError("\(place): invalid value '\(entry.value)' for \(entry.key): expected true or false")
+            }
+        }
+        return options
+    }
+
+    /// Whether an option on the command line replaces `file`'s option from the config file (the
+    /// same option, or the other way to give the secret).
+    private static func overrides(_ given: OptionSpec.ID, _ file: OptionSpec.ID) -> Bool {
+        let secrets: Set<OptionSpec.ID> = [.secret, .secretFile]
+        return given == file || (secrets.contains(given) && secrets.contains(file))
+    }
+
+    /// Sets one of the daemon's options.
+    private static func apply(_ spec: OptionSpec, _ value: String?, to daemon: inout DaemonOptions) throws(UsageError) {
+        let text = value ?? ""
+        switch spec.id {
+        case .directory: daemon.directory = try nonEmpty(text, spec)
+        case .listen:
+            guard ListenAddressSyntax.isValid(text) else {
+                throw UsageError("invalid value '\(text)' for --listen: expected HOST:PORT with an IP address, such as 127.0.0.1:6800")
+            }
+            daemon.listen = text
+            daemon.listenGiven = true
+        case .secret: daemon.secret = text
+        case .secretFile: daemon.secretFile = try nonEmpty(text, spec)
+        case .stateFile: daemon.stateFile = try nonEmpty(text, spec)
+        case .node: daemon.node = try nonEmpty(text, spec)
+        case .allowOrigin:
+            guard text.hasPrefix("http://") || text.hasPrefix("https://") else {
+                throw UsageError("invalid value '\(text)' for --allow-origin: expected http(s)://host[:port]")
+            }
+            daemon.allowedOrigins.append(text)
+        case .maxDownloads: daemon.maxDownloads = try number(text, spec, 1...1024)
+        case .connections: daemon.connections = try number(text, spec, 1...16)
+        case .limitRate:
+            guard let rate = ArgumentParser.byteCount(text), rate >= 1 else {
+                throw UsageError("invalid value '\(text)' for --limit-rate: expected bytes per second above 0, such as 500K or 2M")
+            }
+            daemon.rateLimit = rate
+        case .json: daemon.json = true
+        case .onComplete: daemon.onComplete = try nonEmpty(text, spec)
+        case .onError: daemon.onError = try nonEmpty(text, spec)
+        default: break
+        }
     }
 
     /// Parses `haul add|ls|pause|resume|rm ...` (the arguments after the command).

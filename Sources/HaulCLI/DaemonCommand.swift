@@ -48,6 +48,7 @@ struct DaemonCommand {
         // for the server's event loop, as long as there are descriptors for them.
         DescriptorLimit.raiseToHardLimit()
         let log = DaemonLog(terminal: output, json: options.json, secret: configuration.secret)
+        if let file = options.configFile { log.note("options from \(file) under the command line") }
         guard let daemon = start(configuration, log: log, output: output) else { return ExitStatus.failure }
         // Caught before the daemon says it listens: a stop sent the moment it does is not lost.
         let watches: [any InterruptWatch] = [terminal.watchInterrupts { daemon.requestStop() },

@@ -30,6 +30,12 @@ public struct DaemonOptions: Sendable, Equatable {
     public var rateLimit: Int64?
     /// `--json`: events as JSON lines on standard output.
     public var json = false
+    /// `--on-complete=PROGRAM`: run for each download that completes.
+    public var onComplete: String?
+    /// `--on-error=PROGRAM`: run for each download that fails.
+    public var onError: String?
+    /// The config file the options were read from, if any (`--conf-path`, or the default one).
+    public var configFile: String?
 
     /// The defaults.
     public init() {}

@@ -45,7 +45,9 @@ public enum HaulCommand {
                     demo: DemoOrigin.Starter?, holding held: HeldUntilExit?) async -> Int32 {
         let command: ParsedCommand
         do throws(UsageError) {
-            command = try ArgumentParser.parse(arguments)
+            command = try ArgumentParser.parse(arguments) { path throws(UsageError) in
+                try DaemonConfigFile.load(path, environment: terminal.environment)
+            }
         } catch {
             printUsageError(error, to: terminal)
             return ExitStatus.usage

@@ -24,6 +24,7 @@ final class DaemonProcess: Sendable {
         self.folder = folder
         outputFolder = FileManager.default.temporaryDirectory.appendingPathComponent("haul-daemon-\(UUID().uuidString)")
         var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = folder.appendingPathComponent("config").path   // never the user's daemon.conf
         environment.merge(extra) { $1 }
         let all = ["daemon", "--dir=\(folder.path)/downloads", "--state=\(folder.path)/state.db", "--listen=127.0.0.1:0"] + arguments
         process = try HaulBinary.prepare(all, outputIn: outputFolder, workingDirectory: folder, environment: environment)

@@ -28,7 +28,9 @@ enum HaulBinary {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("haul-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let outcome = try await runChildProcess(binary, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+        var base = ProcessInfo.processInfo.environment
+        base["XDG_CONFIG_HOME"] = folder.path   // never the user's daemon.conf
+        let outcome = try await runChildProcess(binary, arguments, environment: base.merging(environment) { $1 },
                                                 workingDirectory: folder, timeout: timeout)
         return Outcome(status: outcome.status, standardOutput: String(decoding: outcome.standardOutput, as: UTF8.self),
                        standardError: outcome.errorText)
