@@ -37,7 +37,7 @@ struct DaemonCommand {
         let output = QueuedOutput(terminal)
         defer { output.flush() }
         let startLog = DaemonLog(terminal: output, json: options.json)
-        let configuration: Daemon.Configuration
+        var configuration: Daemon.Configuration
         do throws(DaemonStartError) {
             configuration = try makeConfiguration(startLog)
         } catch {
@@ -49,6 +49,7 @@ struct DaemonCommand {
         DescriptorLimit.raiseToHardLimit()
         let log = DaemonLog(terminal: output, json: options.json, secret: configuration.secret)
         if let file = options.configFile { log.note("options from \(file) under the command line") }
+        configuration.hooks.log = { log.note($0) }
         guard let daemon = start(configuration, log: log, output: output) else { return ExitStatus.failure }
         // Caught before the daemon says it listens: a stop sent the moment it does is not lost.
         let watches: [any InterruptWatch] = [terminal.watchInterrupts { daemon.requestStop() },
@@ -135,7 +136,24 @@ struct DaemonCommand {
         var configuration = Daemon.Configuration(service: .init(root: root, state: state, downloader: engine),
                                                  server: server, secret: secret)
         configuration.node = options.node
+        configuration.hooks.onComplete = try program(options.onComplete, "--on-complete")
+        configuration.hooks.onError = try program(options.onError, "--on-error")
         return configuration
+    }
+
+    /// A hook's program as an absolute path: a name with a `/` from the current folder, one
+    /// without from the `PATH`, checked to be an executable file now (it runs later, when no
+    /// one reads the error).
+    private func program(_ given: String?, _ option: String) throws(DaemonStartError) -> String? {
+        guard let given else { return nil }
+        let candidates = given.utf8.contains(UInt8(ascii: "/")) ? [absolute(given)]
+            : (terminal.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map { "\($0)/\(given)" }
+        for path in candidates where path.utf8.first == UInt8(ascii: "/") {
+            var info = stat()
+            if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(path, X_OK) == 0 { return path }
+        }
+        throw .usage(UsageError("invalid value '\(given)' for \(option): not an executable file"
+                                + (given.utf8.contains(UInt8(ascii: "/")) ? "" : " in PATH")))
     }
 
     /// The state file (its folder made), or the PostgreSQL database `--state` names.

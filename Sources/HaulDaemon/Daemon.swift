@@ -23,6 +23,8 @@ public final class Daemon: Sendable {
         public var node: String?
         /// With the state in PostgreSQL, how long a claim of this node holds without a renewal.
         public var lease: Duration = .seconds(10)
+        /// The programs run when a download of this daemon completes or fails.
+        public var hooks = DownloadHooks.Configuration()
 
         /// Creates a configuration.
         public init(service: DownloadService.Configuration, server: DaemonServer.Configuration, secret: String?) {
@@ -42,6 +44,8 @@ public final class Daemon: Sendable {
     public let rpc: Aria2RPC
     /// The server.
     public let server: DaemonServer
+    /// The hooks, when a program is configured.
+    public let hooks: DownloadHooks?
     /// Whether a stop was asked for (and whether forced), for ``waitForStopRequest()``.
     private let stopRequest = ConditionLock(StopRequest())
 
@@ -61,6 +65,7 @@ public final class Daemon: Sendable {
             throw DaemonError(error.message)
         }
         queue = fleet ?? service
+        hooks = configuration.hooks.isEmpty ? nil : Self.watch(service, with: DownloadHooks(configuration: configuration.hooks))
         let stopRequest = self.stopRequest
         let secret = configuration.secret.flatMap { $0.isEmpty ? nil : $0 }
         rpc = Aria2RPC(service: queue, settings: .init(secret: secret, listen: configuration.server.listen,
@@ -85,6 +90,15 @@ public final class Daemon: Sendable {
         node.address = configuration.server.listen.description
         let fleet = try FleetNode(configuration: node)
         return (fleet.service, fleet)
+    }
+
+    /// Runs `hooks` for each download of `service` that completes or fails.
+    private static func watch(_ service: DownloadService, with hooks: DownloadHooks) -> DownloadHooks {
+        service.addObserver { event in
+            guard event.kind == .completed || event.kind == .failed, let download = service.download(event.id) else { return }
+            hooks.downloadEnded(download)
+        }
+        return hooks
     }
 
     /// Starts serving.
@@ -117,5 +131,6 @@ public final class Daemon: Sendable {
     public func stop() {
         server.stop()
         queue.shutDown(timeout: .seconds(30))
+        hooks?.stop()
     }
 }

@@ -54,6 +54,11 @@ enum Aria2Options {
         return extras
     }
 
+    /// aria2's and Haul's names for a program the daemon runs: refused from any call (a
+    /// caller with the token must not make the daemon run a program).
+    static let hookKeys: Set<String> = ["on-download-start", "on-download-pause", "on-download-stop", "on-download-complete",
+                                        "on-download-error", "on-bt-download-complete", "on-complete", "on-error"]
+
     /// Reads `changeGlobalOption`'s options: the queue size and overall cap go to the service,
     /// the per-download ones become defaults.
     static func applyGlobal(_ dictionary: JSONObject, to defaults: inout Aria2Defaults)
@@ -66,6 +71,8 @@ enum Aria2Options {
             case "max-overall-download-limit": overall = .some(try size(text, member.key))
             case "split", "max-connection-per-server": defaults.connections = min(16, try integer(text, member.key, in: 1...Int.max))
             case "max-download-limit": defaults.downloadLimit = try size(text, member.key)
+            case _ where hookKeys.contains(member.key):
+                throw RPCFault.failure("\(member.key) cannot be set over RPC: the daemon's hooks come from its command line or config file")
             default: continue
             }
         }
