@@ -120,6 +120,7 @@ struct DaemonCommand {
         guard let listen = ListenAddress(parsing: options.listen) else {
             throw .usage(UsageError("invalid value '\(options.listen)' for --listen: expected HOST:PORT with an IP address"))
         }
+        let (onComplete, onError) = (try program(options.onComplete, "--on-complete"), try program(options.onError, "--on-error"))
         let state = try stateLocation()
         let secret = try secret(stateFile: secretBase, listen: listen, log)
         var engine = Downloader.Configuration()
@@ -136,8 +137,7 @@ struct DaemonCommand {
         var configuration = Daemon.Configuration(service: .init(root: root, state: state, downloader: engine),
                                                  server: server, secret: secret)
         configuration.node = options.node
-        configuration.hooks.onComplete = try program(options.onComplete, "--on-complete")
-        configuration.hooks.onError = try program(options.onError, "--on-error")
+        (configuration.hooks.onComplete, configuration.hooks.onError) = (onComplete, onError)
         return configuration
     }
 

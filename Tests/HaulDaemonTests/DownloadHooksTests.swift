@@ -19,10 +19,11 @@ func endedDownload(_ raw: UInt64, status: ServiceDownload.Status = .complete, pa
     @Test func aCompletedDownloadsFactsAndAria2sArguments() {
         let download = endedDownload(0xAB, urls: ["https://user:pw@127.0.0.1:1/f.bin?X-Amz-Signature=abc", "http://127.0.0.1:2/f.bin"])
         let command = HookCommand(.complete, program: "/usr/local/bin/file-it", download: download,
-                                  inherited: ["PATH=/usr/bin", "HOME=/home/u", "LC_ALL=C.UTF-8", "PGPASSWORD=pw",
-                                              "AWS_SECRET_ACCESS_KEY=k", "https_proxy=http://u:p@127.0.0.1:3"])
+                                  inherited: ["PATH=/usr/bin", "HOME=/home/u", "LC_ALL=C.UTF-8", "PGPASSWORD=pw", "DONE=/srv/done",
+                                              "AWS_SECRET_ACCESS_KEY=k", "https_proxy=http://u:p@127.0.0.1:3", "HAUL_GID=forged"])
         #expect(command.arguments == ["/usr/local/bin/file-it", "00000000000000ab", "1", "/d/file.bin"])
-        #expect(command.environment.filter { !$0.hasPrefix("HAUL_") } == ["PATH=/usr/bin", "HOME=/home/u", "LC_ALL=C.UTF-8"])
+        #expect(command.environment.filter { !$0.hasPrefix("HAUL_") } == ["PATH=/usr/bin", "HOME=/home/u", "LC_ALL=C.UTF-8", "DONE=/srv/done"])
+        #expect(command.environment.filter { $0.hasPrefix("HAUL_GID=") } == ["HAUL_GID=00000000000000ab"])
         let facts = Dictionary(uniqueKeysWithValues: HookCommand.facts(of: download))
         #expect(facts["HAUL_EVENT"] == "complete" && facts["HAUL_GID"] == "00000000000000ab" && facts["HAUL_PATH"] == "/d/file.bin")
         #expect(facts["HAUL_SIZE"] == "1234" && facts["HAUL_DIR"] == "/d" && facts["HAUL_STATUS"] == "complete")

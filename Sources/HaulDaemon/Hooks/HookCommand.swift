@@ -2,7 +2,7 @@ import Haul
 import HaulService
 
 /// What a hook runs for one download: the program, its arguments as aria2 gives them (GID, the
-/// number of files, the path) and its environment (a few of the daemon's variables and the
+/// number of files, the path) and its environment (the daemon's, less its secrets, and the
 /// download's facts as `HAUL_*`).
 struct HookCommand: Sendable, Equatable {
     /// Which hook.
@@ -18,10 +18,11 @@ struct HookCommand: Sendable, Equatable {
     /// `NAME=value` lines.
     var environment: [String]
 
-    /// The daemon's variables a hook sees; the rest (`PGPASSWORD`, `AWS_SECRET_ACCESS_KEY`,
-    /// proxy credentials, ...) stays in the daemon.
-    static let passedVariables: Set<String> = ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR",
-                                               "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"]
+    /// The daemon's variables a hook does not see: the secrets Haul reads (PostgreSQL's
+    /// password, storage keys, proxies that may carry credentials) and `HAUL_*` (the facts').
+    static let withheldVariables: Set<String> = ["PGPASSWORD", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                                                 "OSS_ACCESS_KEY_ID", "OSS_ACCESS_KEY_SECRET", "http_proxy", "https_proxy",
+                                                 "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"]
 
     /// The command for `download` that ended as `kind`.
     ///
@@ -33,8 +34,8 @@ struct HookCommand: Sendable, Equatable {
         id = download.id
         arguments = [program, download.id.hex, "1", download.filePath ?? ""]
         environment = inherited.filter { line in
-            let name = String(line.prefix { $0 != "=" })
-            return Self.passedVariables.contains(name) || name.hasPrefix("LC_")
+            let name = String(line.unicodeScalars.prefix { $0 != "=" })
+            return !Self.withheldVariables.contains(name) && !name.hasPrefix("HAUL_")
         } + Self.facts(of: download).map { "\($0.0)=\($0.1)" }
     }
 
