@@ -26,7 +26,9 @@ public final class DownloadHooks: Sendable {
         public var timeLimit: Duration = .seconds(60)
         /// Bytes of a hook's output logged; the rest is read and dropped.
         public var outputLimit = 64 * 1024
+        /// Hooks running at once, at most.
         public var concurrentHooks = 4
+        /// Hooks waiting for a slot, at most (more are dropped, and logged).
         public var waitingLimit = 1_000
         /// Where the hooks' lines go (the daemon's log).
         public var log: @Sendable (String) -> Void = { _ in }
