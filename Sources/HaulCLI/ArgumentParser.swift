@@ -99,13 +99,13 @@ public enum ArgumentParser {
         case .header: command.headers.append(try header(value ?? ""))
         case .mirror: command.mirrors.append(try controlFree(value, spec))
         case .maxSources: command.maxSources = try integer(value, spec, in: 1...64, "a whole number from 1 to 64")
-        case .onConflict: command.conflictPolicy = try conflictPolicy(value, spec)
-        case .metalink: command.followsMetalink = try metalinkMode(value, spec)
+        case .onConflict: command.conflictPolicy = try chosen(value, spec, as: ConflictPolicy.self)
+        case .metalink: command.followsMetalink = try chosen(value, spec, as: CommandOptions.MetalinkMode.self) == .follow
         case .limitRate: command.rateLimit = try rate(value, spec)
         case .noContinue: command.continuesPartial = false
         case .retryConnectionRefused: command.retriesRefusedConnections = true
         case .insecure: command.insecure = true
-        case .engine: command.engine = try engine(value, spec)
+        case .engine: command.engine = try chosen(value, spec, as: CommandOptions.Engine.self)
         case .json: command.json = true
         case .quiet: command.quiet = true
         case .checksum: command.checksum = try checksum(value, spec)
@@ -220,12 +220,21 @@ public enum ArgumentParser {
         return value
     }
 
-    /// The value of `--on-conflict`.
-    private static func conflictPolicy(_ value: String?, _ spec: OptionSpec) throws(UsageError) -> ConflictPolicy {
-        guard let policy = ConflictPolicy(rawValue: value ?? "") else {
-            throw invalidValue(value, spec, "expected rename, overwrite, skip or fail")
+    /// A value of a fixed set, `T`'s cases: the set the option table gives the completions
+    /// (``OptionSpec/ValueKind/choice(of:)``), so the two cannot drift.
+    static func chosen<T: CaseIterable & RawRepresentable>(_ value: String?, _ spec: OptionSpec, as type: T.Type) throws(UsageError)
+        -> T where T.RawValue == String
+    {
+        guard let chosen = T(rawValue: value ?? "") else {
+            throw invalidValue(value, spec, "expected " + spokenList(type.allCases.map(\.rawValue)))
         }
-        return policy
+        return chosen
+    }
+
+    /// `a, b or c`.
+    static func spokenList(_ words: [String]) -> String {
+        guard let last = words.last, words.count > 1 else { return words.first ?? "" }
+        return words.dropLast().joined(separator: ", ") + " or " + last
     }
 
     /// The value of `--limit-rate`, in bytes per second (at least 1).
@@ -234,23 +243,6 @@ public enum ArgumentParser {
             throw invalidValue(value, spec, "expected bytes per second above 0, such as 500K or 2M (suffixes K, M, G)")
         }
         return rate
-    }
-
-    /// The value of `--engine`.
-    private static func engine(_ value: String?, _ spec: OptionSpec) throws(UsageError) -> CommandOptions.Engine {
-        guard let engine = CommandOptions.Engine(rawValue: value ?? "") else {
-            throw invalidValue(value, spec, "expected native or urlsession")
-        }
-        return engine
-    }
-
-    /// The value of `--metalink`: whether a server's Metalink link is followed.
-    private static func metalinkMode(_ value: String?, _ spec: OptionSpec) throws(UsageError) -> Bool {
-        switch value {
-        case "follow": true
-        case "off": false
-        default: throw invalidValue(value, spec, "expected follow or off")
-        }
     }
 
     /// The value of `--checksum`, with the checksum parser's message when it is invalid.

@@ -44,11 +44,19 @@ public struct CommandOptions: Sendable, Equatable {
     }
 
     /// The download engine (`--engine`).
-    public enum Engine: String, Sendable, Equatable {
+    public enum Engine: String, Sendable, Equatable, CaseIterable {
         /// Haul's own HTTP/1.1 engine.
         case native
         /// Foundation's `URLSession` (data tasks; Haul's engine, storage and redirect policy).
         case urlSession = "urlsession"
+    }
+
+    /// The values of `--metalink`: whether a server's Metalink link is followed.
+    public enum MetalinkMode: String, Sendable, CaseIterable {
+        /// Follow `Link: rel=describedby` to a Metalink document.
+        case follow
+        /// Download the URL itself (the default).
+        case off
     }
 
     /// The URLs given as arguments, in order.

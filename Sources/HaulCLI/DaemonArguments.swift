@@ -3,7 +3,7 @@ enum DaemonArguments {
     /// The options of `haul daemon`, in help order.
     static let daemonTable: [OptionSpec] = [
         OptionSpec(.directory, "d", "dir", "DIR",
-                   "the download root: every download lands in it or below (created if missing); required"),
+                   "the download root: every download lands in it or below (created if missing); required", kind: .directory),
         OptionSpec(.listen, nil, "listen", "HOST:PORT",
                    "where to serve JSON-RPC (HTTP POST and WebSocket at /jsonrpc); default 127.0.0.1:6800; "
                    + "an address other than loopback needs a secret"),
@@ -11,39 +11,49 @@ enum DaemonArguments {
                    "the secret every call carries as token:S; --secret= turns the check off (loopback only)"),
         OptionSpec(.secretFile, nil, "secret-file", "FILE",
                    "read the secret from FILE; with neither option, a random secret is made into a 0600 file "
-                   + "beside the state file (its path is printed)"),
+                   + "beside the state file (its path is printed)", kind: .file),
         OptionSpec(.stateFile, nil, "state", "FILE|URL",
                    "the SQLite file that holds the list, default $XDG_STATE_HOME/haul/daemon.db; or a "
                    + "postgresql:// URL (its password from PGPASSWORD or ~/.pgpass, never the URL): the queue of "
-                   + "a fleet of daemons"),
+                   + "a fleet of daemons", kind: .file),
         OptionSpec(.node, nil, "node", "NAME",
                    "with --state=postgresql://, this daemon's name in the fleet; default HOST-PID-RANDOM"),
         OptionSpec(.allowOrigin, nil, "allow-origin", "ORIGIN",
-                   "also accept calls from web pages of ORIGIN (such as https://ui.example), repeatable"),
-        OptionSpec(.maxDownloads, "j", "max-downloads", "N", "downloads running at once; default 4"),
-        OptionSpec(.connections, "x", "connections", "N", "connections per download, 1-16; default 4"),
-        OptionSpec(.limitRate, nil, "limit-rate", "RATE", "overall cap in bytes/s, suffixes K, M, G (1024-based)"),
+                   "also accept calls from web pages of ORIGIN (such as https://ui.example), repeatable", kind: .url),
+        OptionSpec(.maxDownloads, "j", "max-downloads", "N", "downloads running at once; default 4", kind: .number),
+        OptionSpec(.connections, "x", "connections", "N", "connections per download, 1-16; default 4", kind: .number),
+        OptionSpec(.limitRate, nil, "limit-rate", "RATE", "overall cap in bytes/s, suffixes K, M, G (1024-based)", kind: .number),
         OptionSpec(.json, nil, "json", nil, "log events as JSON lines on stdout instead of text on stderr"),
         OptionSpec(.onComplete, nil, "on-complete", "PROGRAM",
                    "run PROGRAM (no shell) when a download completes: arguments GID, 1, PATH as aria2's hook, the "
                    + "download's facts in HAUL_* variables; one at a time per download, stopped after 60 s, its "
-                   + "output in the log"),
-        OptionSpec(.onError, nil, "on-error", "PROGRAM", "like --on-complete, when a download fails"),
+                   + "output in the log", kind: .file),
+        OptionSpec(.onError, nil, "on-error", "PROGRAM", "like --on-complete, when a download fails", kind: .file),
         OptionSpec(.confPath, nil, "conf-path", "FILE",
                    "read options from FILE: key=value lines as aria2.conf (keys are these long names, # comments); "
-                   + "default $XDG_CONFIG_HOME/haul/daemon.conf when it exists; the command line wins"),
+                   + "default $XDG_CONFIG_HOME/haul/daemon.conf when it exists; the command line wins", kind: .file),
         OptionSpec(.help, "h", "help", nil, "show this help and exit"),
     ]
 
     /// The options of `haul add`, `ls`, `pause`, `resume` and `rm`.
     static let clientTable: [OptionSpec] = [
-        OptionSpec(.rpc, nil, "rpc", "URL", "the daemon's JSON-RPC address; default http://127.0.0.1:6800/jsonrpc"),
+        OptionSpec(.rpc, nil, "rpc", "URL", "the daemon's JSON-RPC address; default http://127.0.0.1:6800/jsonrpc", kind: .url),
         OptionSpec(.secretFile, nil, "secret-file", "FILE",
-                   "the file holding the daemon's secret; default the one haul daemon makes by default"),
-        OptionSpec(.directory, "d", "dir", "DIR", "(add) a folder inside the daemon's download root"),
+                   "the file holding the daemon's secret; default the one haul daemon makes by default", kind: .file),
+        // A folder on the daemon's side, relative to its root: local folder names would mislead.
+        OptionSpec(.directory, "d", "dir", "DIR", "(add) a folder inside the daemon's download root", kind: .text),
         OptionSpec(.output, "o", "output", "NAME", "(add, one URL) the file name"),
         OptionSpec(.help, "h", "help", nil, "show this help and exit"),
     ]
+
+    /// The client options only `add` takes: the parser refuses them for the other commands.
+    static let addOnly: Set<OptionSpec.ID> = [.directory, .output]
+
+    /// The options client command `action` takes: ``clientTable``, without ``addOnly`` unless
+    /// `action` is `add`.
+    static func clientTable(for action: ClientOptions.Action) -> [OptionSpec] {
+        action == .add ? clientTable : clientTable.filter { !addOnly.contains($0.id) }
+    }
 
     /// Reads the daemon's config file: `--conf-path`'s value, or `nil` for the default file
     /// (which may be missing: then `nil`).
@@ -168,7 +178,7 @@ enum DaemonArguments {
         case .pause, .resume, .remove:
             if operands.isEmpty { throw UsageError("missing ID for \(action.rawValue)") }
         }
-        if action != .add && (client.directory != nil || client.output != nil) {
+        if action != .add && options.contains(where: { addOnly.contains($0.0.id) }) {
             throw UsageError("--dir and --output apply to add only")
         }
         return .client(client)

@@ -6,18 +6,13 @@ enum HelpText {
     /// The full `haul --help` text, ending with a newline.
     static var download: String {
         """
-        Usage: haul [OPTION]... URL...
-               haul demo [--size=SIZE] [--connections=N]
-               haul daemon --dir=DIR [OPTION]...
-               haul add URL... | haul ls | haul pause|resume|rm ID...
+        \(usage(Usage.download))
 
-        Download files over HTTP(S) quickly and safely: a file gets its final name only
-        once it is complete. Rerunning the same command after an interruption resumes:
-        bytes already on disk and still valid are not downloaded again.
+        \(Description.download)
 
         Options:
         \(optionLines(OptionTable.download))
-        Durations are in seconds and may have decimals (2.5).
+        \(durationNote)
 
         Exit status: 0 all downloads succeeded; 1 generic failure; 2 usage error;
         3 local file error; 4 network failure; 5 TLS failure; 6 authentication refused;
@@ -31,10 +26,9 @@ enum HelpText {
     /// The `haul demo --help` text, ending with a newline.
     static var demo: String {
         """
-        Usage: haul demo [--size=SIZE] [--connections=N]
+        \(usage(Usage.demo))
 
-        Serves a generated file on 127.0.0.1 and downloads it twice, with 1 connection
-        and with N, to show the speed-up with no internet. Removes what it wrote.
+        \(Description.demo)
 
         Options:
         \(optionLines(OptionTable.demo))
@@ -44,13 +38,9 @@ enum HelpText {
     /// The `haul daemon --help` text, ending with a newline.
     static var daemon: String {
         """
-        Usage: haul daemon --dir=DIR [OPTION]...
+        \(usage(Usage.daemon))
 
-        Runs the download service: a queue kept in an SQLite file, so downloads
-        outlive the process, served over aria2's JSON-RPC (HTTP POST and WebSocket at
-        /jsonrpc), so aria2 clients such as aria2p work with it. SIGTERM or SIGINT
-        pause the transfers (their partial files kept), close the state file and exit
-        0; the next start continues them.
+        \(Description.daemon)
 
         Options:
         \(optionLines(DaemonArguments.daemonTable))
@@ -60,22 +50,73 @@ enum HelpText {
     /// The client commands' `--help` text, ending with a newline.
     static var client: String {
         """
-        Usage: haul add [-d DIR] [-o NAME] URL...
-               haul ls
-               haul pause ID...
-               haul resume ID...
-               haul rm ID...
+        \(usage(Usage.client))
 
-        Talk to a running haul daemon: add downloads (prints their IDs), list them,
-        pause, resume, or remove them (rm forgets a finished, failed or removed one).
-        An ID may be shortened to a unique prefix.
+        \(Description.client)
 
         Options:
         \(optionLines(DaemonArguments.clientTable))
-        Exit status: 0 success; 1 the daemon refused a call; 2 usage error; 4 the
-        daemon cannot be reached; 6 the secret was refused.
+        \(clientExitStatus)
 
         """
+    }
+
+    /// The usage lines of each help text (command lines, `haul` first); the manual's SYNOPSIS
+    /// is made of them too.
+    enum Usage {
+        /// `haul --help`'s.
+        static let download = ["haul [OPTION]... URL...", "haul demo [--size=SIZE] [--connections=N]",
+                               "haul daemon --dir=DIR [OPTION]...", "haul add URL... | haul ls | haul pause|resume|rm ID..."]
+        /// `haul demo --help`'s.
+        static let demo = ["haul demo [--size=SIZE] [--connections=N]"]
+        /// `haul daemon --help`'s.
+        static let daemon = ["haul daemon --dir=DIR [OPTION]..."]
+        /// The client commands'.
+        static let client = ["haul add [-d DIR] [-o NAME] URL...", "haul ls", "haul pause ID...", "haul resume ID...", "haul rm ID..."]
+    }
+
+    /// The paragraph under each help text's usage, wrapped to ``width``; the manual's
+    /// DESCRIPTION and command sections are made of them too.
+    enum Description {
+        /// What `haul` does.
+        static let download = """
+            Download files over HTTP(S) quickly and safely: a file gets its final name only
+            once it is complete. Rerunning the same command after an interruption resumes:
+            bytes already on disk and still valid are not downloaded again.
+            """
+        /// What `haul demo` does.
+        static let demo = """
+            Serves a generated file on 127.0.0.1 and downloads it twice, with 1 connection
+            and with N, to show the speed-up with no internet. Removes what it wrote.
+            """
+        /// What `haul daemon` does.
+        static let daemon = """
+            Runs the download service: a queue kept in an SQLite file, so downloads
+            outlive the process, served over aria2's JSON-RPC (HTTP POST and WebSocket at
+            /jsonrpc), so aria2 clients such as aria2p work with it. SIGTERM or SIGINT
+            pause the transfers (their partial files kept), close the state file and exit
+            0; the next start continues them.
+            """
+        /// What the client commands do.
+        static let client = """
+            Talk to a running haul daemon: add downloads (prints their IDs), list them,
+            pause, resume, or remove them (rm forgets a finished, failed or removed one).
+            An ID may be shortened to a unique prefix.
+            """
+    }
+
+    /// The note under `haul --help`'s options.
+    static let durationNote = "Durations are in seconds and may have decimals (2.5)."
+
+    /// The client commands' exit statuses, as their help gives them.
+    static let clientExitStatus = """
+        Exit status: 0 success; 1 the daemon refused a call; 2 usage error; 4 the
+        daemon cannot be reached; 6 the secret was refused.
+        """
+
+    /// `Usage: ` and the first line, then the others under it.
+    private static func usage(_ lines: [String]) -> String {
+        (["Usage: " + (lines.first ?? "")] + lines.dropFirst().map { "       " + $0 }).joined(separator: "\n")
     }
 
     /// The option list: names in a left column, help wrapped in the right one.

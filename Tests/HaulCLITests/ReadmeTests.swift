@@ -46,7 +46,11 @@ import Testing
         let text = try String(contentsOf: Self.readmeURL, encoding: .utf8)
         let section = try #require(text.range(of: "### Exit status\n"))
         let rows = text[section.upperBound...].split(separator: "\n").drop { !$0.hasPrefix("|") }.prefix { $0.hasPrefix("|") }
-        let codes = rows.dropFirst(2).compactMap { Int32($0.split(separator: "|").first?.trimmingCharacters(in: .whitespaces) ?? "") }
+        let cells = rows.dropFirst(2).map { $0.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) } }
+        let codes = cells.compactMap { Int32($0.first ?? "") }
         #expect(codes == Array(0...11) + [130])
+        // The manual's EXIT STATUS is written from ExitStatus.meanings: the README says the same.
+        #expect(codes == ExitStatus.meanings.map(\.status))
+        #expect(cells.map { $0.dropFirst().first ?? "" } == ExitStatus.meanings.map(\.meaning))
     }
 }
