@@ -21,6 +21,11 @@ the same secret. Then, in turn:
              killed (SIGKILL) at a random moment between two of its renewals: the time until every
              download it ran is active on another node, and how long after its lease ended
 
+The nodes' download folders (--dir) are on tmpfs (/dev/shm) when the machine has one: the part
+measures the queue, and creating 100,000 tiny files is a bound of its own (on this machine's ext4,
+its inode allocator took a quarter of the CPU in the claims window: perf). The state (SQLite's
+file, PostgreSQL's cluster) stays on the work folder's disk.
+
 In every phase the CPU of each node, PostgreSQL, nginx and this script is read, and the machine's
 (/proc/stat): what other processes took is noted in the report when it is more than a little.
 
@@ -38,6 +43,7 @@ import dataclasses
 import json
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import statistics
@@ -231,11 +237,23 @@ class Node:
         return self.process.pid
 
 
+def downloads_root(out: Path) -> Path:
+    """A folder for the nodes' downloads: on tmpfs (/dev/shm) when there is one, else in `out`."""
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        return Path(tempfile.mkdtemp(prefix="haul-fleet-downloads.", dir=shm))
+    return Path(tempfile.mkdtemp(prefix="haul-fleet-downloads.", dir=out))
+
+
+# Set by run_fleet_part for the part's run, removed at its end.
+DOWNLOADS_ROOT = Path("/nonexistent")
+
+
 def start_node(h, cfg, name: str, folder: Path, state: str, fleet: bool) -> Node:
     """Starts a haul daemon (-j 2) on STATE, as node NAME of a fleet or alone; waits until it listens."""
     folder.mkdir(parents=True, exist_ok=True)
     port = h.free_ports(1)[0]
-    argv = [cfg.haul_bin, "daemon", f"--dir={folder / 'downloads'}", f"--state={state}",
+    argv = [cfg.haul_bin, "daemon", f"--dir={DOWNLOADS_ROOT / folder.name}", f"--state={state}",
             f"--listen=127.0.0.1:{port}", f"--secret={SECRET}", "-j", "2"] + ([f"--node={name}"] if fleet else [])
     with open(folder / "daemon.log", "a") as log_file:
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file,
@@ -523,8 +541,14 @@ def run_fleet_part(h, bench) -> None:
     root = bench.server.root
     (root / "tiny.bin").write_bytes(os.urandom(TINY_BYTES))   # nginx serves it for any /tiny/NAME
     origin = bench.server.url("http")
-    bench.fleet["postgresql"] = run_fleet(h, bench, origin)
-    bench.fleet["sqlite"] = run_sqlite(h, bench, origin)
+    global DOWNLOADS_ROOT
+    DOWNLOADS_ROOT = downloads_root(bench.out)
+    try:
+        bench.fleet["postgresql"] = run_fleet(h, bench, origin)
+        bench.fleet["sqlite"] = run_sqlite(h, bench, origin)
+        bench.fleet["downloads_on"] = str(DOWNLOADS_ROOT.parent)
+    finally:
+        shutil.rmtree(DOWNLOADS_ROOT, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -655,6 +679,7 @@ def fleet_report(h, bench) -> list[str]:
                      "(numStoppedTotal)")
     commands = "; ".join(f"{name}: `{f['command']}`" for name, f in (("fleet node", fleet), ("SQLite", single)) if f)
     lines.append(f"- commands: {commands}; then -j {cfg.fleet_jobs} for the claims through changeGlobalOption "
-                 "max-concurrent-downloads")
+                 "max-concurrent-downloads; the nodes' --dir in "
+                 + ("tmpfs (/dev/shm)" if bench.fleet.get("downloads_on") == "/dev/shm" else "the work folder") + ", their state on disk")
     lines.append(f"- reproduce: `{h.reproduce(cfg, ['fleet'])}`")
     return lines

@@ -115,6 +115,23 @@ struct FleetQueueTests {
         #expect(read[pending[2].row.id]?.row.failure == pending[2].row.failure)
     }
 
+    @Test func aClaimWithHalfALeaseLeftHoldsWithoutAWriteAndAShorterOneIsExtended() throws {
+        let settings = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
+        let queue = try FleetQueue(settings, node: "n"), other = try FleetQueue(settings, node: "other")
+        defer { queue.close(); other.close() }
+        try queue.add(Self.rows(2))
+        let claims = try queue.claim(limit: 2, lease: .seconds(30)).map(\.claim)
+        let leaseOf = { (claim: FleetClaim) throws -> String? in
+            try other.connection.value("SELECT lease_until FROM haul_downloads WHERE gid = $1", [FleetQueue.text(claim.id)])
+        }
+        let before = try leaseOf(claims[0])
+        #expect(try queue.holds(claims[0], lease: .seconds(30)))
+        #expect(try leaseOf(claims[0]) == before, "more than half a lease left: read, not written")
+        #expect(try queue.holds(claims[1], lease: .seconds(120)), "less than half of a 120 s lease left: extended")
+        #expect(try leaseOf(claims[1]).map { $0 > (before ?? "") } == true)
+        #expect(try !queue.holds(FleetClaim(id: claims[0].id, fence: claims[0].fence + 1), lease: .seconds(30)), "another fence")
+    }
+
     @Test func eventsTravelManyToANotificationAndComeBackInOrder() {
         let events = (1...450).map { ServiceEvent(id: DownloadID(rawValue: UInt64($0) << 40)!, kind: $0 % 2 == 0 ? .completed : .forgotten) }
         let payloads = FleetQueue.payloads(events)

@@ -34,13 +34,13 @@ extension FleetNode {
         try queue.clearRequest(claim, appliedFrom: row)
     }
 
-    /// Whether a download's file may take its name: the claim is still this node's (its lease is
-    /// extended by a full lease for the rename). When PostgreSQL cannot be reached, yes: the fence
+    /// Whether a download's file may take its name: the claim is still this node's, with half a
+    /// lease left for the rename (else extended). When PostgreSQL cannot be reached, yes: the fence
     /// still guards the row, and the transfer was this node's to finish.
     func mayCommit(_ id: DownloadID) -> Bool {
         guard let claim = state.withLock({ $0.claims[id] }) else { return false }
         do throws(ServiceError) {
-            return try withCaller { (queue) throws(ServiceError) in try queue.extend(claim, lease: configuration.lease) }
+            return try withCaller { (queue) throws(ServiceError) in try queue.holds(claim, lease: configuration.lease) }
         } catch {
             return true
         }

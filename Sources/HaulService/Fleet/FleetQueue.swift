@@ -142,6 +142,18 @@ final class FleetQueue {
         return Set(claims).subtracting(kept)
     }
 
+    /// Whether a claim is still this node's with at least half a lease left (a read: no commit
+    /// to wait for), extending it when less is left; `false` when it is no longer this node's.
+    /// Nobody takes a row before its lease ends, so what holds now holds for that half lease.
+    func holds(_ claim: FleetClaim, lease: Duration) throws(ServiceError) -> Bool {
+        let left = try connection.run("""
+            SELECT lease_until > clock_timestamp() + $4::interval FROM haul_downloads
+            WHERE gid = $1 AND fence = $2 AND node = $3 AND status = 'active'
+            """, [Self.text(claim.id), String(claim.fence), node, Self.interval(lease / 2)]).values.first
+        guard let left else { return false }
+        return left.first == "t" ? true : try extend(claim, lease: lease)
+    }
+
     /// Extends one claim's lease; `false` when the claim is no longer this node's.
     func extend(_ claim: FleetClaim, lease: Duration) throws(ServiceError) -> Bool {
         try connection.run("""
