@@ -9,11 +9,27 @@
 # FoundationNetworking needs libcurl, which has no static library here: `--engine=urlsession`
 # still needs the Swift runtime libraries. Elsewhere (macOS) this is a plain release build.
 #
+# `haul --version` names the commit built: HAUL_COMMIT when set, else git's short hash of HEAD
+# (with "-dirty" when tracked files differ from it); outside a git checkout, no commit.
+#
 #   Scripts/build-release.sh              # builds, then prints .../haul
 #   "$(Scripts/build-release.sh)" --help
+#   HAUL_COMMIT=1a2b3c4 Scripts/build-release.sh   # from a source tree without .git
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# Package.swift hands HAUL_COMMIT to the C target that `haul --version` reads it from (and
+# ignores a value of other characters than these).
+if [[ -z "${HAUL_COMMIT:-}" && "$(git rev-parse --show-toplevel 2>/dev/null)" == "$PWD" ]]; then
+    HAUL_COMMIT=$(git rev-parse --short HEAD)
+    git diff --quiet HEAD -- || HAUL_COMMIT+=-dirty
+fi
+if [[ -n "${HAUL_COMMIT:-}" && ! "$HAUL_COMMIT" =~ ^[0-9A-Za-z.+-]{1,64}$ ]]; then
+    echo "build-release.sh: HAUL_COMMIT must be 1 to 64 letters, digits, '.', '+' or '-'" >&2
+    exit 2
+fi
+export HAUL_COMMIT
 
 swift build -c release --product haul-urlsession </dev/null >&2
 plain=$(swift build -c release --show-bin-path </dev/null)
