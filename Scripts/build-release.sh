@@ -7,7 +7,9 @@
 # directly. haul-urlsession, the program
 # `haul --engine=urlsession` runs, is built beside it and linked to the shared libraries, because
 # FoundationNetworking needs libcurl, which has no static library here: `--engine=urlsession`
-# still needs the Swift runtime libraries. Elsewhere (macOS) this is a plain release build.
+# still needs the Swift runtime libraries. `haul` gets no run path ($ORIGIN: it loads no
+# library from beside itself) and binds its symbols at start (`-z now`, so its relocations can
+# be read-only), as Debian's hardening asks. Elsewhere (macOS) this is a plain release build.
 #
 # `haul --version` names the commit built: HAUL_COMMIT when set, else git's short hash of HEAD
 # (with "-dirty" when tracked files differ from it); outside a git checkout, no commit.
@@ -40,7 +42,7 @@ if [[ "$(uname -s)" != Linux ]]; then
     exit 0
 fi
 
-static=(-c release --static-swift-stdlib -Xswiftc -use-ld=lld --scratch-path .build/static)
+static=(-c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker now --disable-local-rpath --scratch-path .build/static)
 swift build "${static[@]}" --product haul </dev/null >&2
 bin=$(swift build "${static[@]}" --show-bin-path </dev/null)
 cp "$plain/haul-urlsession" "$bin/haul-urlsession"
