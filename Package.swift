@@ -1,6 +1,16 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
+// The commit `haul --version` names: HAUL_COMMIT from the environment of `swift build`
+// (Scripts/build-release.sh sets it from git), handed to CHaulSys as a C string literal. A value
+// that is not 1 to 64 letters, digits, '.', '+' or '-' is ignored, as is its absence: the build
+// then says "commit unknown".
+let buildCommitSettings: [CSetting] = Context.environment["HAUL_COMMIT"].map { commit in
+    let allowed = commit.unicodeScalars.allSatisfy { ("0"..."9").contains($0) || ("a"..."z").contains($0) || ("A"..."Z").contains($0)
+                                                     || ".+-".unicodeScalars.contains($0) }
+    return allowed && (1...64).contains(commit.unicodeScalars.count) ? [.define("HAUL_COMMIT", to: "\"\(commit)\"")] : []
+} ?? []
+
 let package = Package(
     name: "Haul",
     platforms: [.macOS(.v15), .iOS(.v18)],
@@ -27,7 +37,7 @@ let package = Package(
             name: "CHaulTLS",
             linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
         ),
-        .target(name: "CHaulSys"),
+        .target(name: "CHaulSys", cSettings: buildCommitSettings),
         // The system SQLite (libsqlite3-dev on Debian and Ubuntu), for the download service's state file.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
 
@@ -67,7 +77,7 @@ let package = Package(
         .target(name: "HaulTestSupport", dependencies: ["Haul", "HaulCore", "HaulServer"], path: "Tests/HaulTestSupport"),
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore", "HaulTestSupport"]),
         .testTarget(name: "HaulMetalinkTests", dependencies: ["HaulMetalink", "HaulCrypto"]),
-        .testTarget(name: "HaulHTTPTests", dependencies: ["HaulHTTP", "HaulCore", "HaulServer", "HaulTestSupport"]),
+        .testTarget(name: "HaulHTTPTests", dependencies: ["HaulHTTP", "HaulCore", "HaulServer", "HaulTestSupport", "CHaulTLS"]),
         .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulCrypto", "HaulSigning", "HaulHTTP", "HaulCore", "HaulURLSession", "HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulServerTests", dependencies: ["HaulServer", "HaulTestSupport"]),
         .testTarget(name: "HaulDashboardTests", dependencies: ["HaulDashboard", "HaulDaemon", "CHaulTLS", "HaulTestSupport"]),

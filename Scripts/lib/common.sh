@@ -110,6 +110,23 @@ resolve_haul() {
     export HAUL_BIN
 }
 
+# Prints the folder of the installable build (haul and haul-urlsession): built now by
+# Scripts/build-release.sh, or with "reuse" the one it made before; fails when there is none.
+release_build_folder() {
+    local folder
+    if [[ "${1:-}" != reuse ]]; then
+        log "building: Scripts/build-release.sh"
+        folder=$(dirname "$("$HAUL_REPO_ROOT/Scripts/build-release.sh")")
+    elif [[ "$(uname -s)" == Linux ]]; then
+        folder=$HAUL_REPO_ROOT/.build/static/release
+    else
+        folder=$HAUL_REPO_ROOT/.build/release
+    fi
+    [[ -x "$folder/haul" && -x "$folder/haul-urlsession" ]] \
+        || die "no release build in $folder (haul and haul-urlsession): run Scripts/build-release.sh"
+    echo "$folder"
+}
+
 # Describes the client for messages and reproduction commands.
 haul_description() {
     if [[ "${HAUL_STANDIN:-}" == curl ]]; then

@@ -167,9 +167,3 @@ public struct RetryPolicy: Sendable, Equatable {
         return min(max(backoff, retryAfter), maximumDelay)
     }
 }
-
-/// Facts about the library itself.
-public enum HaulInfo {
-    /// The library version, sent in `User-Agent: haul/<version>`.
-    public static let version = "0.1.0"
-}

@@ -60,7 +60,7 @@ public enum HaulCommand {
             terminal.write(HelpText.demo, to: .output)
             return ExitStatus.success
         case .version:
-            terminal.write("haul \(HaulInfo.version)\n", to: .output)
+            terminal.write(HelpText.version, to: .output)
             return ExitStatus.success
         case .demo(let options):
             return await Demo(options: options, terminal: terminal, origin: demo).run()

@@ -1,3 +1,5 @@
+import Haul
+
 /// Writes `haul --help` from ``OptionTable``.
 enum HelpText {
     /// The width help is wrapped to.
@@ -21,6 +23,12 @@ enum HelpText {
         130 interrupted. With several downloads the lowest non-zero status wins.
 
         """
+    }
+
+    /// The `haul --version` line, ending with a newline: `haul VERSION (commit COMMIT, Swift
+    /// VERSION, OpenSSL VERSION)`, with "commit unknown" when the build named no commit.
+    static var version: String {
+        "haul \(HaulInfo.version) (commit \(HaulInfo.commit ?? "unknown"), Swift \(HaulInfo.swiftVersion), \(HaulInfo.tlsLibrary))\n"
     }
 
     /// The `haul demo --help` text, ending with a newline.

@@ -76,6 +76,13 @@ package final class TLSContext: @unchecked Sendable {
     deinit {
         SSL_CTX_free(context)
     }
+
+    /// The TLS library this process runs with, as its name and version ("OpenSSL 3.0.19"): the
+    /// first two words of `OpenSSL_version(OPENSSL_VERSION)`, which the loaded library reports
+    /// (not the headers of the build), so a library upgraded since the build names itself.
+    package static var libraryVersion: String {
+        String(cString: OpenSSL_version(OPENSSL_VERSION)).split(separator: " ").prefix(2).joined(separator: " ")
+    }
 }
 
 /// The oldest queued OpenSSL error as text (the queue is cleared).

@@ -14,11 +14,16 @@ import Testing
         }
     }
 
-    @Test func versionGoesToStandardOutput() async throws {
+    @Test func versionNamesTheBuildTheCompilerAndTheLoadedOpenSSL() async throws {
         let outcome = try await HaulBinary.run(["--version"])
         #expect(outcome.status == 0)
-        #expect(outcome.standardOutput == "haul \(HaulInfo.version)\n")
         #expect(outcome.standardError.isEmpty)
+        let line = /haul (\d+\.\d+\.\d+) \(commit ([0-9A-Za-z.+-]+), Swift (\d+\.\d+(?:\.\d+)?), (OpenSSL \d+\.\d+\.\d+)\)\n/
+        let match = try #require(outcome.standardOutput.wholeMatch(of: line), "\(outcome.standardOutput)")
+        #expect(match.1 == HaulInfo.version)
+        #expect(match.2 == "unknown", "the test build is a plain `swift build`, which names no commit")
+        #expect(match.3 == HaulInfo.swiftVersion)
+        #expect(match.4 == HaulInfo.tlsLibrary, "the OpenSSL this process loaded")
     }
 
     @Test func unknownOptionIsAUsageErrorWithTheHint() async throws {

@@ -192,7 +192,7 @@ private func run(_ arguments: [String], standardInput: String = "", directory: U
         let (helpStatus, help) = await run(["--help"])
         #expect(helpStatus == 0 && help.standardOutput == HelpText.download && help.standardError.isEmpty)
         let (versionStatus, version) = await run(["-V"])
-        #expect(versionStatus == 0 && version.standardOutput == "haul \(HaulInfo.version)\n")
+        #expect(versionStatus == 0 && version.standardOutput == HelpText.version)
         let (demoHelpStatus, demoHelp) = await run(["demo", "-h"])
         #expect(demoHelpStatus == 0 && demoHelp.standardOutput == HelpText.demo)
     }

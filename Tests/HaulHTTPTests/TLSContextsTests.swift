@@ -1,3 +1,4 @@
+import CHaulTLS
 import Testing
 @testable import HaulHTTP
 
@@ -18,5 +19,13 @@ import Testing
         let cache = TLSContexts().cache(for: TLSSettings(extraCAFile: "/nonexistent/ca.pem"))
         #expect(throws: HTTPClientError.self) { try cache.get() }
         #expect(throws: HTTPClientError.self) { try cache.get() }
+    }
+
+    @Test func theLibraryVersionIsTheLoadedOpenSSLs() {
+        // OpenSSL 3 also reports its version as a number, 0xMNN00PP0: major, minor, patch.
+        let number = OpenSSL_version_num()
+        let (major, minor, patch) = (number >> 28, number >> 20 & 0xff, number >> 4 & 0xff)
+        #expect(major >= 3, "Haul needs OpenSSL 3 or later")
+        #expect(TLSContext.libraryVersion == "OpenSSL \(major).\(minor).\(patch)")
     }
 }

@@ -1,4 +1,5 @@
-// Linux system calls and constants that the Glibc module does not expose to Swift.
+// Linux system calls and constants that the Glibc module does not expose to Swift, and the facts
+// of the build (its commit, the Swift compiler's version).
 #ifndef CHAUL_SYS_H
 #define CHAUL_SYS_H
 
@@ -79,5 +80,20 @@ long haul_get_attribute(int fd, const char *name, void *buffer, size_t size);
 int haul_o_nofollow(void);
 int haul_o_directory(void);
 int haul_o_cloexec(void);
+
+/// The commit the program was built from, as the build passed it (HAUL_COMMIT in the
+/// environment of `swift build`, which Package.swift hands to this file), or NULL when the
+/// build did not say.
+const char *haul_build_commit(void);
+
+/// The version of the Swift compiler that imports this header, as major * 10000 + minor * 100 +
+/// patch (60301 for 6.3.1): Swift's importer defines __swift__ so; 0 for a C compiler.
+static inline int haul_swift_compiler_version(void) {
+#ifdef __swift__
+    return __swift__;
+#else
+    return 0;
+#endif
+}
 
 #endif
