@@ -3,19 +3,6 @@ import HaulTestSupport
 import Testing
 @testable import HaulService
 
-/// A zone from the system's time zone database (Foundation's), for days with summer time.
-struct DatabaseTimeZone: ScheduleTimeZone {
-    let zone: TimeZone
-
-    init(_ identifier: String) {
-        zone = TimeZone(identifier: identifier)!
-    }
-
-    func secondsEastOfUTC(at instant: Int64) -> Int {
-        zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(instant)))
-    }
-}
-
 /// The rate in force at an instant and its next change, over a given zone: weekdays, windows
 /// across midnight and across the week's end, the first listed winning, and Europe/Berlin's
 /// summer time days (a time the clock skips, an hour it shows twice).

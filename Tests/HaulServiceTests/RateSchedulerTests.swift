@@ -4,44 +4,6 @@ import HaulTestSupport
 import Testing
 @testable import HaulService
 
-/// A clock the test sets: fixed, or the real time shifted (so that a boundary comes soon), and
-/// moved at will (a clock set forward).
-final class SettableClock: WallClock {
-    private let state: SharedStateLock<(fixed: Date?, shift: TimeInterval)>
-
-    init(fixed: Date) {
-        state = SharedStateLock((fixed, 0))
-    }
-
-    /// The real time, shifted so that it reads `reading` now.
-    init(reading: Date) {
-        state = SharedStateLock((nil, reading.timeIntervalSinceNow))
-    }
-
-    func now() -> Date {
-        state.withLock { $0.fixed ?? Date().addingTimeInterval($0.shift) }
-    }
-
-    /// Sets a fixed clock to `date`, or shifts a running one so that it reads `date` now.
-    func set(_ date: Date) {
-        state.withLock { state in
-            if state.fixed != nil { state.fixed = date } else { state.shift = date.timeIntervalSinceNow }
-        }
-    }
-}
-
-/// The rates a scheduler applied, each with the real time it did.
-final class AppliedRates: Sendable {
-    private let list = SharedStateLock<[(rate: Int64?, at: Date)]>([])
-
-    func apply(_ rate: Int64?) {
-        list.withLock { $0.append((rate, Date())) }
-    }
-
-    var rates: [Int64?] { list.withLock { $0.map(\.rate) } }
-    var last: (rate: Int64?, at: Date)? { list.withLock { $0.last } }
-}
-
 /// The scheduler driven by a fake clock: what it applies across boundaries, a rate set by hand
 /// and how long it holds, a new schedule.
 @Suite struct RateSchedulerTests {
@@ -126,6 +88,13 @@ final class AppliedRates: Sendable {
 /// Exclusive: it times how soon after a boundary the rate changes (within a second).
 @Suite(.exclusive, .serialized, .timeLimit(.minutes(1)))
 struct RateSchedulerThreadTests {
+    /// The names of this process's threads.
+    static func threadNames() -> [String] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+    }
+
     @Test func theThreadAppliesTheRateWithinASecondOfTheBoundary() async throws {
         // 1.5 s before 12:00 on a Monday: the window ends then.
         let clock = SettableClock(reading: RateSchedulerTests.date("2025-06-02T11:59:58Z").addingTimeInterval(0.5))
@@ -151,11 +120,13 @@ struct RateSchedulerThreadTests {
                                       apply: applied.apply)
         try scheduler.start()
         #expect(applied.rates == [nil])
+        #expect(await eventually { Self.threadNames().contains("haul-schedule") })
         clock.set(RateSchedulerTests.date("2025-06-02T09:30:00Z"))
         let jumped = Date()
         #expect(await eventually(timeout: .seconds(10)) { applied.rates == [nil, 1 << 20] })
         #expect(applied.last!.at.timeIntervalSince(jumped) < 1)
         scheduler.stop()
+        #expect(await eventually { !Self.threadNames().contains("haul-schedule") })
         // Stopped: a boundary passes unseen, and a change still applies at once.
         clock.set(RateSchedulerTests.date("2025-06-02T10:30:00Z"))
         try await Task.sleep(for: .milliseconds(500))
