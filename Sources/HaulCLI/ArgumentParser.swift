@@ -113,6 +113,8 @@ public enum ArgumentParser {
         case .cookies: command.cookieFile = try path(value, spec)
         case .help, .version, .demoSize, .demoConnections, .listen, .secret, .secretFile, .stateFile, .node, .allowOrigin, .rpc:
             break  // refused above, handled by the caller, or not in this table
+        case .limitSchedule:
+            break  // the daemon's
         }
     }
 

@@ -79,6 +79,8 @@ struct DaemonCommand {
     ///
     /// - Returns: the started daemon, or `nil` (the reason printed) when it cannot start.
     private func start(_ configuration: Daemon.Configuration, log: DaemonLog, output: QueuedOutput) -> Daemon? {
+        var configuration = configuration
+        configuration.onRateLimit = Self.rateLimitLogger(log, zone: configuration.limitZone)
         let daemon: Daemon
         do throws(DaemonError) {
             daemon = try Daemon(configuration: configuration)
@@ -134,6 +136,7 @@ struct DaemonCommand {
         var configuration = Daemon.Configuration(service: .init(root: root, state: state, downloader: engine),
                                                  server: server, secret: secret)
         configuration.node = options.node
+        configuration.limitSchedule = options.limitSchedule
         return configuration
     }
 

@@ -11,6 +11,7 @@ struct OptionSpec: Sendable {
         case proxy, noProxy, proxyCACert, proxyInsecure, user, netrc, netrcFile, cookies
         case demoSize, demoConnections
         case listen, secret, secretFile, stateFile, node, allowOrigin, rpc
+        case limitSchedule
     }
 
     /// Whether the option's feature exists yet.

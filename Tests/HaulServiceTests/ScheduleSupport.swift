@@ -45,8 +45,8 @@ final class SettableClock: WallClock {
 final class AppliedRates: Sendable {
     private let list = SharedStateLock<[(rate: Int64?, at: Date)]>([])
 
-    func apply(_ rate: Int64?) {
-        list.withLock { $0.append((rate, Date())) }
+    func apply(_ status: RateScheduler.Status) {
+        list.withLock { $0.append((status.rate, Date())) }
     }
 
     var rates: [Int64?] { list.withLock { $0.map(\.rate) } }

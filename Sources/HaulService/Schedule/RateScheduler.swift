@@ -73,7 +73,7 @@ public final class RateScheduler: Sendable {
     /// The zone the schedule's times are read in.
     public let zone: any ScheduleTimeZone
     private let clock: any WallClock
-    private let apply: @Sendable (Int64?) -> Void
+    private let apply: @Sendable (Status) -> Void
     private let threads = ThreadPool(maximumThreads: 1)
 
     /// Creates a scheduler; nothing is applied before ``start()`` or a change.
@@ -84,10 +84,11 @@ public final class RateScheduler: Sendable {
     ///   - zone: the zone of its times (default: the process's local time).
     ///   - clock: the time of day.
     ///   - recheck: the longest the thread sleeps without reading the clock.
-    ///   - apply: sets the overall rate (called in order, never two at once).
+    ///   - apply: sets the overall rate to the status's `rate` (called when it differs from the
+    ///     last, in order, never two at once).
     public init(schedule: LimitSchedule, outside: Int64?, zone: any ScheduleTimeZone = SystemTimeZone(),
                 clock: any WallClock = SystemWallClock(), recheck: Duration = .seconds(60),
-                apply: @escaping @Sendable (Int64?) -> Void) {
+                apply: @escaping @Sendable (Status) -> Void) {
         state = ConditionLock(State(schedule: schedule, outside: outside))
         self.zone = zone
         self.clock = clock
@@ -162,7 +163,7 @@ public final class RateScheduler: Sendable {
             let now = Self.seconds(clock.now())
             let status = state.withLock { Self.decide(&$0, at: now, zone: zone) }
             if last != .some(status.rate) {
-                apply(status.rate)
+                apply(status)
                 last = .some(status.rate)
             }
             return status
