@@ -21,6 +21,7 @@
 public struct LimitSchedule: Sendable, Equatable, CustomStringConvertible {
     /// Days of the week.
     public struct Days: OptionSet, Sendable, Hashable {
+        /// One bit per day, Monday the lowest.
         public let rawValue: UInt8
 
         /// Creates a set from its bits (Monday the lowest).
