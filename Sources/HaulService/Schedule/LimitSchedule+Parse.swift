@@ -120,7 +120,8 @@ extension LimitSchedule {
         guard start != end else {
             throw EntryProblem("the window is empty: it starts and ends at \(text(minutes: start)) (00:00-24:00 is a whole day)")
         }
-        return (start, end)
+        // An end at 00:00 is the midnight that ends the start's day: 24:00.
+        return (start, end == 0 ? 1440 : end)
     }
 
     /// `H:MM` or `HH:MM` in minutes after midnight; `24:00` is 1440.

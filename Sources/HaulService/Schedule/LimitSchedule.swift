@@ -6,8 +6,8 @@
 ///   or several of them joined by `+` (`Sat+Sun`, `Mon-Wed+Fri`); without it, every day. Commas
 ///   separate entries, so they never separate days.
 /// - A window runs from its start up to (not including) its end. One whose end is not after its
-///   start (`23:00-07:00`) crosses midnight and belongs to the day it starts on; `24:00` ends a
-///   day (`00:00-24:00` is the whole day).
+///   start (`23:00-07:00`) crosses midnight and belongs to the day it starts on; `24:00` (or an end
+///   at `00:00`) ends a day (`00:00-24:00` is the whole day).
 /// - `RATE` is bytes per second as `--limit-rate` takes it (`K`, `M`, `G`, 1024-based), `0` for
 ///   no limit.
 /// - Where windows overlap, the first listed wins; an entry that earlier ones cover wholly is an
