@@ -9,10 +9,11 @@ loopback and a loopback origin for the downloads.
 The scenario: a wrong secret (in the fragment and in the form), sign-in by form and by
 `#token=`, add a rate-limited URL with the keyboard and watch its progress bar move, pause,
 resume, see it finish, remove it; a hostile file name shown as text; the segment map of a
-4-connection download; move a waiting download up and down; global limits; a failure in words;
-remove all finished; keyboard focus; at most one WebSocket and one request a second while idle;
-no console errors (so nothing the Content-Security-Policy blocked). Screenshots at 1440x900 and
-375x812, light and dark, go into --results (default .build/dashboard-results).
+4-connection download; move a waiting download up and down; global limits and haul's schedule of
+them; a failure in words; remove all finished; keyboard focus; at most one WebSocket and one
+request a second while idle; no console errors (so nothing the Content-Security-Policy blocked).
+Screenshots at 1440x900 and 375x812, light and dark, go into --results (default
+.build/dashboard-results).
 
 --soak keeps the page open with 20 downloads running and reports the tab's memory and the
 daemon's CPU with and without the page, over the same time each.
@@ -22,6 +23,7 @@ and selenium from PyPI. Ends with the line "N passed, N failed"; exits 1 when a 
 """
 import argparse
 import contextlib
+import datetime
 import os
 import pathlib
 import shutil
@@ -428,6 +430,50 @@ def check_queue_and_limits(run):
     assert run.daemon.call("aria2.getGlobalOption")["max-concurrent-downloads"] == "5"
 
 
+def check_limit_schedule(run):
+    """Haul's schedule in the limits panel: set, shown with the next change, refused in words, cleared."""
+    if run.args.daemon != "haul":
+        # aria2c has no schedule: the field and its line stay hidden.
+        assert not run.browser.find("textbox", "Schedule"), "a schedule field with aria2c"
+        return
+    from selenium.webdriver.common.keys import Keys
+    option = lambda key: run.daemon.call("aria2.getGlobalOption")[key]
+    line = lambda: run.browser.js("return document.getElementById('limit-now').textContent")
+    box = run.browser.one("textbox", "Schedule")
+    box.clear()
+    box.send_keys("mon-fri 9:00-18:00=2M, 23:00-07:00=0", Keys.ENTER)
+    run.browser.wait(lambda: option("haul-limit-schedule") == "Mon-Fri 09:00-18:00=2M, 23:00-07:00=0", "the schedule set")
+    run.browser.wait(lambda: box.get_attribute("value") == "Mon-Fri 09:00-18:00=2M, 23:00-07:00=0", "the schedule written back")
+    # The next change as the daemon's clock shows it ("Mon 18:00"), the rate then, and the rate outside.
+    upcoming = datetime.datetime.fromisoformat(option("haul-limit-next-change"))
+    run.browser.wait(lambda: f"{upcoming:%a %H:%M} → " in line() and "outside the schedule: no limit" in line(),
+                     f"the next change in the line: {line()}")
+    panel = run.browser.driver.find_element("css selector", "section[aria-labelledby=limits-title]")
+    for width, height in ((1440, 900), (375, 812)):
+        run.browser.viewport(width, height, mobile=width < 500)
+        run.browser.js("arguments[0].scrollIntoView()", panel)
+        time.sleep(0.5)
+        panel.screenshot(str(run.results / f"limits-schedule-{width}.png"))
+    run.browser.viewport(1440, 900)
+
+    box.clear()
+    box.send_keys("Mon-Fri 09:00-18:00=2M, Sun 25:00-26:00=1M", Keys.ENTER)
+    message = lambda: run.browser.js("return document.getElementById('limits-message').textContent")
+    run.browser.wait(lambda: "entry 2" in message(), "the error in words")
+    assert message() == ("Not changed: schedule: entry 2 (\"Sun 25:00-26:00=1M\"): '25:00' is not a time: "
+                         "the hour is 00 to 23 (24:00 ends a day)."), message()
+    assert option("haul-limit-schedule") == "Mon-Fri 09:00-18:00=2M, 23:00-07:00=0"
+
+    box.clear()
+    box.send_keys("00:00-24:00=3M", Keys.ENTER)
+    run.browser.wait(lambda: option("max-overall-download-limit") == str(3 * MiB), "the schedule's rate at once")
+    run.browser.wait(lambda: line().startswith("Now: 3.00 MiB/s · outside the schedule"), f"the rate now in the line: {line()}")
+    box.clear()
+    box.send_keys(Keys.ENTER)
+    run.browser.wait(lambda: option("haul-limit-schedule") == "" and option("max-overall-download-limit") == "0", "no schedule")
+    run.browser.wait(lambda: line() == "Now: no limit · no schedule", f"the line without a schedule: {line()}")
+
+
 def check_keyboard(run):
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
@@ -508,9 +554,11 @@ def check_units_in_the_browser(run):
           f.bytes(512), f.bytes(1536), f.bytes(12.5 * 1048576), f.speed(1572864), f.speed(1048575), f.duration(62),
           f.duration(3723), f.duration(NaN), f.parseRate('2M'), f.parseRate('500k'), f.parseRate('x'),
           JSON.stringify(s.completedRanges('c1', 8, 10, 75)),
+          f.wallClock('2025-06-02T18:00:00+02:00'), f.wallClock('2024-12-31T23:59:59-05:30'), f.wallClock('18:00'),
+          f.until(45e3), f.until(12 * 60e3), f.until((7 * 60 + 12) * 60e3), f.until(51 * 3600e3),
         ]), (e) => done(String(e)));""")
     expected = ["512 B", "1.50 KiB", "12.5 MiB", "1.50 MiB/s", "1.00 MiB/s", "1:02", "1:02:03", "—", 2097152, 512000, None,
-                "[[0,20],[70,75]]"]
+                "[[0,20],[70,75]]", "Mon 18:00", "Tue 23:59", None, "in 45 s", "in 12 min", "in 7 h 12 min", "in 2 d 3 h"]
     assert results == expected, results
 
 
@@ -569,6 +617,7 @@ CHECKS = [
     check_narrow_fits,
     check_keyboard,
     check_queue_and_limits,
+    check_limit_schedule,
     check_remove_finished,
     check_idle_traffic,
     check_http_fallback,

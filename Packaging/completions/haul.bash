@@ -8,7 +8,7 @@ _haul_options() {
     case $1 in
     haul) echo '-o --output= -d --dir= -x --connections= -j --max-downloads= -i --input-file= --mirror= --max-sources= --metalink= --checksum= --limit-rate= --retries= --retry-wait= --retry-connrefused --connect-timeout= --header-timeout= --stall-timeout= -H --header= --on-conflict= --no-continue --cacert= -k --insecure --engine= --endpoint= --proxy= --noproxy= --proxy-cacert= --proxy-insecure -u --user= -n --netrc --netrc-file= -b --cookies= --json -q --quiet -h --help -V --version' ;;
     demo) echo '--size= --connections= -h --help' ;;
-    daemon) echo '-d --dir= --listen= --secret= --secret-file= --state= --node= --allow-origin= -j --max-downloads= -x --connections= --limit-rate= --json --on-complete= --on-error= --conf-path= -h --help' ;;
+    daemon) echo '-d --dir= --listen= --secret= --secret-file= --state= --node= --allow-origin= -j --max-downloads= -x --connections= --limit-rate= --limit-schedule= --json --on-complete= --on-error= --conf-path= -h --help' ;;
     add) echo '--rpc= --secret-file= -d --dir= -o --output= -h --help' ;;
     ls) echo '--rpc= --secret-file= -h --help' ;;
     pause) echo '--rpc= --secret-file= -h --help' ;;
@@ -39,7 +39,7 @@ _haul_value() {
     daemon)
         case $2 in
         -d|--dir) echo 'dir' ;;
-        --listen|--secret|--node|--allow-origin|-j|--max-downloads|-x|--connections|--limit-rate) echo 'none' ;;
+        --listen|--secret|--node|--allow-origin|-j|--max-downloads|-x|--connections|--limit-rate|--limit-schedule) echo 'none' ;;
         --secret-file|--state|--on-complete|--on-error|--conf-path) echo 'file' ;;
         *) echo flag ;;
         esac ;;

@@ -87,6 +87,7 @@ complete -c haul -n '__haul_is daemon' -l allow-origin -x -d 'also accept calls 
 complete -c haul -n '__haul_is daemon' -s j -l max-downloads -x -d 'downloads running at once'
 complete -c haul -n '__haul_is daemon' -s x -l connections -x -d 'connections per download, 1-16'
 complete -c haul -n '__haul_is daemon' -l limit-rate -x -d 'overall cap in bytes/s, suffixes K, M, G (1024-based)'
+complete -c haul -n '__haul_is daemon' -l limit-schedule -x -d 'the overall cap by local time: comma-separated [DAYS ]HH:MM-HH:MM=RATE, such as \'Mon-Fri 09:00-18:00=2M, 23:00-07:00=0\' (0 = no limit'
 complete -c haul -n '__haul_is daemon' -l json -d 'log events as JSON lines on stdout instead of text on stderr'
 complete -c haul -n '__haul_is daemon' -l on-complete -r -F -d 'run PROGRAM (no shell) when a download completes: arguments GID, 1, PATH as aria2\'s hook, the download\'s facts in HAUL_* variables'
 complete -c haul -n '__haul_is daemon' -l on-error -r -F -d 'like --on-complete, when a download fails'

@@ -121,6 +121,8 @@ public enum ArgumentParser {
         case .help, .version, .demoSize, .demoConnections, .listen, .secret, .secretFile, .stateFile, .node, .allowOrigin, .rpc,
              .confPath, .onComplete, .onError:
             break  // refused above, handled by the caller, or not in this table
+        case .limitSchedule:
+            break  // the daemon's
         }
     }
 

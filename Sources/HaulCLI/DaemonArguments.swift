@@ -1,3 +1,5 @@
+import HaulService
+
 /// The option tables of `haul daemon` and of the client commands, and their parsing.
 enum DaemonArguments {
     /// The options of `haul daemon`, in help order.
@@ -23,6 +25,10 @@ enum DaemonArguments {
         OptionSpec(.maxDownloads, "j", "max-downloads", "N", "downloads running at once; default 4", kind: .number),
         OptionSpec(.connections, "x", "connections", "N", "connections per download, 1-16; default 4", kind: .number),
         OptionSpec(.limitRate, nil, "limit-rate", "RATE", "overall cap in bytes/s, suffixes K, M, G (1024-based)", kind: .number),
+        OptionSpec(.limitSchedule, nil, "limit-schedule", "SCHEDULE",
+                   "the overall cap by local time: comma-separated [DAYS ]HH:MM-HH:MM=RATE, such as "
+                   + "'Mon-Fri 09:00-18:00=2M, 23:00-07:00=0' (0 = no limit; the first listed wins); "
+                   + "--limit-rate applies outside them"),
         OptionSpec(.json, nil, "json", nil, "log events as JSON lines on stdout instead of text on stderr"),
         OptionSpec(.onComplete, nil, "on-complete", "PROGRAM",
                    "run PROGRAM (no shell) when a download completes: arguments GID, 1, PATH as aria2's hook, the "
@@ -144,6 +150,12 @@ enum DaemonArguments {
                 throw UsageError("invalid value '\(text)' for --limit-rate: expected bytes per second above 0, such as 500K or 2M")
             }
             daemon.rateLimit = rate
+        case .limitSchedule:
+            do throws(LimitSchedule.ParseError) {
+                daemon.limitSchedule = try LimitSchedule(parsing: text)
+            } catch {
+                throw UsageError("invalid value for --limit-schedule: \(error)")
+            }
         case .json: daemon.json = true
         case .onComplete: daemon.onComplete = try nonEmpty(text, spec)
         case .onError: daemon.onError = try nonEmpty(text, spec)

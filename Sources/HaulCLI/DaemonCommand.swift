@@ -81,6 +81,8 @@ struct DaemonCommand {
     ///
     /// - Returns: the started daemon, or `nil` (the reason printed) when it cannot start.
     private func start(_ configuration: Daemon.Configuration, log: DaemonLog, output: QueuedOutput) -> Daemon? {
+        var configuration = configuration
+        configuration.onRateLimit = Self.rateLimitLogger(log, zone: configuration.limitZone)
         let daemon: Daemon
         do throws(DaemonError) {
             daemon = try Daemon(configuration: configuration)
@@ -138,6 +140,7 @@ struct DaemonCommand {
                                                  server: server, secret: secret)
         configuration.node = options.node
         (configuration.hooks.onComplete, configuration.hooks.onError) = (onComplete, onError)
+        configuration.limitSchedule = options.limitSchedule
         return configuration
     }
 

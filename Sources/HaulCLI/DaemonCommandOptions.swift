@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import HaulService
 
 /// What `haul daemon` was asked to do.
 public struct DaemonOptions: Sendable, Equatable {
@@ -28,6 +29,8 @@ public struct DaemonOptions: Sendable, Equatable {
     public var connections = 4
     /// `--limit-rate=RATE`.
     public var rateLimit: Int64?
+    /// `--limit-schedule=SCHEDULE` (empty: none).
+    public var limitSchedule = LimitSchedule()
     /// `--json`: events as JSON lines on standard output.
     public var json = false
     /// `--on-complete=PROGRAM`: run for each download that completes.

@@ -14,7 +14,7 @@ struct OptionSpec: Sendable {
         case proxy, noProxy, proxyCACert, proxyInsecure, user, netrc, netrcFile, cookies
         case demoSize, demoConnections
         case listen, secret, secretFile, stateFile, node, allowOrigin, rpc
-        case confPath, onComplete, onError
+        case confPath, onComplete, onError, limitSchedule
     }
 
     /// What an option's value is: the completions offer names of this kind.

@@ -25,6 +25,16 @@ public final class Daemon: Sendable {
         public var lease: Duration = .seconds(10)
         /// The programs run when a download of this daemon completes or fails.
         public var hooks = DownloadHooks.Configuration()
+        /// The overall rate by the clock (empty: none); outside its windows, the engine's
+        /// `rateLimit` applies.
+        public var limitSchedule = LimitSchedule()
+        /// The zone the schedule's times are read in (default: the process's local time).
+        public var limitZone: any ScheduleTimeZone = SystemTimeZone()
+        /// The clock the schedule follows.
+        public var limitClock: any WallClock = SystemWallClock()
+        /// Called after each change of the overall rate (by the schedule's clock or a call), with
+        /// what is in force and what comes next.
+        public var onRateLimit: (@Sendable (RateScheduler.Status) -> Void)?
 
         /// Creates a configuration.
         public init(service: DownloadService.Configuration, server: DaemonServer.Configuration, secret: String?) {
@@ -46,6 +56,8 @@ public final class Daemon: Sendable {
     public let server: DaemonServer
     /// The hooks, when a program is configured.
     public let hooks: DownloadHooks?
+    /// The overall rate: the schedule, and the rate set apart from it.
+    public let limits: RateScheduler
     /// Whether a stop was asked for (and whether forced), for ``waitForStopRequest()``.
     private let stopRequest = ConditionLock(StopRequest())
 
@@ -59,18 +71,30 @@ public final class Daemon: Sendable {
     ///
     /// - Throws: ``DaemonError`` when the state file cannot be opened or the address bound.
     public init(configuration: Configuration) throws(DaemonError) {
+        // The transfers restored at the start run at the schedule's rate from their first byte.
+        var opening = configuration
+        let outside = configuration.service.downloader.rateLimit
+        let startedAt = RateScheduler.seconds(configuration.limitClock.now())
+        opening.service.downloader.rateLimit = configuration.limitSchedule.decision(at: startedAt, outside: outside,
+                                                                                   in: configuration.limitZone).rate
         do throws(ServiceError) {
-            (service, fleet) = try Self.open(configuration)
+            (service, fleet) = try Self.open(opening)
         } catch {
             throw DaemonError(error.message)
         }
-        queue = fleet ?? service
+        let queue: any DownloadQueue = fleet ?? service
+        self.queue = queue
+        limits = RateScheduler(schedule: configuration.limitSchedule, outside: outside, zone: configuration.limitZone,
+                               clock: configuration.limitClock) { [onRateLimit = configuration.onRateLimit] status in
+            queue.setRateLimit(status.rate)
+            onRateLimit?(status)
+        }
         hooks = configuration.hooks.isEmpty ? nil : Self.watch(service, with: DownloadHooks(configuration: configuration.hooks))
         let stopRequest = self.stopRequest
         let secret = configuration.secret.flatMap { $0.isEmpty ? nil : $0 }
         rpc = Aria2RPC(service: queue, settings: .init(secret: secret, listen: configuration.server.listen,
                                                          connections: configuration.service.downloader.connectionsPerDownload),
-                       onShutdown: { force in Self.request(stopRequest, force: force) })
+                       limits: limits, onShutdown: { force in Self.request(stopRequest, force: force) })
         do throws(DaemonError) {
             server = try DaemonServer(configuration: configuration.server, rpc: rpc)
         } catch {
@@ -101,11 +125,17 @@ public final class Daemon: Sendable {
         return hooks
     }
 
-    /// Starts serving.
+    /// Starts serving, and following the rate schedule.
     ///
-    /// - Throws: ``DaemonError`` when the system gives no thread or descriptor for the server's loop.
+    /// - Throws: ``DaemonError`` when the system gives no thread or descriptor for the server's
+    ///   loop, or no thread for the schedule's.
     public func start() throws(DaemonError) {
         try server.start()
+        do throws(ResourceError) {
+            try limits.start()
+        } catch {
+            throw DaemonError(error.message)
+        }
     }
 
     /// Asks ``waitForStopRequest()`` to return.
@@ -130,6 +160,7 @@ public final class Daemon: Sendable {
     /// downloads stay active for the next start) and closes the state file.
     public func stop() {
         server.stop()
+        limits.stop()
         queue.shutDown(timeout: .seconds(30))
         hooks?.stop()
     }

@@ -85,6 +85,35 @@ enum DaemonTargets {
     }
 }
 
+extension DaemonTargets {
+    /// A `--limit-schedule` (`haul-limit-schedule`) text: refused with a message that holds no
+    /// control character (the caller's text is quoted escaped), or read as windows of the week
+    /// whose written form reads back as the same schedule, and whose next change at an instant
+    /// comes after it and is a change.
+    static func limitSchedule(_ data: UnsafeRawBufferPointer) {
+        let schedule: LimitSchedule
+        do throws(LimitSchedule.ParseError) {
+            schedule = try LimitSchedule(parsing: String(decoding: data, as: UTF8.self))
+        } catch {
+            FuzzTargets.require(!error.description.unicodeScalars.contains { $0.properties.generalCategory == .control },
+                                "a control character in the message '\(error.description.debugDescription)'")
+            return
+        }
+        for entry in schedule.entries {
+            FuzzTargets.require((0..<1440).contains(entry.start) && (1...1440).contains(entry.end) && entry.start != entry.end
+                                && entry.days.rawValue != 0, "an entry that is no window: \(entry)")
+        }
+        FuzzTargets.require((try? LimitSchedule(parsing: schedule.description)) == schedule, "'\(schedule)' does not read back")
+        let instant = Int64(data.count) * 7_919 + 1_700_000_000
+        let zone = FixedTimeZone(secondsEastOfUTC: 3600)
+        let decision = schedule.decision(at: instant, outside: 1, in: zone)
+        if let next = decision.nextChange {
+            FuzzTargets.require(next > instant && schedule.decision(at: next, outside: 1, in: zone).rate != decision.rate,
+                                "'\(schedule)' at \(instant): a next change at \(next) that changes nothing")
+        }
+    }
+}
+
 /// The service and RPC the `rpc-request` target drives: made once per process, in a folder of
 /// its own under the temporary folder.
 final class RPCFixture: Sendable {

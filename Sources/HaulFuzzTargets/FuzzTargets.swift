@@ -28,6 +28,7 @@ package enum FuzzTargets {
         Target(name: "websocket-frames", run: DaemonTargets.webSocketFrames),
         Target(name: "json", run: DaemonTargets.json),
         Target(name: "rpc-request", run: DaemonTargets.rpcRequest),
+        Target(name: "limit-schedule", run: DaemonTargets.limitSchedule),
         Target(name: "daemon-paths", run: PathTargets.daemonPaths),
         Target(name: "metalink", run: MetalinkTargets.metalink),
     ]

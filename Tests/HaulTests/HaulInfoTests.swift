@@ -5,7 +5,7 @@ import Testing
 
 /// What the library says of its build: the compiler's version as text, and that it is the
 /// compiler of the toolchain running the tests.
-@Suite struct HaulInfoTests {
+@Suite(.throttled) struct HaulInfoTests {
     @Test(arguments: [(60301, "6.3.1"), (60300, "6.3"), (50910, "5.9.10"), (70000, "7.0"), (0, "unknown")])
     func compilerVersionAsText(encoded: Int, text: String) {
         #expect(HaulInfo.swiftVersion(encoded: encoded) == text)

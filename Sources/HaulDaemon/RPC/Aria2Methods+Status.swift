@@ -132,7 +132,7 @@ extension Aria2Methods {
     static func getGlobalOption(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
         let defaults = call.rpc.defaults, service = call.service
         let connections = JSONValue.string(String(defaults.connections))
-        return [
+        let options: JSONValue = [
             "allow-overwrite": "false",
             "continue": "true",
             "dir": .string(service.rootPath),
@@ -143,21 +143,37 @@ extension Aria2Methods {
             "rpc-listen-port": .string(String(call.rpc.listen.port)),
             "split": connections,
         ]
+        return .object(JSONObject((options.object?.members ?? []) + limitSchedule(call.rpc.limits)))
+    }
+
+    /// Haul's keys of `getGlobalOption` for the rate by the clock: the schedule, the rate outside
+    /// its windows, and the next change (local time with its offset) and the rate from then on,
+    /// both `""` when none comes within a week.
+    static func limitSchedule(_ limits: RateScheduler) -> [JSONObject.Member] {
+        let status = limits.status()
+        return [
+            .init("haul-limit-next-change", .string(status.nextChange.map { limits.zone.timestamp($0) } ?? "")),
+            .init("haul-limit-next-rate", .string(status.nextChange == nil ? "" : String(status.nextRate ?? 0))),
+            .init("haul-limit-rate", .string(String(status.outside ?? 0))),
+            .init("haul-limit-schedule", .string(status.schedule.description)),
+        ]
     }
 
     static func changeGlobalOption(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
         let changes = try call.parameter(0, required: true, \.object)!
         var defaults = call.rpc.defaults
-        let (maximumActive, overall) = try Aria2Options.applyGlobal(changes, to: &defaults)
+        let global = try Aria2Options.applyGlobal(changes, to: &defaults)
         call.rpc.setDefaults(defaults)
-        if let maximumActive {
+        if let maximumActive = global.maximumActive {
             do throws(ServiceError) {
                 try call.service.setMaximumActiveDownloads(maximumActive)
             } catch {
                 throw RPCFault.failure(error.message)
             }
         }
-        if let overall { call.service.setRateLimit(overall) }
+        // The schedule first: a rate given with it holds until the new schedule's next change.
+        if let schedule = global.schedule { call.rpc.limits.setSchedule(schedule) }
+        if let overall = global.overallLimit { call.rpc.limits.setRate(overall) }
         return "OK"
     }
 }

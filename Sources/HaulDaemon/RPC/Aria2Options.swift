@@ -59,24 +59,41 @@ enum Aria2Options {
     static let hookKeys: Set<String> = ["on-download-start", "on-download-pause", "on-download-stop", "on-download-complete",
                                         "on-download-error", "on-bt-download-complete", "on-complete", "on-error"]
 
-    /// Reads `changeGlobalOption`'s options: the queue size and overall cap go to the service,
-    /// the per-download ones become defaults.
-    static func applyGlobal(_ dictionary: JSONObject, to defaults: inout Aria2Defaults)
-        throws(RPCFault) -> (maximumActive: Int?, overallLimit: Int64??) {
-        var maximumActive: Int?, overall: Int64??
+    /// What `changeGlobalOption` asks of the service beyond the defaults for new downloads.
+    struct GlobalChanges {
+        /// `max-concurrent-downloads`.
+        var maximumActive: Int?
+        /// `max-overall-download-limit` (`.some(nil)`: no limit).
+        var overallLimit: Int64??
+        /// `haul-limit-schedule` (empty: none).
+        var schedule: LimitSchedule?
+    }
+
+    /// Reads `changeGlobalOption`'s options: the queue size, the overall cap and the schedule go
+    /// to the service, the per-download ones become defaults. Every value is read before any
+    /// applies, so a call with one wrong value changes nothing.
+    static func applyGlobal(_ dictionary: JSONObject, to defaults: inout Aria2Defaults) throws(RPCFault) -> GlobalChanges {
+        var changes = GlobalChanges()
         for member in dictionary.members {
             guard let text = member.value.string else { continue }
             switch member.key {
-            case "max-concurrent-downloads": maximumActive = try integer(text, member.key, in: 1...DownloadService.activeDownloadsLimit)
-            case "max-overall-download-limit": overall = .some(try size(text, member.key))
+            case "max-concurrent-downloads":
+                changes.maximumActive = try integer(text, member.key, in: 1...DownloadService.activeDownloadsLimit)
+            case "max-overall-download-limit": changes.overallLimit = .some(try size(text, member.key))
             case "split", "max-connection-per-server": defaults.connections = min(16, try integer(text, member.key, in: 1...Int.max))
             case "max-download-limit": defaults.downloadLimit = try size(text, member.key)
             case _ where hookKeys.contains(member.key):
                 throw RPCFault.failure("\(member.key) cannot be set over RPC: the daemon's hooks come from its command line or config file")
+            case "haul-limit-schedule":
+                do throws(LimitSchedule.ParseError) {
+                    changes.schedule = try LimitSchedule(parsing: text)
+                } catch {
+                    throw .failure("We encountered a problem while processing the option '--haul-limit-schedule': \(error)")
+                }
             default: continue
             }
         }
-        return (maximumActive, overall)
+        return changes
     }
 
     /// A download's options as aria2 shows them (`getOption`).

@@ -55,6 +55,8 @@ public final class Aria2RPC: Sendable {
     public static let unauthenticatedAnswerBytes = 64 << 10
 
     let service: any DownloadQueue
+    /// The overall rate: set by hand (`max-overall-download-limit`) or by the clock (`haul-limit-schedule`).
+    let limits: RateScheduler
     let listen: ListenAddress
     /// A random session identifier (`getSessionInfo`).
     let sessionID: String
@@ -68,10 +70,14 @@ public final class Aria2RPC: Sendable {
     /// - Parameters:
     ///   - service: the download service.
     ///   - settings: the secret, the listen address and the default connections.
+    ///   - limits: the overall rate's scheduler (the daemon starts its thread); default: one
+    ///     without a schedule that sets the service's rate and follows no clock.
     ///   - onShutdown: called by `aria2.shutdown` and `aria2.forceShutdown` (after which the
     ///     daemon stops); the reply is `"OK"`.
-    package init(service: any DownloadQueue, settings: Settings, onShutdown: @escaping @Sendable (_ force: Bool) -> Void) {
+    package init(service: any DownloadQueue, settings: Settings, limits: RateScheduler? = nil,
+                 onShutdown: @escaping @Sendable (_ force: Bool) -> Void) {
         self.service = service
+        self.limits = limits ?? RateScheduler(schedule: LimitSchedule(), outside: service.rateLimit) { service.setRateLimit($0.rate) }
         listen = settings.listen
         secret = settings.secret.map(RPCSecret.init)
         secretText = settings.secret.flatMap { $0.isEmpty ? nil : $0 }

@@ -33,6 +33,8 @@ const page = {
   lastSample: 0,
   pendingRemovals: new Set(),
   downloads: new Map(),
+  // The limits as the form last showed them: Apply sends only what was changed since.
+  shownLimits: { downloads: 0, rate: 0, schedule: '' },
 };
 
 const client = new RpcClient(endpoints(window.location), {
@@ -177,15 +179,17 @@ async function refresh() {
     ['aria2.tellWaiting', [0, LIST_LIMIT, LIST_KEYS]],
     ['aria2.tellStopped', [-1, LIST_LIMIT, LIST_KEYS]],
     ['haul.getNodes'],
+    ['aria2.getGlobalOption'],
   ];
   const detailGid = details.gid;
   if (detailGid) calls.push(['aria2.tellStatus', [detailGid]]);
   const answers = await client.multicall(calls);
   const refused = answers.find((answer) => answer.error && answer.error.unauthorized);
   if (refused) throw refused.error;
-  const [stat, active, waiting, stopped, nodes, full] = answers.map((answer) => answer.result);
+  const [stat, active, waiting, stopped, nodes, options, full] = answers.map((answer) => answer.result);
   if (stat) showGlobal(stat);
   showNodes(nodes || []);
+  if (options) showLimitState(options);
 
   const downloads = [...(active || []), ...(waiting || []), ...(stopped || [])].map(downloadFrom);
   page.downloads = new Map(downloads.map((download) => [download.gid, download]));
@@ -334,34 +338,83 @@ function rateText(bytesPerSecond) {
 
 function showLimits(options) {
   if (!options) return;
-  $('max-downloads').value = options['max-concurrent-downloads'] || '';
-  $('rate-limit').value = rateText(options['max-overall-download-limit']);
+  const shown = {
+    downloads: Number(options['max-concurrent-downloads']) || 0,
+    rate: Number(options['max-overall-download-limit']) || 0,
+    schedule: options['haul-limit-schedule'] || '',
+  };
+  page.shownLimits = shown;
+  $('max-downloads').value = shown.downloads || '';
+  $('rate-limit').value = rateText(shown.rate);
+  $('limit-schedule').value = shown.schedule;
+  showLimitState(options);
+}
+
+/**
+ * Haul's rate by the clock (absent with aria2c: the field and the line stay hidden): the rate in
+ * force, the next change in the daemon's local time, the rate outside the schedule.
+ */
+function showLimitState(options) {
+  const scheduling = 'haul-limit-schedule' in options;
+  $('schedule-field').hidden = !scheduling;
+  const line = $('limit-now');
+  line.hidden = !scheduling;
+  if (!scheduling) return;
+  const words = (value) => (Number(value) > 0 ? format.speed(Number(value)) : 'no limit');
+  const parts = [`Now: ${words(options['max-overall-download-limit'])}`];
+  const next = options['haul-limit-next-change'];
+  const when = format.wallClock(next);
+  if (when) parts.push(`${when} → ${words(options['haul-limit-next-rate'])}, ${format.until(Date.parse(next) - Date.now())}`);
+  parts.push(options['haul-limit-schedule'] ? `outside the schedule: ${words(options['haul-limit-rate'])}` : 'no schedule');
+  const text = parts.join(' · ');
+  if (line.textContent !== text) line.textContent = text;
+}
+
+/** The changes the form asks for beyond what it showed, or a sentence saying what is wrong. */
+function limitChanges(form) {
+  const shown = page.shownLimits;
+  const downloads = Number(form['max-downloads'].value);
+  const rate = format.parseRate(form['rate-limit'].value);
+  const schedule = form['limit-schedule'].value.trim();
+  if (!Number.isInteger(downloads) || downloads < 1) return 'Downloads at once is a whole number from 1.';
+  if (rate === null) return 'A rate is a number of bytes per second, with K, M or G; 0 for none.';
+  const changes = {};
+  const said = [];
+  if (downloads !== shown.downloads) {
+    changes['max-concurrent-downloads'] = String(downloads);
+    said.push(`up to ${downloads} at once`);
+  }
+  if (rate !== shown.rate) {
+    changes['max-overall-download-limit'] = String(rate);
+    said.push(rate === 0 ? 'no rate limit' : `at most ${format.speed(rate)} in all`);
+  }
+  if (!$('schedule-field').hidden && schedule !== shown.schedule) {
+    changes['haul-limit-schedule'] = schedule;
+    said.push(schedule ? 'schedule set' : 'no schedule');
+  }
+  return { changes, said };
 }
 
 async function applyLimits(event) {
   event.preventDefault();
-  const form = event.target;
-  const downloads = Number(form['max-downloads'].value);
-  const rate = format.parseRate(form['rate-limit'].value);
-  if (!Number.isInteger(downloads) || downloads < 1) {
-    say('limits-message', 'Downloads at once is a whole number from 1.', true);
+  const asked = limitChanges(event.target);
+  if (typeof asked === 'string') {
+    say('limits-message', asked, true);
     return;
   }
-  if (rate === null) {
-    say('limits-message', 'A rate is a number of bytes per second, with K, M or G; 0 for none.', true);
+  if (asked.said.length === 0) {
+    say('limits-message', 'Nothing changed.');
     return;
   }
   try {
-    await client.call('aria2.changeGlobalOption', [{
-      'max-concurrent-downloads': String(downloads),
-      'max-overall-download-limit': String(rate),
-    }]);
+    await client.call('aria2.changeGlobalOption', [asked.changes]);
     showLimits(await client.call('aria2.getGlobalOption'));
-    say('limits-message', rate === 0
-      ? `Up to ${downloads} at once, no rate limit.`
-      : `Up to ${downloads} at once, at most ${format.speed(rate)} in all.`);
+    const sentence = asked.said.join(', ');
+    say('limits-message', `${sentence[0].toUpperCase()}${sentence.slice(1)}.`);
   } catch (error) {
-    say('limits-message', `Not changed: ${failure(error)}.`, true);
+    // The daemon's words for a wrong schedule start with aria2's sentence about the option.
+    const message = failure(error).replace(/^We encountered a problem while processing the option '--haul-limit-schedule': /, 'schedule: ');
+    say('limits-message', `Not changed: ${message}.`, true);
   }
   refreshSoon();
 }

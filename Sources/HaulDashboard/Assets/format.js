@@ -59,3 +59,27 @@ export function parseRate(text) {
   const scale = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[match[2].toLowerCase()];
   return Math.round(Number(match[1]) * scale);
 }
+
+const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+
+/**
+ * A local time with its offset ("2025-06-02T18:00:00+02:00") as the clock it was read on shows it:
+ * "Mon 18:00"; null when it is not one.
+ */
+export function wallClock(text) {
+  const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):\d{2}([+-]\d{2}:\d{2})$/.exec(text || '');
+  if (!match) return null;
+  const weekday = WEEKDAYS[new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]))).getUTCDay()];
+  return `${weekday} ${match[4]}:${match[5]}`;
+}
+
+/** Milliseconds ahead as "in 45 s", "in 12 min", "in 7 h 12 min", "in 2 d 3 h". */
+export function until(milliseconds) {
+  const seconds = Math.max(0, Math.round(milliseconds / 1000));
+  if (seconds < 60) return `in ${seconds} s`;
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `in ${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return `in ${hours} h ${minutes % 60} min`;
+  return `in ${Math.floor(hours / 24)} d ${hours % 24} h`;
+}
