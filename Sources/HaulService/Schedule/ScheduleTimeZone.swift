@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HaulCore
 
 /// A time zone as a ``LimitSchedule`` needs it: local time's offset from UTC at each instant.
 ///
@@ -99,17 +100,10 @@ struct LocalDay: Hashable, Comparable {
         number * 86_400 + Int64(minutes) * 60
     }
 
-    /// The Gregorian year, month (1-12) and day of the month (Howard Hinnant's `civil_from_days`).
+    /// The Gregorian year, month (1-12) and day of the month.
     var civil: (year: Int, month: Int, day: Int) {
-        let shifted = number + 719_468
-        let era = shifted.floorDivided(by: 146_097)
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (Int(yearOfEra + era * 400 + (month <= 2 ? 1 : 0)), Int(month), Int(day))
+        let date = CivilDate(daysSince1970: number)
+        return (Int(date.year), Int(date.month), Int(date.day))
     }
 
     static func < (lhs: LocalDay, rhs: LocalDay) -> Bool { lhs.number < rhs.number }
