@@ -9,6 +9,7 @@
 #endif
 #include <sys/socket.h>
 #include <signal.h>
+#include <spawn.h>
 #include <pthread.h>
 #ifdef __linux__
 #include <sched.h>
@@ -187,5 +188,18 @@ long haul_get_attribute(int fd, const char *name, void *buffer, size_t size) {
     (void)fd; (void)name; (void)buffer; (void)size;
     errno = ENOTSUP;
     return -1;
+#endif
+}
+
+// Closes every descriptor from `lowest` up in a child posix_spawn starts (glibc 2.34 and later):
+// a program the daemon runs gets none of its sockets, whatever a thread opens meanwhile. 0 when
+// added; ENOSYS where the C library has no such action.
+int haul_spawn_close_from(void *actions, int lowest) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    return posix_spawn_file_actions_addclosefrom_np((posix_spawn_file_actions_t *)actions, lowest);
+#else
+    (void)actions;
+    (void)lowest;
+    return ENOSYS;
 #endif
 }

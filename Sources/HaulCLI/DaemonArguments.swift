@@ -93,14 +93,18 @@ enum DaemonArguments {
     /// The options a config file gives, each with its line; a flag's `false` gives nothing.
     ///
     /// - Throws: ``UsageError`` naming the line for a key that is not a daemon option, `help` or
-    ///   `conf-path`, a flag's value other than `true` or `false`, or `secret=` in a file that
-    ///   group or others may read.
+    ///   `conf-path`, a flag's value other than `true` or `false`, `secret=` in a file that
+    ///   group or others may read, or a hook in a file that another user may change.
     static func options(in file: DaemonConfigFile) throws(UsageError) -> [(DaemonConfigFile.Entry, OptionSpec, String?)] {
         var options: [(DaemonConfigFile.Entry, OptionSpec, String?)] = []
         for entry in file.entries {
             let place = "\(file.path):\(entry.line)"
             guard let spec = daemonTable.first(where: { $0.long == entry.key }), spec.id != .help, spec.id != .confPath else {
                 throw UsageError("\(place): unknown option '\(entry.key)' (the keys are haul daemon's long option names)")
+            }
+            if (spec.id == .onComplete || spec.id == .onError) && !file.isGuarded {
+                throw UsageError("\(place): \(entry.key)= in a file that another user may change: chmod go-w \(file.path) "
+                                 + "(owned by this user or root)")
             }
             if spec.id == .secret && !file.isPrivate {
                 throw UsageError("\(place): secret= in a file that group or others may read: chmod 600 \(file.path)")

@@ -29,6 +29,9 @@ struct DaemonConfigFile: Sendable, Equatable {
     var entries: [Entry]
     /// Whether group and others have no permission on it (a file holding `secret=` must be).
     var isPrivate: Bool
+    /// Whether only its owner may change it, the daemon's user or root (a file naming a program
+    /// to run must be).
+    var isGuarded = true
 
     /// The longest file read: a config file is a few hundred bytes.
     static let maximumBytes = 1 << 20
@@ -48,7 +51,8 @@ struct DaemonConfigFile: Sendable, Equatable {
     /// - Throws: ``UsageError`` when the file given cannot be read, or a line is malformed.
     static func load(_ given: String?, environment: [String: String]) throws(UsageError) -> DaemonConfigFile? {
         let path = given ?? defaultPath(environment)
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+        // Non-blocking: a FIFO put there opens at once (and is refused below), not when a writer comes.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         if fd < 0 {
             if given == nil && errno == ENOENT { return nil }
             throw UsageError("cannot read the config file \(path): \(String(cString: strerror(errno)))")
@@ -59,7 +63,8 @@ struct DaemonConfigFile: Sendable, Equatable {
               let bytes = readAll(fd) else {
             throw UsageError("cannot read the config file \(path): not a regular file of at most 1 MiB")
         }
-        return DaemonConfigFile(path: path, entries: try parse(bytes, path: path), isPrivate: info.st_mode & 0o077 == 0)
+        return DaemonConfigFile(path: path, entries: try parse(bytes, path: path), isPrivate: info.st_mode & 0o077 == 0,
+                                isGuarded: info.st_mode & 0o022 == 0 && (info.st_uid == geteuid() || info.st_uid == 0))
     }
 
     /// The `key=value` lines of a file's bytes.
@@ -77,7 +82,7 @@ struct DaemonConfigFile: Sendable, Equatable {
             }
             let key = trimmed(line[..<equals]), value = trimmed(line[(equals + 1)...])
             guard !key.isEmpty, key.allSatisfy(isKeyByte) else {
-                throw UsageError("\(place): '\(String(decoding: key, as: UTF8.self))' is not an option name")
+                throw UsageError("\(place): '\(shown(key))' is not an option name")
             }
             guard let text = String(validating: value, as: UTF8.self), !text.unicodeScalars.contains(where: isControl) else {
                 throw UsageError("\(place): the value is not UTF-8 text without control characters")
@@ -85,6 +90,20 @@ struct DaemonConfigFile: Sendable, Equatable {
             entries.append(Entry(line: index + 1, key: String(decoding: key, as: UTF8.self), value: text))
         }
         return entries
+    }
+
+    /// Bytes of a line as an error shows them: printable ASCII as it is, the rest as `\xHH`, at most 40.
+    private static func shown(_ bytes: ArraySlice<UInt8>) -> String {
+        let hex = Array("0123456789abcdef".unicodeScalars)
+        var text = ""
+        for byte in bytes.prefix(40) {
+            if (0x20..<0x7F).contains(byte) && byte != UInt8(ascii: "\\") {
+                text.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                text += "\\x" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 15)])
+            }
+        }
+        return bytes.count > 40 ? text + "..." : text
     }
 
     private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CHaulSys
 
 /// The text of the current `errno`.
 package func errnoText(_ code: Int32 = errno) -> String {
@@ -53,4 +54,14 @@ package func suppressSIGPIPE(onSocket fd: Int32) {
 /// Closes a file descriptor (a free function, callable from types that have a `close()` of their own).
 package func closeDescriptor(_ fd: Int32) {
     _ = close(fd)
+}
+
+/// Makes a child that `posix_spawn` starts with `actions` close every descriptor from `lowest`
+/// up (glibc 2.34 and later).
+///
+/// - Returns: whether the C library can (where it cannot, only descriptors marked close-on-exec
+///   are closed).
+@discardableResult
+package func spawnClosesDescriptors(from lowest: Int32, _ actions: inout posix_spawn_file_actions_t) -> Bool {
+    haul_spawn_close_from(&actions, lowest) == 0
 }

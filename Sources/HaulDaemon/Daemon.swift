@@ -89,7 +89,8 @@ public final class Daemon: Sendable {
             queue.setRateLimit(status.rate)
             onRateLimit?(status)
         }
-        hooks = configuration.hooks.isEmpty ? nil : Self.watch(service, with: DownloadHooks(configuration: configuration.hooks))
+        hooks = configuration.hooks.isEmpty ? nil
+            : Self.watch(service, with: DownloadHooks(configuration: configuration.hooks), inFleet: fleet != nil)
         let stopRequest = self.stopRequest
         let secret = configuration.secret.flatMap { $0.isEmpty ? nil : $0 }
         rpc = Aria2RPC(service: queue, settings: .init(secret: secret, listen: configuration.server.listen,
@@ -116,10 +117,13 @@ public final class Daemon: Sendable {
         return (fleet.service, fleet)
     }
 
-    /// Runs `hooks` for each download of `service` that completes or fails.
-    private static func watch(_ service: DownloadService, with hooks: DownloadHooks) -> DownloadHooks {
+    /// Runs `hooks` for each download of `service` that completes or fails. In a fleet, a run
+    /// that ended `locked` (its claim taken, or its partial file held by another node) has not
+    /// failed: it goes back to the queue, and no hook runs.
+    private static func watch(_ service: DownloadService, with hooks: DownloadHooks, inFleet: Bool) -> DownloadHooks {
         service.addObserver { event in
             guard event.kind == .completed || event.kind == .failed, let download = service.download(event.id) else { return }
+            if inFleet && download.failure?.code == DownloadError.Code.locked.name { return }
             hooks.downloadEnded(download)
         }
         return hooks

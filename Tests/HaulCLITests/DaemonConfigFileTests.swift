@@ -2,6 +2,9 @@ import Foundation
 import HaulJSON
 import HaulTestSupport
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import HaulCLI
 
 /// `haul daemon --conf-path=FILE`: aria2's `key=value` lines under the command line; every
@@ -31,6 +34,7 @@ import Testing
     @Test(arguments: [
         ("dir=/d\njust words", "/etc/haul/daemon.conf:2: expected key=value"),
         ("Dir=/d", "/etc/haul/daemon.conf:1: 'Dir' is not an option name"),
+        ("a\u{1B}[2Jb=/d", "/etc/haul/daemon.conf:1: 'a\\x1b[2Jb' is not an option name"),
         ("=/d", "/etc/haul/daemon.conf:1: '' is not an option name"),
         ("dir=/d\u{7}", "/etc/haul/daemon.conf:1: the value is not UTF-8 text without control characters"),
         ("dir=/a\u{85}b", "/etc/haul/daemon.conf:1: the value is not UTF-8 text without control characters"),
@@ -78,6 +82,25 @@ import Testing
         #expect(try Self.options([], "dir=/d\nsecret-file=/s", isPrivate: false).secretFile == "/s", "a path to the secret is no secret")
     }
 
+    @Test func aHookInAFileAnotherUserMayChangeIsRefused() throws {
+        let config = DaemonConfigFile(path: Self.path, entries: try DaemonConfigFile.parse(Array("dir=/d\non-error=/bin/true".utf8), path: Self.path),
+                                      isPrivate: false, isGuarded: false)
+        #expect(throws: UsageError("/etc/haul/daemon.conf:2: on-error= in a file that another user may change: chmod go-w "
+                                   + "/etc/haul/daemon.conf (owned by this user or root)")) {
+            try DaemonArguments.options(in: config)
+        }
+    }
+
+    @Test func aFIFOIsRefusedAtOnce() {
+        withTemporaryDirectory { folder in
+            let fifo = folder.appendingPathComponent("daemon.conf").path
+            #expect(mkfifo(fifo, 0o600) == 0)
+            #expect(throws: UsageError("cannot read the config file \(fifo): not a regular file of at most 1 MiB")) {
+                try DaemonConfigFile.load(fifo, environment: [:])
+            }
+        }
+    }
+
     @Test func theDefaultFileMayBeMissingAndAGivenOneMayNot() throws {
         try withTemporaryDirectory { folder in
             let environment = ["XDG_CONFIG_HOME": folder.path, "HOME": "/nonexistent"]
@@ -94,7 +117,9 @@ import Testing
             try Data("dir=/d\n".utf8).write(to: config)
             try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: config.path)
             let read = try #require(try DaemonConfigFile.load(nil, environment: environment))
-            #expect(read.path == config.path && read.entries.map(\.key) == ["dir"] && !read.isPrivate)
+            #expect(read.path == config.path && read.entries.map(\.key) == ["dir"] && !read.isPrivate && read.isGuarded)
+            try FileManager.default.setAttributes([.posixPermissions: 0o660], ofItemAtPath: config.path)
+            #expect(try DaemonConfigFile.load(nil, environment: environment)?.isGuarded == false)
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: config.path)
             #expect(try DaemonConfigFile.load(config.path, environment: [:])?.isPrivate == true)
         }

@@ -2,6 +2,9 @@ import Foundation
 import HaulTestSupport
 import Synchronization
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import HaulDaemon
 @testable import HaulService
 
@@ -75,6 +78,27 @@ func endedDownload(_ raw: UInt64, status: ServiceDownload.Status = .complete, pa
             #expect(log.all.contains("on-complete for 0000000000000007: to-stderr"))
             hooks.stop()
         }
+    }
+
+    @Test func aHookGetsNoneOfTheDaemonsDescriptors() async throws {
+        try await withTemporaryDirectory { folder in
+            let log = Lines()
+            let opened = open("/dev/null", O_RDONLY)   // not close-on-exec, as a socket between accept and fcntl
+            #expect(dup2(opened, 77) == 77)
+            defer { close(opened); close(77) }
+            let hooks = Self.hooks(try Self.script(folder, "hook", "[ -e /proc/$$/fd/77 ] && echo leaked || echo closed"), log: log)
+            hooks.downloadEnded(endedDownload(9))
+            #expect(await eventually { log.all.contains { $0.contains("done in") } })
+            #expect(log.all.contains("on-complete for 0000000000000009: closed"), "\(log.all)")
+            hooks.stop()
+        }
+    }
+
+    @Test func aLongSourceListIsCutToWhatTheKernelTakes() {
+        let urls = (0..<5_000).map { "http://127.0.0.1:1/mirror-\($0)/a-rather-long-file-name.bin" }
+        let facts = Dictionary(uniqueKeysWithValues: HookCommand.facts(of: endedDownload(1, urls: urls)))
+        #expect(facts["HAUL_SOURCES"]?.utf8.count ?? 0 <= HookCommand.valueLimit)
+        #expect(facts["HAUL_SOURCES"]?.hasPrefix(urls[0] + "\n" + urls[1]) == true)
     }
 
     @Test func aHookThatHangsIsStoppedAndTheNextRuns() async throws {

@@ -96,7 +96,7 @@ struct FleetQueueTests {
         defer { queue.close(); other.close() }
         try queue.add(Self.rows(3))
         let claimed = try queue.claim(limit: 3, lease: .seconds(30))
-        let names = ["/d/a \"quoted\", {braced}\\back\nline NULL", "/d/caf\u{E9} \u{1F4E6}", "NULL"]
+        let names = ["/d/a \"quoted\", {braced}\\back\nline NULL\u{0}end", "/d/caf\u{E9} \u{1F4E6}", "NULL"]
         var pending = zip(claimed, names).map { claimed, name in
             var row = claimed.row
             (row.status, row.file, row.totalBytes, row.completedBytes) = (.complete, name, 42, 42)
@@ -107,7 +107,7 @@ struct FleetQueueTests {
         pending[1].claim = FleetClaim(id: pending[1].claim.id, fence: pending[1].claim.fence + 1)   // not held: another node's claim
         #expect(try queue.write(pending) == [pending[0].row.id, pending[2].row.id])
         let read = try Dictionary(uniqueKeysWithValues: [0, 1, 2].map { (pending[$0].row.id, try #require(try other.row(pending[$0].row.id))) })
-        #expect(read[pending[0].row.id]?.row.file == names[0])
+        #expect(read[pending[0].row.id]?.row.file == names[0].replacing("\u{0}", with: ""), "U+0000 left out, the rest kept")
         #expect(read[pending[0].row.id]?.row.status == .complete)
         #expect(read[pending[1].row.id]?.row.status == .active, "a claim not held writes nothing")
         #expect(read[pending[1].row.id]?.row.file == nil)

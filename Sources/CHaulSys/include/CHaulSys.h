@@ -86,6 +86,10 @@ int haul_o_cloexec(void);
 /// build did not say.
 const char *haul_build_commit(void);
 
+/// Adds to posix_spawn's file actions (a posix_spawn_file_actions_t *) the closing of every
+/// descriptor from `lowest` up; 0, or ENOSYS where the C library cannot.
+int haul_spawn_close_from(void *actions, int lowest);
+
 /// The version of the Swift compiler that imports this header, as major * 10000 + minor * 100 +
 /// patch (60301 for 6.3.1): Swift's importer defines __swift__ so; 0 for a C compiler.
 static inline int haul_swift_compiler_version(void) {

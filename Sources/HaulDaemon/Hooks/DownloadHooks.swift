@@ -70,14 +70,13 @@ public final class DownloadHooks: Sendable {
         guard download.status == .complete || download.status == .error,
               let program = kind == .complete ? configuration.onComplete : configuration.onError else { return }
         let command = HookCommand(kind, program: program, download: download, inherited: inherited)
-        let accepted = state.withLock { state in
-            guard !state.stopping, state.waiting.count < configuration.waitingLimit else { return false }
+        let refusal: String? = state.withLock { state in
+            if state.stopping { return "the daemon stops" }
+            guard state.waiting.count < configuration.waitingLimit else { return "\(configuration.waitingLimit) hooks are waiting" }
             state.waiting.append(command)
-            return true
+            return nil
         }
-        guard accepted else {
-            return configuration.log("\(kind.rawValue) for \(download.id.hex) not run: \(configuration.waitingLimit) hooks are waiting")
-        }
+        if let refusal { return configuration.log("\(kind.rawValue) for \(download.id.hex) not run: \(refusal)") }
         startNext()
     }
 
@@ -105,8 +104,13 @@ public final class DownloadHooks: Sendable {
 
     private func run(_ command: HookCommand) {
         let id = command.id
-        let process = HookProcess(command: command, timeLimit: configuration.timeLimit, outputLimit: configuration.outputLimit,
+        guard !state.withLock({ $0.stopping }) else {
+            configuration.log("\(command.kind.rawValue) for \(id.hex) not run: the daemon stops")
+            return finished(command)
+        }
+        var process = HookProcess(command: command, timeLimit: configuration.timeLimit, outputLimit: configuration.outputLimit,
                                   started: { [state] pid in state.withLock { $0.running[id] = pid } })
+        process.reaped = { [state] in state.withLock { $0.running[id] = 0 } }
         do throws(HookProcess.StartFailure) {
             report(command, try process.run())
         } catch {
@@ -164,7 +168,10 @@ public final class DownloadHooks: Sendable {
         }
         if dropped > 0 { configuration.log("\(dropped) hooks not run: the daemon stops") }
         guard !state.wait(until: .now + grace, while: { !$0.running.isEmpty }) else { return }
-        for pid in state.withLock({ Array($0.running.values) }) where pid > 0 { kill(-pid, SIGKILL) }
-        state.wait(until: .now + .seconds(2)) { !$0.running.isEmpty }
+        // Until every run ended: one that started while this looked is killed on the next round.
+        let end = ContinuousClock.now + .seconds(5)
+        repeat {
+            for pid in state.withLock({ Array($0.running.values) }) where pid > 0 { kill(-pid, SIGKILL) }
+        } while !state.wait(until: .now + .milliseconds(100), while: { !$0.running.isEmpty }) && ContinuousClock.now < end
     }
 }

@@ -53,6 +53,22 @@ struct HookCommand: Sendable, Equatable {
             if let status = failure.httpStatus { facts.append(("HAUL_HTTP_STATUS", String(status))) }
         }
         if let node = download.node { facts.append(("HAUL_NODE", node)) }
-        return facts.map { ($0.0, $0.1.replacing("\u{0}", with: "")) }
+        return facts.map { ($0.0, capped($0.1.replacing("\u{0}", with: ""))) }
+    }
+
+    /// The longest value passed: the kernel refuses a variable over 128 KiB (a download with
+    /// thousands of sources), and the hook would not run at all.
+    static let valueLimit = 32 * 1024
+
+    /// `value` cut to ``valueLimit`` bytes, at a scalar's boundary.
+    static func capped(_ value: String) -> String {
+        guard value.utf8.count > valueLimit else { return value }
+        var kept = "", count = 0
+        for scalar in value.unicodeScalars {
+            count += String(scalar).utf8.count
+            if count > valueLimit { break }
+            kept.unicodeScalars.append(scalar)
+        }
+        return kept
     }
 }

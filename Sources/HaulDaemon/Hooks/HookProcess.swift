@@ -37,6 +37,8 @@ struct HookProcess {
     let outputLimit: Int
     /// Called with the process group once it runs (for a daemon that stops to end it).
     var started: @Sendable (pid_t) -> Void = { _ in }
+    /// Called once the program ended and was reaped (its number may be reused from then on).
+    var reaped: @Sendable () -> Void = {}
 
     /// Runs the program to its end (or its time limit); blocks the calling thread.
     func run() throws(StartFailure) -> Outcome {
@@ -71,6 +73,7 @@ struct HookProcess {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, output, 1)
         posix_spawn_file_actions_adddup2(&actions, output, 2)
+        spawnClosesDescriptors(from: 3, &actions)   // not a client's socket another thread just accepted
         var all = sigset_t(), none = sigset_t()
         sigfillset(&all)
         sigemptyset(&none)
@@ -96,17 +99,21 @@ struct HookProcess {
     private func supervise(_ pid: pid_t, output: Int32) -> Outcome {
         var outcome = Outcome(status: nil, signal: nil, timedOut: false, output: [], droppedBytes: 0, duration: .zero)
         let deadline = ContinuousClock.now + timeLimit
-        var exited: ContinuousClock.Instant?, open = true
+        var exited: ContinuousClock.Instant?, open = true, signalled: Int32 = 0
         var buffer = [UInt8](repeating: 0, count: 16_384)
         while open || exited == nil {
-            if open { open = drain(output, into: &outcome, buffer: &buffer) } else { usleep(10_000) }
+            if open { open = drain(output, into: &outcome, buffer: &buffer) } else { usleep(20_000) }
             if exited == nil, let status = reap(pid) {
                 (outcome.status, outcome.signal) = status
                 exited = .now
+                reaped()
             }
             // A child of the program may hold the pipe after the program ended: a second more.
             if let exited, ContinuousClock.now - exited > .seconds(1) { break }
-            if exited == nil && ContinuousClock.now >= deadline { outcome.timedOut = true; stop(pid, after: deadline) }
+            if exited == nil && ContinuousClock.now >= deadline {
+                outcome.timedOut = true
+                signalled = stop(pid, after: deadline, sent: signalled)
+            }
         }
         return outcome
     }
@@ -132,8 +139,13 @@ struct HookProcess {
         return signal == 0 ? ((status >> 8) & 0xFF, nil) : (nil, signal)
     }
 
-    /// Past the deadline: SIGTERM to the group, SIGKILL two seconds later.
-    private func stop(_ pid: pid_t, after deadline: ContinuousClock.Instant) {
-        kill(-pid, ContinuousClock.now - deadline >= .seconds(2) ? SIGKILL : SIGTERM)
+    /// Past the deadline: SIGTERM to the group, SIGKILL two seconds later, each once.
+    ///
+    /// - Returns: the last signal sent (`sent` when none now).
+    private func stop(_ pid: pid_t, after deadline: ContinuousClock.Instant, sent: Int32) -> Int32 {
+        let next = ContinuousClock.now - deadline >= .seconds(2) ? SIGKILL : SIGTERM
+        guard next != sent else { return sent }
+        kill(-pid, next)
+        return next
     }
 }

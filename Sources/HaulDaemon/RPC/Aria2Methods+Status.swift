@@ -163,7 +163,7 @@ extension Aria2Methods {
         let changes = try call.parameter(0, required: true, \.object)!
         var defaults = call.rpc.defaults
         let global = try Aria2Options.applyGlobal(changes, to: &defaults)
-        call.rpc.setDefaults(defaults)
+        // The one change that can fail (a fleet's database out of reach) first: then nothing else is made.
         if let maximumActive = global.maximumActive {
             do throws(ServiceError) {
                 try call.service.setMaximumActiveDownloads(maximumActive)
@@ -171,6 +171,7 @@ extension Aria2Methods {
                 throw RPCFault.failure(error.message)
             }
         }
+        call.rpc.setDefaults(defaults)
         // The schedule first: a rate given with it holds until the new schedule's next change.
         if let schedule = global.schedule { call.rpc.limits.setSchedule(schedule) }
         if let overall = global.overallLimit { call.rpc.limits.setRate(overall) }

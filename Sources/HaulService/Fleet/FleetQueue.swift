@@ -180,7 +180,9 @@ final class FleetQueue {
         let rows = pending.map(\.row)
         // A pause or removal asked meanwhile wins over a row given back as waiting or paused; the
         // URLs and options are the table's (a change asked stands), and so is the queue place.
+        // The rows locked in key order first, as every writer of many rows takes them: fewer deadlocks.
         let written = try connection.run("""
+            WITH locked AS (SELECT gid FROM haul_downloads WHERE gid = ANY($2::bigint[]) ORDER BY gid FOR UPDATE)
             UPDATE haul_downloads AS d SET status = a.status, file = a.file, total_length = a.total, completed_length = a.done,
                 completed_ranges = a.ranges, failure = a.failure, bytes_per_second = 0,
                 requested = CASE WHEN a.status = 'waiting' AND d.requested = 'change' THEN NULL
@@ -195,7 +197,7 @@ final class FleetQueue {
                   FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::text[])
                       AS c(gid, fence, status, file, total, done, ranges, failure)
                   JOIN haul_downloads AS h ON h.gid = c.gid) AS a
-            WHERE d.gid = a.gid AND d.fence = a.fence AND d.node = $1 AND d.status = 'active'
+            WHERE d.gid = a.gid AND d.fence = a.fence AND d.node = $1 AND d.status = 'active' AND d.gid IN (SELECT gid FROM locked)
             RETURNING d.gid
             """, [node, Self.array(rows.map { Int64(bitPattern: $0.id.rawValue) }), Self.array(pending.map(\.claim.fence)),
                   Self.array(rows.map { $0.status.rawValue }), Self.array(rows.map(\.file)), Self.array(rows.map(\.totalBytes)),
@@ -265,12 +267,13 @@ final class FleetQueue {
         "{" + values.map { $0.map(String.init) ?? "NULL" }.joined(separator: ",") + "}"
     }
 
-    /// A text array's form for PostgreSQL: every element quoted, `"` and `\` escaped, `NULL` for nil.
+    /// A text array's form for PostgreSQL: every element quoted, `"` and `\` escaped, `NULL` for nil,
+    /// U+0000 left out (no PostgreSQL text holds it, and the parameter would end there).
     static func array(_ values: [String?]) -> String {
         "{" + values.map { value in
             guard let value else { return "NULL" }
             var quoted = "\""
-            for scalar in value.unicodeScalars {
+            for scalar in value.unicodeScalars where scalar != "\u{0}" {
                 if scalar == "\"" || scalar == "\\" { quoted.unicodeScalars.append("\\") }
                 quoted.unicodeScalars.append(scalar)
             }
