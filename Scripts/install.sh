@@ -103,16 +103,29 @@ MANIFEST_FOLDERS=()   # folders created, parents first
 MANIFEST_FILES=()     # files written
 MANIFEST_SUMS=()      # their SHA-256, by index
 
-# Loads the manifest under the prefix, if there is one.
+# Fails unless PATH is one this script may have made: the prefix or below it, or with --user
+# in the home folder (the unit's folder and its parents).
+manifest_path_allowed() {
+    [[ "$1" != *"/../"* && "$1" != *"/.." ]] || return 1
+    [[ "$1" == "$PREFIX" || "$1" == "$PREFIX/"* ]] || { ((USER_INSTALL)) && [[ "$1" == "$HOME/"* ]]; }
+}
+
+# Loads the manifest under the prefix, if there is one. Run as root, it must be root's: a
+# manifest someone else wrote would make root remove what they list.
 read_manifest() {
     local kind rest
     [[ -f "$MANIFEST" ]] || return 0
+    if [[ "$(id -u)" == 0 && "$(stat -c %u "$MANIFEST")" != 0 ]]; then
+        die "$MANIFEST is not root's: not read as root"
+    fi
     while IFS= read -r line; do
         kind=${line%% *}
         rest=${line#* }
         case $kind in
-            folder) MANIFEST_FOLDERS+=("$rest") ;;
-            file) MANIFEST_SUMS+=("${rest%% *}"); MANIFEST_FILES+=("${rest#* }") ;;
+            folder) manifest_path_allowed "$rest" || die "$MANIFEST: a path outside $PREFIX: $line"
+                MANIFEST_FOLDERS+=("$rest") ;;
+            file) manifest_path_allowed "${rest#* }" || die "$MANIFEST: a path outside $PREFIX: $line"
+                MANIFEST_SUMS+=("${rest%% *}"); MANIFEST_FILES+=("${rest#* }") ;;
             '#'*) ;;
             *) die "$MANIFEST: unreadable line: $line" ;;
         esac

@@ -59,9 +59,24 @@ check_prefix_install() {
     "$INSTALL" --prefix="$prefix" --no-build
     check_files "$prefix"
     [[ "$(cat "$prefix/share/haul/install-manifest")" == "$manifest" ]] || die "a second install changed the manifest"
+    check_planted_manifest "$prefix"
     "$INSTALL" --prefix="$prefix" --uninstall
     check_empty "$prefix"
     if "$INSTALL" --prefix="$prefix" --uninstall 2>/dev/null; then die "--uninstall without a manifest succeeded"; fi
+}
+
+# A manifest line naming a file outside the prefix stops --uninstall before it removes anything.
+check_planted_manifest() {
+    local prefix=$1 outside status=0
+    outside=$(temporary_folder)/victim
+    echo "not haul's" >"$outside"
+    cp "$prefix/share/haul/install-manifest" "$prefix/manifest.saved"
+    echo "file $(sha256sum "$outside" | cut -d' ' -f1) $outside" >>"$prefix/share/haul/install-manifest"
+    "$INSTALL" --prefix="$prefix" --uninstall 2>/dev/null || status=$?
+    ((status != 0)) || die "--uninstall with a planted manifest line succeeded"
+    [[ -f "$outside" && -x "$prefix/bin/haul" ]] || die "--uninstall with a planted manifest line removed files"
+    mv "$prefix/manifest.saved" "$prefix/share/haul/install-manifest"
+    log "a manifest naming $outside was refused, nothing removed"
 }
 
 # A file the script did not write stops it before it writes anything.
