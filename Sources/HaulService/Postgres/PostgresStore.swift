@@ -33,7 +33,10 @@ final class PostgresStore: StateStore {
         }
     }
 
+    /// Lets go of the database: the lock first, as a statement, so that a store opened right
+    /// after finds it free (the server drops a closed session's locks only when its process ends).
     func close() {
+        _ = try? connection.value("SELECT pg_advisory_unlock(\(Self.lockKey))")
         connection.close()
     }
 
