@@ -121,8 +121,27 @@ extension SegmentedTransfer {
         /// Whether every byte is written.
         var isComplete: Bool { planner.isComplete && !(pieceTracker?.isChecking ?? false) }
 
-        /// The completed pieces, in file order.
-        var allPieces: [BlockHash] { pieces.values.sorted { $0.range.lowerBound < $1.range.lowerBound } }
+        /// The completed pieces, in file order, none overlapping another (``separate(_:)``).
+        var allPieces: [BlockHash] { Self.separate(pieces.values.sorted { $0.range.lowerBound < $1.range.lowerBound }) }
+
+        /// `sorted` (in file order) without the pieces that overlap another: a worker that wrote
+        /// into a range reopened meanwhile (its piece failed a check) may report a piece that
+        /// overlaps the refetch's. Neither is known to describe the bytes on disk, so both go,
+        /// and those bytes go without a checksum, as a record must never hold overlapping ones.
+        static func separate(_ sorted: [BlockHash]) -> [BlockHash] {
+            var kept: [BlockHash] = [], end: Int64 = 0, lastOverlapped = false
+            for piece in sorted {
+                if piece.range.lowerBound < end {
+                    if !lastOverlapped, !kept.isEmpty { kept.removeLast() }
+                    lastOverlapped = true
+                } else {
+                    kept.append(piece)
+                    lastOverlapped = false
+                }
+                end = max(end, piece.range.upperBound)
+            }
+            return kept
+        }
 
         // MARK: - Workers
 

@@ -143,6 +143,20 @@ struct PieceCheckTests {
 
     /// Piece 1 (100..<200) complete but not verified at the kill: its bytes, and the block hash
     /// run that crosses into piece 0, go; piece 0 stays verified only where bytes are kept.
+    @Test func piecesThatOverlapAreAllLeftOutOfTheRecord() {
+        let pieces = [BlockHash(range: 0..<10, crc32c: 1), BlockHash(range: 10..<30, crc32c: 2), BlockHash(range: 20..<25, crc32c: 3),
+                      BlockHash(range: 24..<40, crc32c: 4), BlockHash(range: 40..<50, crc32c: 5), BlockHash(range: 45..<46, crc32c: 6),
+                      BlockHash(range: 60..<70, crc32c: 7)]
+        let kept = SegmentedTransfer.StateMachine.separate(pieces)
+        #expect(kept.map(\.range) == [0..<10, 60..<70])
+        var record = ResumeRecord(redactedURL: "http://127.0.0.1:1/f", redactedFinalURL: "http://127.0.0.1:1/f", resourceKey: String(repeating: "a", count: 64),
+                                  etag: nil, lastModified: nil, totalLength: 100, completed: ByteRangeSet([0..<70]),
+                                  expectedChecksum: nil, serverDigest: nil, blockHashes: kept, verifiedPieces: ByteRangeSet())
+        #expect(record.progressProblem() == nil)
+        record.blockHashes = pieces
+        #expect(record.progressProblem() == "a block hash is malformed", "what the record refused before")
+    }
+
     @Test func aResumeDropsTheUncheckedPieceWithEveryBlockHashThatTouchesIt() throws {
         let hashes = [BlockHash(range: 0..<50, crc32c: 1), BlockHash(range: 50..<150, crc32c: 2),
                       BlockHash(range: 150..<200, crc32c: 3), BlockHash(range: 300..<350, crc32c: 4)]
