@@ -53,6 +53,11 @@ public enum URLSessionEngine: Sendable {
             setenv(Self.marker, "1", 1)
             let argv = ([path] + arguments).map { strdup($0) } + [nil]
             execv(path, argv)
+            // A program just written may still be open for writing in a child another thread forked.
+            for _ in 0..<10 where errno == ETXTBSY {
+                usleep(50_000)
+                execv(path, argv)
+            }
             unsetenv(Self.marker)
             let code = errno
             for pointer in argv { free(pointer) }
