@@ -60,7 +60,7 @@ struct DaemonConfigFile: Sendable, Equatable {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= maximumBytes,
-              let bytes = readAll(fd) else {
+              let bytes = DaemonPaths.readAll(fd, atMost: maximumBytes) else {
             throw UsageError("cannot read the config file \(path): not a regular file of at most 1 MiB")
         }
         return DaemonConfigFile(path: path, entries: try parse(bytes, path: path), isPrivate: info.st_mode & 0o077 == 0,
@@ -119,18 +119,5 @@ struct DaemonConfigFile: Sendable, Equatable {
 
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\u{2028}" || scalar == "\u{2029}"
-    }
-
-    private static func readAll(_ fd: Int32) -> [UInt8]? {
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16_384)
-        while bytes.count <= maximumBytes {
-            let count = read(fd, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { return nil }
-            if count == 0 { return bytes }
-            bytes += chunk[..<count]
-        }
-        return nil
     }
 }

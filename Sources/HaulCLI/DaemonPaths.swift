@@ -54,15 +54,23 @@ enum DaemonPaths {
             let mode = String(info.st_mode & 0o777, radix: 8)
             throw .exposedSecret("the secret file \(path) can be read or changed by group or others (mode \(mode)): chmod 600 \(path)")
         }
+        guard let bytes = readAll(fd, atMost: 1 << 16) else { throw .usage(UsageError("cannot read the secret file \(path)")) }
+        do throws(UsageError) { return try secretText(bytes, path: path) } catch { throw .usage(error) }
+    }
+
+    /// Every byte of an open file to its end; `nil` when reading fails or the file holds more
+    /// than `limit` bytes.
+    static func readAll(_ fd: Int32, atMost limit: Int) -> [UInt8]? {
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        while bytes.count <= limit {
             let count = read(fd, &chunk, chunk.count)
-            guard count >= 0, bytes.count + count <= 1 << 16 else { throw .usage(UsageError("cannot read the secret file \(path)")) }
-            if count == 0 { break }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { return bytes }
             bytes += chunk[..<count]
         }
-        do throws(UsageError) { return try secretText(bytes, path: path) } catch { throw .usage(error) }
+        return nil
     }
 
     /// A secret file's bytes as its secret: UTF-8 without surrounding whitespace, not empty.
