@@ -29,8 +29,12 @@ struct RawResponse {
 final class RawConnection {
     let fd: Int32
 
+    /// How long a read waits for bytes before it gives up.
+    let receiveTimeout: Int
+
     /// Connects to `port` on 127.0.0.1, from `source` (another loopback address) when given.
-    init(port: Int, source: String? = nil) throws {
+    init(port: Int, source: String? = nil, receiveTimeout: Int = 10) throws {
+        self.receiveTimeout = receiveTimeout
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if let source {
             var local = sockaddr_in()
@@ -55,7 +59,7 @@ final class RawConnection {
             close(fd)
             throw RawError(description: "cannot connect to \(port)")
         }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        var timeout = timeval(tv_sec: receiveTimeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
@@ -70,10 +74,18 @@ final class RawConnection {
         }
     }
 
-    /// Up to `limit` bytes; empty at the end of the stream.
+    /// Up to `limit` bytes; empty at the end of the stream, or when nothing came within the receive timeout.
     func read(limit: Int = 65536) -> [UInt8] {
+        (try? readOrThrow(limit: limit)) ?? []
+    }
+
+    /// Up to `limit` bytes; empty at the end of the stream; throws when nothing came within the receive timeout.
+    func readOrThrow(limit: Int = 65536) throws -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: limit)
         let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, limit, 0) }
+        if count < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+            throw RawError(description: "nothing came within \(receiveTimeout) s")
+        }
         return count > 0 ? Array(buffer.prefix(count)) : []
     }
 
@@ -94,7 +106,7 @@ final class RawConnection {
                                        body: String(decoding: received[bodyStart..<(bodyStart + length)], as: UTF8.self))
                 }
             }
-            let more = read()
+            let more = try readOrThrow()
             guard !more.isEmpty else { throw RawError(description: "the connection ended: \(text)") }
             received += more
         }
