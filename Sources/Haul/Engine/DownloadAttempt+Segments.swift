@@ -61,7 +61,8 @@ extension DownloadAttempt {
                 record.verifiedPieces = ByteRangeSet(verified)
                 try record.save(for: name, in: folder, fieldsChecked: savedBefore)
                 control.publish(completed: completed)
-            }, sources: segmentSources(exchange), firstSource: firstSource, pieceChecksums: job.request.pieces,
+            }, sources: segmentSources(exchange), firstSource: firstSource, setAsideFirst: setAsideFirst,
+            pieceChecksums: job.request.pieces,
             verifiedPieces: template.verifiedPieces.ranges, warn: { [events] in events.yield(.warning($0)) }, hasher: hasher,
             pieces: file.pieces.all, writesDirect: writesDirect)
         return SegmentedTransfer(setup: setup, completed: template.completed.ranges, connections: connections)

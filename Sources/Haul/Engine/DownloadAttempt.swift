@@ -30,6 +30,8 @@ final class DownloadAttempt {
     let limiter: RateLimiter?
     /// The source of the first response (an index into ``sources``).
     private(set) var firstSource = 0
+    /// How each source before ``firstSource`` failed the first request.
+    private(set) var setAsideFirst: [DownloadError] = []
 
     init(job: DownloadJob, sources: [SignedSource], target: DownloadTarget, context: HTTPExchange.Context,
          buffer: UnsafeMutableRawBufferPointer, signal: CancellationSignal, limiter: RateLimiter?) {
@@ -101,6 +103,7 @@ final class DownloadAttempt {
                     throw firstFailure ?? error
                 }
                 firstFailure = firstFailure ?? error
+                setAsideFirst.append(error)
                 events.yield(.warning("source \(index + 1) (\(source.base)) set aside: \(error.message)"))
             }
         }

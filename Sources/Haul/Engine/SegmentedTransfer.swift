@@ -37,6 +37,9 @@ final class SegmentedTransfer: Sendable {
         var sources: [SignedSource]
         /// The source of the first response.
         var firstSource = 0
+        /// How each source before ``firstSource`` failed the first request: they start set aside
+        /// (those whose failure a later try may not meet come back when no source is left).
+        var setAsideFirst: [DownloadError] = []
         /// The checksum of each piece: every piece is hashed once complete, before the transfer
         /// can end (see ``PieceChecksums``).
         var pieceChecksums: PieceChecksums?
@@ -107,9 +110,13 @@ final class SegmentedTransfer: Sendable {
         let planner = SegmentPlanner(total: setup.total, completed: completed, maximumConnections: connections * setup.sources.count,
                                      minimumSegment: configuration.minimumSegmentSize,
                                      minimumSteal: min(configuration.minimumSegmentSize, 256 << 10), ordered: ordered)
+        var board = SourceBoard(count: setup.sources.count, connectionsPerSource: connections)
+        for (index, error) in setup.setAsideFirst.enumerated() where index < setup.sources.count {
+            _ = board.failed(index, error: error, maximumRetries: 0)
+        }
         var machine = StateMachine(planner: planner, pieces: blockHashes, retry: configuration.retry,
                                    recordInterval: configuration.resumeRecordInterval,
-                                   board: SourceBoard(count: setup.sources.count, connectionsPerSource: connections),
+                                   board: board,
                                    firstSource: setup.firstSource, pieceChecksums: setup.pieceChecksums, verified: verified)
         starts = machine.start(now: .now)
         state = ConditionLock(machine)
