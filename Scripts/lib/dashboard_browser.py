@@ -12,6 +12,7 @@ import time
 ROLE_SELECTORS = {
     "button": "button, [role=button]",
     "textbox": "input:not([type]), input[type=text], input[type=password], textarea, [role=textbox]",
+    "searchbox": "input[type=search], [role=searchbox]",
     "spinbutton": "input[type=number]",
     "row": "[role=row]",
     "progressbar": "[role=progressbar], progress",

@@ -19,6 +19,7 @@ extension Dashboard {
         "/index.html": Asset(.html, PackageResources.index_html),
         "/rpc.js": Asset(.javascript, PackageResources.rpc_js),
         "/segments.js": Asset(.javascript, PackageResources.segments_js),
+        "/selection.js": Asset(.javascript, PackageResources.selection_js),
         "/store.js": Asset(.javascript, PackageResources.store_js),
         "/style.css": Asset(.css, PackageResources.style_css),
         "/view.js": Asset(.javascript, PackageResources.view_js),

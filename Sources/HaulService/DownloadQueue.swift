@@ -33,6 +33,12 @@ package protocol DownloadQueue: AnyObject, Sendable {
     func waitingDownloads(_ pick: (Int) -> Range<Int>) throws(ServiceError) -> [ServiceDownload]
     func stoppedDownloads(_ pick: (Int) -> Range<Int>) throws(ServiceError) -> [ServiceDownload]
     func identifiers(withPrefix prefix: String, limit: Int) throws(ServiceError) -> [DownloadID]
+    /// The downloads that match, in the list's order: active, the queue, the results; the places
+    /// `pick` chooses given how many match, and that count.
+    func matchingDownloads(_ filter: DownloadFilter, _ pick: (Int) -> Range<Int>)
+        throws(ServiceError) -> (total: Int, downloads: [ServiceDownload])
+    /// Every download that matches, in the list's order, with its status.
+    func matches(_ filter: DownloadFilter) throws(ServiceError) -> [DownloadMatch]
     func segmentsInFlight(_ id: DownloadID) -> [SegmentInFlight]
     func sourcesInUse(_ id: DownloadID) -> [SourceInUse]
     func currentStatistics() throws(ServiceError) -> ServiceStatistics

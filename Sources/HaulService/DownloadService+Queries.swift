@@ -79,7 +79,7 @@ extension DownloadService {
 
     /// Results read from the state file (after every change so far is committed); those no
     /// longer there, or all of them when it cannot be read, are left out.
-    private func storedResults(_ ids: [DownloadID]) -> [DownloadID: ServiceDownload] {
+    func storedResults(_ ids: [DownloadID]) -> [DownloadID: ServiceDownload] {
         guard !ids.isEmpty, let rows = try? writer.read({ store throws(ServiceError) in try store.rows(ids) }) else { return [:] }
         return rows.mapValues { snapshot($0.entry, runs: [:]) }
     }
@@ -127,7 +127,7 @@ extension DownloadService {
     public var rootPath: String { root.path }
 
     /// An entry as the public snapshot.
-    private func snapshot(_ entry: ServiceQueue.Entry, runs: [DownloadID: ActiveRun]) -> ServiceDownload {
+    func snapshot(_ entry: ServiceQueue.Entry, runs: [DownloadID: ActiveRun]) -> ServiceDownload {
         let ranges = entry.completedRanges ?? (entry.completedBytes > 0 ? [0..<entry.completedBytes] : [])
         return ServiceDownload(id: entry.id, urls: entry.urls, options: entry.options, status: entry.status,
                                directoryPath: root.absolute(entry.options.directory),

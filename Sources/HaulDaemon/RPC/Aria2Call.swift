@@ -15,6 +15,7 @@ struct Aria2Call {
     var service: any DownloadQueue { rpc.service }
 
     /// Notes a change's commit and returns its value.
+    @discardableResult
     mutating func note<Value>(_ change: DownloadService.Acknowledged<Value>) -> Value {
         if let new = change.ticket {
             exchange.ticket = max(exchange.ticket ?? 0, new)

@@ -54,7 +54,9 @@ enum Aria2Methods {
         Aria2Method("aria2.forceShutdown", { call in call.rpc.requestShutdown(force: true) }),
         Aria2Method("aria2.getGlobalStat", getGlobalStat),
         Aria2Method("aria2.saveSession", { _ in "OK" }),   // the list is always saved
-        Aria2Method("haul.getNodes", getNodes),   // Haul's extension: the fleet's nodes
+        Aria2Method("haul.getNodes", getNodes),   // Haul's extensions: the fleet's nodes, and long lists filtered
+        Aria2Method("haul.tellMatching", tellMatching),
+        Aria2Method("haul.changeMatching", changeMatching),
         Aria2Method("system.multicall", takesToken: false, { call throws(RPCFault) in try call.rpc.multicall(&call) }),
         Aria2Method("system.listMethods", takesToken: false, { _ in .array(table.map { .string($0.name) }) }),
         Aria2Method("system.listNotifications", takesToken: false, { _ in .array(RPCNotification.names.map { .string($0) }) }),

@@ -1,10 +1,12 @@
-// The dashboard: signs in, polls the daemon once a second (one system.multicall), and wires the
-// forms and buttons to aria2's methods.
+// The dashboard: signs in, polls the daemon once a second (one system.multicall: the counts and
+// the rows in view, never the whole list), and wires the forms and buttons to aria2's methods
+// and haul daemon's extensions (haul.tellMatching, haul.changeMatching) where it has them.
 
 import { RpcClient, endpoints } from './rpc.js';
 import { SpeedChart } from './chart.js';
 import { DetailView } from './details.js';
 import { DownloadList } from './view.js';
+import { Selection } from './selection.js';
 import { LIST_KEYS, downloadFrom, abilities } from './store.js';
 import { exitCodeMeaning } from './errors.js';
 import * as format from './format.js';
@@ -13,7 +15,8 @@ const SECRET_KEY = 'haul.secret';
 const POLL_MS = 1000;
 const HIDDEN_POLL_MS = 5000;
 const SOON_MS = 250;
-const LIST_LIMIT = 200;
+const FILTER_DELAY_MS = 150;
+const CONFIRM_ABOVE = 100;
 const CHECKSUM_TYPES = { sha256: 'sha-256', sha512: 'sha-512', sha1: 'sha-1', md5: 'md5' };
 const CONNECTION_WORDS = {
   connecting: 'Connecting…',
@@ -33,6 +36,12 @@ const page = {
   lastSample: 0,
   pendingRemovals: new Set(),
   downloads: new Map(),
+  // Whether the daemon has haul's extensions (the filter, and bulk changes by filter).
+  extensions: false,
+  filter: { text: '', state: 'all' },
+  filterTimer: 0,
+  // The list's sections as the last poll counted them.
+  counts: { active: 0, waiting: 0, stopped: 0 },
   // The limits as the form last showed them: Apply sends only what was changed since.
   shownLimits: { downloads: 0, rate: 0, schedule: '' },
 };
@@ -53,7 +62,18 @@ function describeError(download) {
   return meaning ? `${message} (${meaning})` : message;
 }
 
-const list = new DownloadList($('rows'), (action, download) => act(action, download), describeError);
+const selection = new Selection();
+const list = new DownloadList($('downloads'), $('rows'), {
+  onAction: (action, download) => act(action, download),
+  onSelect: (download, selected) => {
+    if (!download) return;
+    selection.set(download.gid, selected);
+    showSelection();
+  },
+  isSelected: (download) => selection.has(download.gid),
+  describeError,
+  onScroll: () => scrolled(),
+});
 const details = new DetailView(describeError);
 const chart = new SpeedChart($('chart'), $('chart-caption'));
 
@@ -95,7 +115,7 @@ async function signIn(secret, { quiet = false } = {}) {
   client.token = secret;
   let answers;
   try {
-    answers = await client.multicall([['aria2.getVersion'], ['aria2.getGlobalOption']]);
+    answers = await client.multicall([['aria2.getVersion'], ['aria2.getGlobalOption'], ['system.listMethods']]);
   } catch (error) {
     showSignIn(`The daemon cannot be reached: ${failure(error)}.`);
     return;
@@ -111,6 +131,10 @@ async function signIn(secret, { quiet = false } = {}) {
     return;
   }
   const options = answers[1].result;
+  page.extensions = (answers[2].result || []).includes('haul.tellMatching');
+  $('filter-field').hidden = !page.extensions;
+  $('state-field').hidden = !page.extensions;
+  $('select-matching').hidden = !page.extensions;
   window.sessionStorage.setItem(SECRET_KEY, secret);
   showLimits(options);
   page.signedIn = true;
@@ -172,37 +196,119 @@ async function refreshNow() {
   schedule(again ? SOON_MS : (document.hidden ? HIDDEN_POLL_MS : POLL_MS));
 }
 
+/** Whether the list shows a filter's matches (haul.tellMatching) rather than the whole list. */
+function filtering() {
+  return page.extensions && (page.filter.text !== '' || page.filter.state !== 'all');
+}
+
+/**
+ * The calls for the rows `first` to `first + count` of the whole list: the active downloads, then
+ * the queue (tellWaiting), then the results (tellStopped, oldest first), as the counts say.
+ */
+function windowCalls(first, count) {
+  const { active, waiting } = page.counts;
+  const end = first + count;
+  const calls = [];
+  if (first < active) calls.push(['aria2.tellActive', [LIST_KEYS]]);
+  if (first < active + waiting && end > active) {
+    const from = Math.max(0, first - active);
+    calls.push(['aria2.tellWaiting', [from, Math.min(end - active, waiting) - from, LIST_KEYS]]);
+  }
+  if (end > active + waiting) {
+    const from = Math.max(0, first - active - waiting);
+    calls.push(['aria2.tellStopped', [from, end - active - waiting - from, LIST_KEYS]]);
+  }
+  return calls;
+}
+
 async function refresh() {
-  const calls = [
-    ['aria2.getGlobalStat'],
-    ['aria2.tellActive', [LIST_KEYS]],
-    ['aria2.tellWaiting', [0, LIST_LIMIT, LIST_KEYS]],
-    ['aria2.tellStopped', [-1, LIST_LIMIT, LIST_KEYS]],
-    ['haul.getNodes'],
-    ['aria2.getGlobalOption'],
-  ];
+  const { first, count } = list.wanted();
+  const filtered = filtering();
+  const rowCalls = filtered
+    ? [['haul.tellMatching', [{ text: page.filter.text, state: page.filter.state }, first, count, LIST_KEYS]]]
+    : windowCalls(first, count);
+  const calls = [['aria2.getGlobalStat'], ['haul.getNodes'], ['aria2.getGlobalOption'], ...rowCalls];
   const detailGid = details.gid;
   if (detailGid) calls.push(['aria2.tellStatus', [detailGid]]);
   const answers = await client.multicall(calls);
   const refused = answers.find((answer) => answer.error && answer.error.unauthorized);
   if (refused) throw refused.error;
-  const [stat, active, waiting, stopped, nodes, options, full] = answers.map((answer) => answer.result);
+  const results = answers.map((answer) => answer.result);
+  const [stat, nodes, options] = results;
+  const rows = results.slice(3, 3 + rowCalls.length);
+  const full = detailGid ? results[3 + rowCalls.length] : undefined;
   if (stat) showGlobal(stat);
   showNodes(nodes || []);
   if (options) showLimitState(options);
+  const before = { ...page.counts };
+  if (stat) page.counts = { active: Number(stat.numActive) || 0, waiting: Number(stat.numWaiting) || 0, stopped: Number(stat.numStopped) || 0 };
+  const shown = filtered ? matchedRows(rows[0]) : wholeListRows(rowCalls, rows, first, count);
+  showRows(first, shown, before);
+  showDetails(detailGid, full);
+}
 
-  const downloads = [...(active || []), ...(waiting || []), ...(stopped || [])].map(downloadFrom);
+/** A haul.tellMatching answer as `{total, downloads}`. */
+function matchedRows(answer) {
+  return { total: Number(answer && answer.total) || 0, downloads: ((answer && answer.downloads) || []).map(downloadFrom) };
+}
+
+/** The rows of the whole list from the window's answers, placed with the counts they were asked with. */
+function wholeListRows(rowCalls, rows, first, count) {
+  const { active, waiting, stopped } = page.counts;
+  const downloads = [];
+  rowCalls.forEach(([method], index) => {
+    let part = rows[index] || [];
+    if (method === 'aria2.tellActive') part = part.slice(first, first + count);
+    downloads.push(...part);
+  });
+  return { total: active + waiting + stopped, downloads: downloads.slice(0, count).map(downloadFrom) };
+}
+
+function showRows(first, { total, downloads }, before) {
   page.downloads = new Map(downloads.map((download) => [download.gid, download]));
-  list.render(downloads);
-  $('empty').hidden = downloads.length > 0;
-  $('purge').disabled = !downloads.some((download) => abilities(download).stopped);
+  if (filtering() && selection.matching) selection.matching.total = total;
+  list.render(first, downloads, total);
+  // When the first rows showed, for the browser test (a User Timing mark, once).
+  if (downloads.length > 0 && performance.getEntriesByName('haul-first-rows').length === 0) performance.mark('haul-first-rows');
+  showStatus(first, total);
+  showSelection();
+  $('empty').hidden = total > 0;
+  $('empty').textContent = filtering() ? 'No download matches.' : 'No downloads yet: add a URL above.';
+  $('purge').disabled = page.counts.stopped === 0;
   finishRemovals(downloads);
+  const moved = ['active', 'waiting', 'stopped'].some((key) => before[key] !== page.counts[key]);
+  // Rows asked for with the counts before a change may sit a place off: ask again.
+  if (moved && !filtering()) page.again = true;
+}
 
+function showDetails(detailGid, full) {
   if (detailGid && details.gid === detailGid) {
     if (full) details.update(downloadFrom(full));
     else if (page.downloads.has(detailGid)) details.update(page.downloads.get(detailGid));
     else details.dialog.close();
   }
+}
+
+/** "Showing A–B of N" for each section of the list (or for the filter's matches). */
+function showStatus(first, total) {
+  const { first: from, last } = list.visible();
+  const number = (n) => n.toLocaleString('en-US');
+  const line = (start, size, words) => {
+    const a = Math.max(from, start), b = Math.min(last, start + size);
+    if (size === 0) return null;
+    if (a >= b) return `${number(size)} ${words} ${start >= last ? 'below' : 'above'}`;
+    return `Showing ${number(a - start + 1)}–${number(b - start)} of ${number(size)} ${words}`;
+  };
+  let parts;
+  if (filtering()) {
+    const words = $('state-filter').selectedOptions[0].textContent.toLowerCase();
+    parts = [line(0, total, page.filter.state === 'all' ? 'matching' : `${words} matching`)];
+  } else {
+    const { active, waiting, stopped } = page.counts;
+    parts = [line(0, active, 'active'), line(active, waiting, 'waiting or paused'), line(active + waiting, stopped, 'finished, failed or removed')];
+  }
+  const text = parts.filter(Boolean).join(' · ');
+  if ($('list-status').textContent !== text) $('list-status').textContent = text;
 }
 
 function showGlobal(stat) {
@@ -429,6 +535,104 @@ async function purge() {
   refreshSoon();
 }
 
+// The list: scrolling, the filter, the selection, the keyboard ------------------------------------
+
+/** The rows in view changed: ask for them when the page does not hold them. */
+function scrolled() {
+  const { first, last } = list.visible();
+  showStatus(list.first, list.total);
+  const held = list.first <= first && last <= list.first + list.size;
+  if (!held) refreshSoon();
+}
+
+function filterChanged() {
+  page.filter = { text: $('filter').value, state: $('state-filter').value };
+  selection.filterChanged(page.filter);
+  list.reset();
+  refreshNow();
+}
+
+function showSelection() {
+  const count = selection.count;
+  for (const action of ['pause', 'unpause', 'remove', 'moveToTop']) $(`bulk-${action}`).disabled = count === 0;
+  $('select-none').disabled = count === 0;
+  const words = count === 0 ? '' : `${count.toLocaleString('en-US')} selected${selection.matching ? ' (all matching)' : ''}`;
+  if ($('selection-count').textContent !== words) $('selection-count').textContent = words;
+  list.showSelection();
+}
+
+function selectMatching() {
+  const total = filtering() ? list.total : page.counts.active + page.counts.waiting + page.counts.stopped;
+  selection.selectMatching(page.filter, total);
+  showSelection();
+}
+
+const ACTION_WORDS = { pause: 'Paused', unpause: 'Resumed', remove: 'Removed', moveToTop: 'Moved to the top' };
+
+/** Asks before removing more than CONFIRM_ABOVE downloads; resolves to whether to go on. */
+function confirmRemoval(count) {
+  if (count <= CONFIRM_ABOVE) return Promise.resolve(true);
+  const dialog = $('confirm-remove');
+  $('confirm-text').textContent = `Remove ${count.toLocaleString('en-US')} downloads? Their partial files stay on disk.`;
+  $('confirm-yes').textContent = `Remove ${count.toLocaleString('en-US')}`;
+  return new Promise((resolve) => {
+    dialog.addEventListener('close', () => resolve(dialog.returnValue === 'remove'), { once: true });
+    dialog.returnValue = '';
+    dialog.showModal();
+  });
+}
+
+async function bulk(action) {
+  const count = selection.count;
+  if (count === 0) return;
+  if (action === 'remove' && !(await confirmRemoval(count))) return;
+  say('action-message', `${ACTION_WORDS[action]}: working on ${count.toLocaleString('en-US')}…`);
+  try {
+    const { changed, unchanged } = await selection.apply(client, action, { extensions: page.extensions });
+    const rest = unchanged > 0 ? `; ${unchanged.toLocaleString('en-US')} left as they were` : '';
+    say('action-message', `${ACTION_WORDS[action]} ${changed.toLocaleString('en-US')}${rest}.`);
+    if (action === 'remove') selection.clear();
+  } catch (error) {
+    say('action-message', `Not done: ${failure(error)}.`, true);
+  }
+  showSelection();
+  refreshNow();
+}
+
+/** Keys in the list: arrows, Page Up/Down, Home/End move; Space selects; Enter opens the details. */
+function listKey(event) {
+  const moves = { ArrowDown: 1, ArrowUp: -1, PageDown: list.page(), PageUp: -list.page(), Home: -Infinity, End: Infinity };
+  const onList = event.target === $('downloads');
+  if (event.key in moves && (onList || event.target.type === 'checkbox')) {
+    event.preventDefault();
+    const delta = moves[event.key];
+    list.move(Number.isFinite(delta) ? delta : (delta > 0 ? list.total : -list.total));
+    $('downloads').focus({ preventScroll: true });
+    scrolled();
+    return;
+  }
+  const download = list.at(list.current);
+  if (!onList || !download) return;
+  if (event.key === ' ') {
+    event.preventDefault();
+    selection.toggle(download.gid);
+    showSelection();
+  } else if (event.key === 'Enter') {
+    event.preventDefault();
+    act('details', download);
+  }
+}
+
+/** `/` anywhere but in a field goes to the filter. */
+function slashKey(event) {
+  if (event.key !== '/' || event.ctrlKey || event.metaKey || event.altKey) return;
+  const target = event.target;
+  if (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName)) return;
+  if ($('filter-field').hidden || $('app').hidden) return;
+  event.preventDefault();
+  $('filter').focus();
+}
+
 // Start -----------------------------------------------------------------------------------------
 
 $('sign-in-form').addEventListener('submit', (event) => {
@@ -439,6 +643,24 @@ $('sign-out').addEventListener('click', signOut);
 $('add-form').addEventListener('submit', add);
 $('limits-form').addEventListener('submit', applyLimits);
 $('purge').addEventListener('click', purge);
+$('filter-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  clearTimeout(page.filterTimer);
+  filterChanged();
+});
+$('filter').addEventListener('input', () => {
+  clearTimeout(page.filterTimer);
+  page.filterTimer = setTimeout(filterChanged, FILTER_DELAY_MS);
+});
+$('state-filter').addEventListener('change', filterChanged);
+$('select-matching').addEventListener('click', selectMatching);
+$('select-none').addEventListener('click', () => {
+  selection.clear();
+  showSelection();
+});
+for (const action of ['pause', 'unpause', 'remove', 'moveToTop']) $(`bulk-${action}`).addEventListener('click', () => bulk(action));
+$('downloads').addEventListener('keydown', listKey);
+document.addEventListener('keydown', slashKey);
 document.addEventListener('visibilitychange', () => {
   if (!document.hidden) refreshSoon();
 });

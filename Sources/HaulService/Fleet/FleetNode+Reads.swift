@@ -35,14 +35,31 @@ extension FleetNode {
         let rows = try withCaller { (queue) throws(ServiceError) in
             try queue.rows(statuses, try Self.places(statuses, pick, queue).clamped(to: 0..<Int.max))
         }
-        return rows.compactMap { row in
-            if row.node == configuration.node, row.row.status == .active, var live = service.download(row.row.id),
-               live.status == .active {
-                live.node = row.node
-                return live
-            }
-            return snapshot(row)
+        return rows.map(live)
+    }
+
+    package func matches(_ filter: DownloadFilter) throws(ServiceError) -> [DownloadMatch] {
+        try withCaller { (queue) throws(ServiceError) in try queue.matching(filter) }
+    }
+
+    package func matchingDownloads(_ filter: DownloadFilter, _ pick: (Int) -> Range<Int>)
+        throws(ServiceError) -> (total: Int, downloads: [ServiceDownload]) {
+        let (total, rows) = try withCaller { (queue) throws(ServiceError) -> (Int, [FleetRow]) in
+            let ids = try queue.matching(filter).map(\.id)
+            let chosen = Array(ids[pick(ids.count).clamped(to: 0..<ids.count)])
+            let found = try queue.rows(chosen)
+            return (ids.count, chosen.compactMap { found[$0] })
         }
+        return (total, rows.map(live))
+    }
+
+    /// A row as a snapshot: a download this node runs as it is now.
+    private func live(_ row: FleetRow) -> ServiceDownload {
+        if row.node == configuration.node, row.row.status == .active, var live = service.download(row.row.id), live.status == .active {
+            live.node = row.node
+            return live
+        }
+        return snapshot(row)
     }
 
     /// The places `pick` wants, the list counted only when they depend on its length (places

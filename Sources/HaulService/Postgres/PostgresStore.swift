@@ -96,6 +96,14 @@ final class PostgresStore: StateStore {
         try takeLock()
     }
 
+    func matchingResults(_ filter: DownloadFilter) throws(ServiceError) -> [DownloadID: ServiceDownload.Status] {
+        guard let statuses = filter.resultStatusList else { return [:] }
+        try reconnectIfLost()
+        let text = filter.textCondition({ "strpos(\($0), \($1))" }, placeholder: { "$\($0)" })
+        let rows = try select("WHERE status IN \(statuses)\(text.sql)", text.parameters).filter(filter.matches)
+        return Dictionary(rows.map { ($0.id, $0.status) }, uniquingKeysWith: { first, _ in first })
+    }
+
     private func select(_ clause: String, _ parameters: [String?] = []) throws(ServiceError) -> [StoreRow] {
         try connection.run("SELECT \(Self.columns) FROM haul_downloads \(clause)", parameters).values.compactMap(PostgresLayout.row)
     }

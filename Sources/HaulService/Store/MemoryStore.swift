@@ -9,6 +9,10 @@ final class MemoryStore: StateStore {
         [:]
     }
 
+    func matchingResults(_ filter: DownloadFilter) -> [DownloadID: ServiceDownload.Status] {
+        [:]
+    }
+
     func apply(_ changes: [StoreChange]) {}
 
     func close() {}

@@ -18,6 +18,11 @@ protocol StateStore: AnyObject {
     /// - Throws: `store` when reading fails.
     func rows(_ ids: [DownloadID]) throws(ServiceError) -> [DownloadID: StoreRow]
 
+    /// The results (complete, error, removed) that match `filter`, with their statuses.
+    ///
+    /// - Throws: `store` when reading fails.
+    func matchingResults(_ filter: DownloadFilter) throws(ServiceError) -> [DownloadID: ServiceDownload.Status]
+
     /// Applies changes in one transaction: all of them are durable once this returns, or none.
     ///
     /// - Throws: `store` when the transaction fails (it is rolled back).

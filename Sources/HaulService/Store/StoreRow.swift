@@ -70,16 +70,16 @@ enum StoreText {
     }
 
     static func escape(_ value: String) -> String {
-        var escaped = ""
-        for character in value {
-            switch character {
-            case "%": escaped += "%25"
-            case "\n": escaped += "%0A"
-            case "\r": escaped += "%0D"
-            default: escaped.append(character)
+        var escaped = String.UnicodeScalarView()
+        for scalar in value.unicodeScalars {   // by scalars: "\r\n" is one Character
+            switch scalar {
+            case "%": escaped.append(contentsOf: "%25".unicodeScalars)
+            case "\n": escaped.append(contentsOf: "%0A".unicodeScalars)
+            case "\r": escaped.append(contentsOf: "%0D".unicodeScalars)
+            default: escaped.append(scalar)
             }
         }
-        return escaped
+        return String(escaped)
     }
 
     static func unescape(_ value: Substring) -> String {
