@@ -56,7 +56,9 @@ extension Aria2Methods {
     }
 
     /// `haul.changeMatching([secret,] action, selection)`: `action` is `pause`, `unpause`,
-    /// `remove` or `moveToTop`; `selection` a filter (as `haul.tellMatching`) or `{"gids": [...]}`.
+    /// `remove` or `moveToTop`; `selection` a filter (as `haul.tellMatching`, with `except`: GIDs
+    /// left out) or `{"gids": [...]}`. `remove` takes a queued download and its result out of the
+    /// list, forgets a result, and stops an active one (its result stays, as `aria2.remove`'s).
     /// Answers `{"changed", "unchanged"}`: a download the action does not apply to (pausing a
     /// paused one) is unchanged. The changes are durable when it answers.
     static func changeMatching(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
@@ -122,7 +124,10 @@ extension Aria2Methods {
             case (.pause, .active), (.pause, .waiting): call.note(try service.enqueuePause(id))
             case (.unpause, .paused): call.note(try service.enqueueResume(id))
             case (.remove, let status) where status.isStopped: call.note(try service.enqueueForgetResult(id))
-            case (.remove, _): call.note(try service.enqueueRemove(id))
+            case (.remove, .active): call.note(try service.enqueueRemove(id))   // a result once its transfer stopped
+            case (.remove, _):   // out of the queue, and its result forgotten: gone from the list
+                call.note(try service.enqueueRemove(id))
+                call.note(try service.enqueueForgetResult(id))
             case (.moveToTop, .waiting), (.moveToTop, .paused): _ = call.note(try service.enqueueMove(id, by: 0, from: .front))
             default: return false
             }
