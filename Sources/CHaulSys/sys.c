@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #if defined(__linux__) || defined(__APPLE__)
 #include <sys/xattr.h>
@@ -202,4 +203,8 @@ int haul_spawn_close_from(void *actions, int lowest) {
     (void)lowest;
     return ENOSYS;
 #endif
+}
+
+int haul_bytes_contain(const void *haystack, size_t length, const void *needle, size_t needle_length) {
+    return memmem(haystack, length, needle, needle_length) != NULL;
 }

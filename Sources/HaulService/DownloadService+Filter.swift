@@ -19,9 +19,6 @@ extension DownloadService {
     /// then the queue front first, then the results oldest first): the places `pick` chooses,
     /// given how many match, and how many match in all.
     ///
-    /// The queue and the newest results are matched in memory; older results kept only in the
-    /// state file are found there.
-    ///
     /// - Throws: `store` when the state file cannot be read.
     public func matchingDownloads(_ filter: DownloadFilter, _ pick: (Int) -> Range<Int>)
         throws(ServiceError) -> (total: Int, downloads: [ServiceDownload]) {
@@ -37,24 +34,41 @@ extension DownloadService {
 
     /// Every download that matches `filter`, in the list's order (as ``matchingDownloads(_:_:)``).
     ///
+    /// The ``SearchIndex`` finds them (the queue, the results in memory and those left to the
+    /// state file since the start); the results the state file held at start are found there.
+    ///
     /// - Throws: `store` when the state file cannot be read.
     public func matches(_ filter: DownloadFilter) throws(ServiceError) -> [DownloadMatch] {
-        let hasStored = state.withLock { !$0.queue.storedResults.isEmpty }
-        let stored = hasStored ? try writer.read { store throws(ServiceError) in try store.matchingResults(filter) } : [:]
-        let needle = filter.needle
+        let asksStore = filter.resultStatusList != nil && state.withLock { !$0.unindexedResults.isEmpty }
+        let stored = asksStore ? try writer.read { store throws(ServiceError) in try store.matchingResults(filter) } : [:]
         return state.withLock { state in
-            let queue = state.queue
-            let match = { (id: DownloadID) -> DownloadMatch? in
-                guard let entry = queue.entries[id] else { return stored[id].map { DownloadMatch(id: id, status: $0) } }
-                let found = filter.matches(status: entry.status, urls: entry.urls, file: entry.file,
-                                           fileName: entry.options.fileName, needle: needle)
-                return found ? DownloadMatch(id: id, status: entry.status) : nil
+            var found = state.search.matches(filter)
+            for (id, status) in stored where !state.search.contains(id) && state.queue.contains(id) {
+                found.append(DownloadMatch(id: id, status: status))
             }
-            var found: [DownloadMatch] = []
-            if filter.wants(.active) { found += queue.active.compactMap(match) }
-            if filter.wants(.waiting) || filter.wants(.paused) { found += queue.queued.all.compactMap { match($0.id) } }
-            if filter.resultStatusList != nil { found += queue.results.all.compactMap { match($0.id) } }
-            return found
+            return Self.inListOrder(found, state.queue)
         }
+    }
+
+    /// `matches` in the list's order: a few sorted by their places, many picked out of a walk
+    /// through the lists (no entry copied either way).
+    static func inListOrder(_ matches: [DownloadMatch], _ queue: ServiceQueue) -> [DownloadMatch] {
+        guard matches.count > 256 else {
+            let places = matches.map { match -> (Int, Double) in
+                switch match.status {
+                case .active: return (0, Double(queue.active.firstIndex(of: match.id) ?? 0))
+                case .waiting, .paused: return (1, queue.entries[match.id]?.position ?? 0)
+                default: return (2, queue.entries[match.id]?.position ?? queue.storedResults[match.id] ?? 0)
+                }
+            }
+            return zip(places, matches).sorted { $0.0 < $1.0 }.map(\.1)
+        }
+        let byID = Dictionary(matches.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var ordered: [DownloadMatch] = []
+        ordered.reserveCapacity(matches.count)
+        for id in queue.active { if let match = byID[id] { ordered.append(match) } }
+        for (_, id) in queue.queued.all { if let match = byID[id] { ordered.append(match) } }
+        for (_, id) in queue.results.all { if let match = byID[id] { ordered.append(match) } }
+        return ordered
     }
 }

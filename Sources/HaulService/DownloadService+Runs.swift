@@ -71,6 +71,15 @@ extension DownloadService {
     /// finds the run that start made.
     private func prepare(_ effects: [ServiceQueue.Effect], state: inout State) -> (Work, UInt64?) {
         let plan = Self.plan(effects, entries: state.queue.entries)
+        for change in plan.changes {
+            switch change {
+            case .save(let row): state.search.set(row.id, status: row.status, urls: row.urls, file: row.file, fileName: row.options.fileName)
+            case .status(let id, let status): state.search.setStatus(id, status)
+            case .delete(let id):
+                state.search.remove(id)
+                state.unindexedResults.remove(id)
+            }
+        }
         hub.enqueue(plan.events)
         return (plan.work, plan.changes.isEmpty ? nil : writer.submit(plan.changes))
     }

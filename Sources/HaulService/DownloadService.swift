@@ -116,6 +116,11 @@ public final class DownloadService: Sendable {
     /// The service's mutable state, under one lock.
     struct State {
         var queue: ServiceQueue
+        /// What a filter searches: every download in memory, and the results left to the store
+        /// since the service started (see ``SearchIndex``).
+        var search = SearchIndex()
+        /// The results the store held at start (not in ``search``), until forgotten.
+        var unindexedResults: Set<DownloadID> = []
         /// The engine's current download of each download with a run.
         var runs: [DownloadID: ActiveRun] = [:]
         var closed = false
@@ -169,7 +174,9 @@ public final class DownloadService: Sendable {
         let maximum = min(max(1, configuration.maximumActiveDownloads), Self.activeDownloadsLimit)
         let queue = ServiceQueue(restoring: rows.map(\.entry), stored: stored, maximumActive: maximum,
                                  residentResults: configuration.residentResults)
-        state = ConditionLock(State(queue: queue))
+        var search = SearchIndex()
+        for row in rows { search.set(row.id, status: row.status, urls: row.urls, file: row.file, fileName: row.options.fileName) }
+        state = ConditionLock(State(queue: queue, search: search, unindexedResults: Set(stored.map(\.id))))
         _ = try? perform { queue in ((), queue.takeRestoredChanges() + queue.fillSlots()) }
     }
 

@@ -8,7 +8,7 @@ import HaulJSON
 
 /// `haul.tellMatching` and `haul.changeMatching` over a real service, without a socket: pages of
 /// a filter's matches, bulk changes by filter or by GIDs, and a JSON-RPC error for each bad input.
-@Suite(.throttled) struct MatchingMethodsTests {
+@Suite struct MatchingMethodsTests {
     typealias RPC = Aria2RPCTests
 
     /// Twelve paused downloads (`m-00.bin` ... `m-11.bin`) pointing at a closed port.

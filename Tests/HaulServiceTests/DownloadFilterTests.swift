@@ -6,7 +6,7 @@ import HaulTestSupport
 import Testing
 
 /// The filter's matching, by bytes with ASCII letters folded.
-struct DownloadFilterTests {
+@Suite struct DownloadFilterTests {
     func matches(_ text: String, urls: [String] = [], file: String? = nil, name: String? = nil,
                  status: ServiceDownload.Status = .waiting, statuses: Set<ServiceDownload.Status>? = nil) -> Bool {
         let filter = DownloadFilter(text: text, statuses: statuses)
@@ -106,6 +106,48 @@ struct DownloadFilterTests {
             let page = try service.matchingDownloads(DownloadFilter(text: "GONE")) { size in 2..<min(size, 5) }
             #expect(page.total == 8)
             #expect(page.downloads.map(\.id) == Array(failed[2..<5]), "a page reads stored results too")
+            try service.forgetResult(failed[0])
+            failed.removeFirst()
+            service.shutDown()
+            // Started again: the five older results are only in the store, and found there.
+            let again = try DownloadService(configuration: configuration)
+            defer { again.shutDown() }
+            #expect(try again.matches(DownloadFilter(text: "gone-", statuses: [.error])).map(\.id) == failed)
+            #expect(try again.matches(DownloadFilter()).map(\.id) == queued + failed)
+            #expect(try again.matchingDownloads(DownloadFilter(text: "gone-")) { _ in 0..<2 }.downloads.map(\.id) == Array(failed[0..<2]))
+        }
+    }
+}
+
+/// The index a service's filter reads: the same matches as the filter over the fields, through
+/// changes, removals and compactions.
+@Suite struct SearchIndexTests {
+    @Test func theIndexFindsWhatTheFilterFindsThroughChanges() {
+        var generator = SystemRandomNumberGenerator()
+        var index = SearchIndex()
+        var fields: [DownloadID: (ServiceDownload.Status, [String], String?, String?)] = [:]
+        let words = ["alpha", "Beta", "gamma.ISO", "dé", "x/y", "zz"]
+        for round in 0..<20_000 {
+            let id = DownloadID(rawValue: UInt64.random(in: 1...3_000, using: &generator))!
+            if round % 5 == 0 {
+                index.remove(id)
+                fields[id] = nil
+                continue
+            }
+            let status = ServiceDownload.Status.allCases.randomElement(using: &generator)!
+            let urls = (0..<Int.random(in: 1...2, using: &generator)).map { _ in "http://h/" + words.randomElement(using: &generator)! }
+            let file = Bool.random(using: &generator) ? "/d/" + words.randomElement(using: &generator)! : nil
+            let name = Bool.random(using: &generator) ? words.randomElement(using: &generator)! : nil
+            index.set(id, status: status, urls: urls, file: file, fileName: name)
+            fields[id] = (status, urls, file, name)
+        }
+        #expect(index.count == fields.count)
+        for text in ["", "a", "BETA", "iso", "dé", "/y", "h/zz", "nothing", "http"] {
+            for statuses in [nil, Set([ServiceDownload.Status.paused]), Set([.complete, .error])] as [Set<ServiceDownload.Status>?] {
+                let filter = DownloadFilter(text: text, statuses: statuses)
+                let expected = Set(fields.filter { filter.matches(status: $1.0, urls: $1.1, file: $1.2, fileName: $1.3, needle: filter.needle) }.keys)
+                #expect(Set(index.matches(filter).map(\.id)) == expected, "\(text) \(String(describing: statuses))")
+            }
         }
     }
 }

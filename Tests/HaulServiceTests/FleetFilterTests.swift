@@ -6,7 +6,7 @@ import Testing
 
 /// A fleet's list filtered from any node: PostgreSQL narrows the rows, the filter checks them,
 /// in the list's order, with the page's rows read back.
-@Suite(.throttled, .serialized, .enabled(if: PostgresCluster.isAvailable, "PostgreSQL is not installed"), .timeLimit(.minutes(1)))
+@Suite(.throttled, .enabled(if: PostgresCluster.isAvailable, "PostgreSQL is not installed"), .timeLimit(.minutes(1)))
 struct FleetFilterTests {
     @Test func anyNodeFindsTheFleetsMatchesInTheListsOrder() async throws {
         let database = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())

@@ -90,6 +90,10 @@ const char *haul_build_commit(void);
 /// descriptor from `lowest` up; 0, or ENOSYS where the C library cannot.
 int haul_spawn_close_from(void *actions, int lowest);
 
+/// Whether `needle` (`needle_length` bytes, at least 1) occurs in `haystack`: memmem(3), which
+/// Swift's Glibc module leaves out (a GNU extension).
+int haul_bytes_contain(const void *haystack, size_t length, const void *needle, size_t needle_length);
+
 /// The version of the Swift compiler that imports this header, as major * 10000 + minor * 100 +
 /// patch (60301 for 6.3.1): Swift's importer defines __swift__ so; 0 for a C compiler.
 static inline int haul_swift_compiler_version(void) {

@@ -32,6 +32,7 @@ extension Aria2Methods {
         var filter = DownloadFilter()
         if let text = object["text"] {
             guard let text = text.string else { throw RPCFault.failure("The filter's text is not a string.") }
+            guard !text.utf8.contains(0) else { throw RPCFault.failure("The filter's text holds a NUL.") }
             guard text.utf8.count <= longestFilterText else {
                 throw RPCFault.failure("The filter's text is longer than \(longestFilterText) bytes.")
             }
