@@ -330,7 +330,22 @@ def reads(h, cfg, node: Node, queued: int, pids: dict[str, int]) -> dict:
     last = [node.rpc.call("aria2.tellWaiting", queued - 1000, 1000)[1] * 1000 for _ in range(4)][1:]
     return {"tell_waiting_ms": statistics.median(timings), "tell_waiting_p95_ms": percentile(timings, 0.95),
             "tell_waiting_all_ms": timings, "tell_waiting_last_ms": statistics.median(last),
-            "answer_kib": len(json.dumps(page)) / 1024, "usage": usage.result()}
+            "answer_kib": len(json.dumps(page)) / 1024, "usage": usage.result(), **filter_reads(h, node, queued)}
+
+
+def filter_reads(h, node: Node, queued: int) -> dict:
+    """haul.tellMatching over the whole queue: one download's name, and every download (counted,
+    10 returned), 7 calls each (the first not counted)."""
+    def timed(filter_, expected):
+        times = []
+        for _ in range(7):
+            answer, elapsed = node.rpc.call("haul.tellMatching", filter_, 0, 10, ["gid"])
+            if answer["total"] != str(expected):
+                h.die(f"haul.tellMatching({filter_}) on {node.name}: {answer['total']} matches, not {expected}")
+            times.append(elapsed * 1000)
+        return statistics.median(times[1:])
+    one = f"/q{queued // 2000}-500.bin"   # a download in the middle of the queue
+    return {"filter_one_ms": timed({"text": one}, 1), "filter_all_ms": timed({"text": ".bin", "state": "paused"}, queued)}
 
 
 def idle(h, cfg, nodes: list[Node], pids: dict[str, int]) -> dict:
@@ -580,6 +595,8 @@ def fleet_rows(fleet: dict, single: dict) -> list[tuple[str, str, str, str]]:
         ("tellWaiting(0, 1000), every key, median (p95), ms", *both(lambda f: reads(f, "tell_waiting_ms", p95=True)),
          "<= 30 from any node"),
         ("tellWaiting of the last 1,000, median, ms", *both(lambda f: reads(f, "tell_waiting_last_ms")), ""),
+        ("haul.tellMatching over the queue: one name, median, ms", *both(lambda f: reads(f, "filter_one_ms")), "<= 50"),
+        ("haul.tellMatching over the queue: all of it counted, median, ms", *both(lambda f: reads(f, "filter_all_ms")), "<= 50"),
         ("downloads claimed and ended per second, -j {jobs} per node".format(jobs=(fleet or single)["claims"]["jobs"]),
          *both(lambda f: f"{f['ended_per_s']:.0f} ({f['claims']['ended_in_window']:,} in {f['claims']['window_s']:.1f} s)"),
          ">= 2,000 across the fleet"),

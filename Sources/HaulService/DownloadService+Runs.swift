@@ -75,9 +75,7 @@ extension DownloadService {
             switch change {
             case .save(let row): state.search.set(row.id, status: row.status, urls: row.urls, file: row.file, fileName: row.options.fileName)
             case .status(let id, let status): state.search.setStatus(id, status)
-            case .delete(let id):
-                state.search.remove(id)
-                state.unindexedResults.remove(id)
+            case .delete(let id): state.search.remove(id)
             }
         }
         hub.enqueue(plan.events)

@@ -116,11 +116,9 @@ public final class DownloadService: Sendable {
     /// The service's mutable state, under one lock.
     struct State {
         var queue: ServiceQueue
-        /// What a filter searches: every download in memory, and the results left to the store
-        /// since the service started (see ``SearchIndex``).
+        /// What a filter searches: every download of the list, the results only in the store
+        /// among them (see ``SearchIndex``).
         var search = SearchIndex()
-        /// The results the store held at start (not in ``search``), until forgotten.
-        var unindexedResults: Set<DownloadID> = []
         /// The engine's current download of each download with a run.
         var runs: [DownloadID: ActiveRun] = [:]
         var closed = false
@@ -175,8 +173,11 @@ public final class DownloadService: Sendable {
         let queue = ServiceQueue(restoring: rows.map(\.entry), stored: stored, maximumActive: maximum,
                                  residentResults: configuration.residentResults)
         var search = SearchIndex()
-        for row in rows { search.set(row.id, status: row.status, urls: row.urls, file: row.file, fileName: row.options.fileName) }
-        state = ConditionLock(State(queue: queue, search: search, unindexedResults: Set(stored.map(\.id))))
+        // The results left to the store are read once, for the index only.
+        for row in rows + (stored.isEmpty ? [] : try store.resultRows()) {
+            search.set(row.id, status: row.status, urls: row.urls, file: row.file, fileName: row.options.fileName)
+        }
+        state = ConditionLock(State(queue: queue, search: search))
         _ = try? perform { queue in ((), queue.takeRestoredChanges() + queue.fillSlots()) }
     }
 

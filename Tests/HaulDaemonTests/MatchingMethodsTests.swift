@@ -32,6 +32,9 @@ import HaulJSON
             #expect(Self.gids(one) == [gids[11]])
             #expect(RPC.result(rpc, "haul.tellMatching", [["state": "active"], 0, 10]).object?["total"] == "0")
             #expect(RPC.result(rpc, "haul.tellMatching", [[:], 50, 10]).object?["total"] == "12", "past the end: the count, no rows")
+            let far = RPC.result(rpc, "haul.tellMatching", [[:], 9_223_372_036_854_775_807, 9_223_372_036_854_775_807])
+            #expect(far.object?["total"] == "12" && Self.gids(far).isEmpty, "the largest offset and count overflow nothing")
+            #expect(Self.gids(RPC.result(rpc, "haul.tellMatching", [[:], 11, 9_223_372_036_854_775_807])) == [gids[11]])
         }
     }
 
@@ -44,6 +47,8 @@ import HaulJSON
             #expect(RPC.error(rpc, "haul.tellMatching", [[:], -1, 1])?.contains("offset") == true)
             #expect(RPC.error(rpc, "haul.tellMatching", [[:], 0, -1])?.contains("num") == true)
             #expect(RPC.error(rpc, "haul.tellMatching", ["m-"]) != nil, "the filter is an object")
+            #expect(RPC.error(rpc, "haul.tellMatching", [["gids": []], 0, 1]) != nil, "a selection is not a filter")
+            #expect(RPC.error(rpc, "haul.tellMatching", [["text": "a\u{0}b"], 0, 1])?.contains("NUL") == true)
             #expect(RPC.error(rpc, "haul.changeMatching", ["stop", ["text": "m"]])?.contains("not one of pause") == true)
             #expect(RPC.error(rpc, "haul.changeMatching", ["pause", ["gids": ["xyz"]]])?.contains("Invalid GID") == true)
             #expect(RPC.error(rpc, "haul.changeMatching", ["pause", ["gids": [], "text": "a"]]) != nil, "gids alone")

@@ -96,14 +96,14 @@ import Testing
             for index in 0..<5 {
                 queued.append(try service.add(ServiceRequest(urls: ["http://127.0.0.1:9/Kept-\(index).ISO"], paused: true)))
             }
-            #expect(try service.matches(DownloadFilter(text: "kept-")).map(\.id) == queued)
-            #expect(try service.matches(DownloadFilter(text: ".iso", statuses: [.paused])).map(\.id) == queued)
-            #expect(try service.matches(DownloadFilter(text: "gone-", statuses: [.error])).map(\.id) == failed,
+            #expect(service.matches(DownloadFilter(text: "kept-")).map(\.id) == queued)
+            #expect(service.matches(DownloadFilter(text: ".iso", statuses: [.paused])).map(\.id) == queued)
+            #expect(service.matches(DownloadFilter(text: "gone-", statuses: [.error])).map(\.id) == failed,
                     "results oldest first, the stored ones among them")
-            #expect(try service.matches(DownloadFilter(text: "gone-4")).map(\.status) == [.error])
-            #expect(try service.matches(DownloadFilter(text: "gone-", statuses: [.complete])).isEmpty)
-            #expect(try service.matches(DownloadFilter()).map(\.id) == queued + failed, "the queue, then the results")
-            let page = try service.matchingDownloads(DownloadFilter(text: "GONE")) { size in 2..<min(size, 5) }
+            #expect(service.matches(DownloadFilter(text: "gone-4")).map(\.status) == [.error])
+            #expect(service.matches(DownloadFilter(text: "gone-", statuses: [.complete])).isEmpty)
+            #expect(service.matches(DownloadFilter()).map(\.id) == queued + failed, "the queue, then the results")
+            let page = service.matchingDownloads(DownloadFilter(text: "GONE")) { size in 2..<min(size, 5) }
             #expect(page.total == 8)
             #expect(page.downloads.map(\.id) == Array(failed[2..<5]), "a page reads stored results too")
             try service.forgetResult(failed[0])
@@ -112,9 +112,9 @@ import Testing
             // Started again: the five older results are only in the store, and found there.
             let again = try DownloadService(configuration: configuration)
             defer { again.shutDown() }
-            #expect(try again.matches(DownloadFilter(text: "gone-", statuses: [.error])).map(\.id) == failed)
-            #expect(try again.matches(DownloadFilter()).map(\.id) == queued + failed)
-            #expect(try again.matchingDownloads(DownloadFilter(text: "gone-")) { _ in 0..<2 }.downloads.map(\.id) == Array(failed[0..<2]))
+            #expect(again.matches(DownloadFilter(text: "gone-", statuses: [.error])).map(\.id) == failed)
+            #expect(again.matches(DownloadFilter()).map(\.id) == queued + failed)
+            #expect(again.matchingDownloads(DownloadFilter(text: "gone-")) { _ in 0..<2 }.downloads.map(\.id) == Array(failed[0..<2]))
         }
     }
 }

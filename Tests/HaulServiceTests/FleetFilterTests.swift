@@ -18,7 +18,11 @@ struct FleetFilterTests {
                 let url = "http://127.0.0.1:9/Part-\(index).ISO?x=%25"
                 ids.append(try nodes[index % 2].add(ServiceRequest(urls: [url], paused: true)))
             }
-            let other = try nodes[0].add(ServiceRequest(urls: ["http://127.0.0.1:9/other.bin"], paused: true))
+            let other = try nodes[0].add(ServiceRequest(urls: ["http://127.0.0.1:9/%C3%89T%C3%89/ÉTÉ.bin"], paused: true))
+            // Only ASCII letters fold, in PostgreSQL as in one service's index.
+            #expect(try nodes[1].matches(DownloadFilter(text: "ÉTÉ")).map(\.id) == [other])
+            #expect(try nodes[1].matches(DownloadFilter(text: "été")).isEmpty)
+            #expect(try nodes[1].matches(DownloadFilter(text: "%c3%89t")).map(\.id) == [other])
             #expect(try nodes[1].matches(DownloadFilter(text: "part-")).map(\.id) == ids, "the queue in order, from the other node")
             #expect(try nodes[0].matches(DownloadFilter(text: ".iso?x=%25", statuses: [.paused])).count == 6)
             #expect(try nodes[0].matches(DownloadFilter(text: "part-", statuses: [.waiting])).isEmpty)

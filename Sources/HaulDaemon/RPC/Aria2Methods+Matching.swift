@@ -8,18 +8,24 @@ extension Aria2Methods {
     static let longestFilterText = 1_024
     /// The most GIDs one `haul.changeMatching` takes.
     static let mostSelectedGIDs = 100_000
+    /// The most downloads one `haul.tellMatching` answers with.
+    static let mostListed = 1_000
 
     /// `haul.tellMatching([secret,] filter, offset, num[, keys])`: `{"total", "downloads"}`, the
-    /// downloads in the list's order (active, the queue, the results).
+    /// downloads in the list's order (active, the queue, the results), at most ``mostListed``.
     static func tellMatching(_ call: inout Aria2Call) throws(RPCFault) -> JSONValue {
-        let filter = try Self.filter(try call.parameter(0, required: true, \.object)!)
-        let offset = try call.integer(1), count = try call.integer(2)
+        let object = try call.parameter(0, required: true, \.object)!
+        guard !object.contains("gids"), !object.contains("except") else {
+            throw RPCFault.failure("haul.tellMatching takes a filter: text and state.")
+        }
+        let filter = try Self.filter(object)
+        let offset = try call.integer(1), count = min(try call.integer(2), mostListed)
         guard offset >= 0 else { throw RPCFault.failure("The parameter offset must be zero or positive integer.") }
         guard count >= 0 else { throw RPCFault.failure("The parameter num must be zero or positive integer.") }
         let keys = try call.keys(3)
         let service = call.service
         let (total, downloads) = try call.read { () throws(ServiceError) in
-            try service.matchingDownloads(filter) { size in min(offset, size)..<min(size, offset + min(count, size)) }
+            try service.matchingDownloads(filter) { size in offset >= size ? size..<size : offset..<(offset + min(count, size - offset)) }
         }
         return ["total": .string(String(total)), "downloads": .array(downloads.map { Aria2Status.json($0, keys: keys) })]
     }
@@ -74,13 +80,15 @@ extension Aria2Methods {
     }
 
     /// The order to change them in. Each moved to the top goes to the front: the last first.
-    /// Pausing starts no other: the waiting ones first, so that the slots the active ones free
-    /// start none of them; the active ones, each put at the front, the last first.
+    /// Pausing and removing start no other: the queued ones first, so that the slots the active
+    /// ones free start none of them; paused, the active ones go to the front, the last first.
     static func order(_ matches: [DownloadMatch], for action: BulkAction) -> [DownloadMatch] {
         switch action {
         case .moveToTop: return matches.reversed()
         case .pause: return matches.filter { $0.status != .active } + matches.filter { $0.status == .active }.reversed()
-        case .unpause, .remove: return matches
+        // Removing an active one frees a slot: the queued ones go first, so that none starts.
+        case .remove: return matches.filter { $0.status != .active } + matches.filter { $0.status == .active }
+        case .unpause: return matches
         }
     }
 

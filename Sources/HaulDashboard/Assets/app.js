@@ -34,6 +34,7 @@ const page = {
   again: false,
   lastRefresh: 0,
   lastSample: 0,
+  lastAgain: 0,
   pendingRemovals: new Set(),
   downloads: new Map(),
   // Whether the daemon has haul's extensions (the filter, and bulk changes by filter).
@@ -227,7 +228,9 @@ async function refresh() {
   const rowCalls = filtered
     ? [['haul.tellMatching', [{ text: page.filter.text, state: page.filter.state }, first, count, LIST_KEYS]]]
     : windowCalls(first, count);
-  const calls = [['aria2.getGlobalStat'], ['haul.getNodes'], ['aria2.getGlobalOption'], ...rowCalls];
+  const removing = [...page.pendingRemovals].slice(0, 20);
+  const calls = [['aria2.getGlobalStat'], ['haul.getNodes'], ['aria2.getGlobalOption'], ...rowCalls,
+    ...removing.map((gid) => ['aria2.tellStatus', [gid, ['gid', 'status']]])];
   const detailGid = details.gid;
   if (detailGid) calls.push(['aria2.tellStatus', [detailGid]]);
   const answers = await client.multicall(calls);
@@ -236,7 +239,8 @@ async function refresh() {
   const results = answers.map((answer) => answer.result);
   const [stat, nodes, options] = results;
   const rows = results.slice(3, 3 + rowCalls.length);
-  const full = detailGid ? results[3 + rowCalls.length] : undefined;
+  const removals = answers.slice(3 + rowCalls.length, 3 + rowCalls.length + removing.length);
+  const full = detailGid ? results[3 + rowCalls.length + removing.length] : undefined;
   if (stat) showGlobal(stat);
   showNodes(nodes || []);
   if (options) showLimitState(options);
@@ -244,6 +248,7 @@ async function refresh() {
   if (stat) page.counts = { active: Number(stat.numActive) || 0, waiting: Number(stat.numWaiting) || 0, stopped: Number(stat.numStopped) || 0 };
   const shown = filtered ? matchedRows(rows[0]) : wholeListRows(rowCalls, rows, first, count);
   showRows(first, shown, before);
+  finishRemovals(removing, removals);
   showDetails(detailGid, full);
 }
 
@@ -275,10 +280,12 @@ function showRows(first, { total, downloads }, before) {
   $('empty').hidden = total > 0;
   $('empty').textContent = filtering() ? 'No download matches.' : 'No downloads yet: add a URL above.';
   $('purge').disabled = page.counts.stopped === 0;
-  finishRemovals(downloads);
   const moved = ['active', 'waiting', 'stopped'].some((key) => before[key] !== page.counts[key]);
-  // Rows asked for with the counts before a change may sit a place off: ask again.
-  if (moved && !filtering()) page.again = true;
+  // Rows asked for with the counts before a change may sit a place off: ask again (once a poll).
+  if (moved && !filtering() && Date.now() - page.lastAgain >= POLL_MS) {
+    page.lastAgain = Date.now();
+    page.again = true;
+  }
 }
 
 function showDetails(detailGid, full) {
@@ -336,19 +343,20 @@ function showNodes(nodes) {
   items.slice(lines.length).forEach((item) => item.remove());
 }
 
-/** A download removed while running stays as a result; take that away too. */
-function finishRemovals(downloads) {
-  if (page.pendingRemovals.size === 0) return;
+/**
+ * A download removed while running stays as a result; take that away too once it has stopped
+ * (each poll asks for the status of those, wherever they are in the list).
+ */
+function finishRemovals(gids, answers) {
   const calls = [];
-  for (const download of downloads) {
-    if (page.pendingRemovals.has(download.gid) && abilities(download).stopped) {
-      page.pendingRemovals.delete(download.gid);
-      calls.push(['aria2.removeDownloadResult', [download.gid]]);
+  gids.forEach((gid, index) => {
+    const answer = answers[index];
+    if (!answer || answer.error) page.pendingRemovals.delete(gid);   // gone already
+    else if (abilities(downloadFrom(answer.result)).stopped) {
+      page.pendingRemovals.delete(gid);
+      calls.push(['aria2.removeDownloadResult', [gid]]);
     }
-  }
-  for (const gid of page.pendingRemovals) {
-    if (!page.downloads.has(gid)) page.pendingRemovals.delete(gid);
-  }
+  });
   if (calls.length > 0) client.multicall(calls).then(refreshSoon, () => {});
 }
 

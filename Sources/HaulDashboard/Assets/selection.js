@@ -65,9 +65,15 @@ export class Selection {
     const gids = [...this.gids];
     if (extensions) return counts(await client.call('haul.changeMatching', [action, { gids }]));
     // Moved to the top one by one, the last first, they keep their order there.
-    const ordered = action === 'moveToTop' ? gids.reverse() : gids;
-    const answers = await client.multicall(ordered.flatMap(ARIA2_CALLS[action]));
-    const changed = answers.filter((answer) => !answer.error).length;
+    const ordered = action === 'moveToTop' ? [...gids].reverse() : gids;
+    const perGid = ordered.map((gid) => ARIA2_CALLS[action](gid));
+    const answers = await client.multicall(perGid.flat());
+    // A download changed when any of its calls did (a removal is one of two).
+    let next = 0, changed = 0;
+    for (const calls of perGid) {
+      if (answers.slice(next, next + calls.length).some((answer) => !answer.error)) changed += 1;
+      next += calls.length;
+    }
     return { changed, unchanged: gids.length - changed };
   }
 }

@@ -56,6 +56,7 @@ struct SearchIndex {
     /// The downloads that match, in no order (a needle with a NUL matches none).
     func matches(_ filter: DownloadFilter) -> [DownloadMatch] {
         let needle = filter.needle
+        guard !needle.contains(0) else { return [] }
         var found: [DownloadMatch] = []
         bytes.withUnsafeBufferPointer { buffer in
             needle.withUnsafeBufferPointer { needle in

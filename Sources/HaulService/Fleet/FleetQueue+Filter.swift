@@ -6,7 +6,7 @@ extension FleetQueue {
     /// PostgreSQL narrows the rows by folded text; each row it returns is checked with the filter
     /// itself (its `lower()` folds more than ASCII letters).
     func matching(_ filter: DownloadFilter) throws(ServiceError) -> [DownloadMatch] {
-        let text = filter.textCondition({ "strpos(\($0), \($1))" }, placeholder: { "$\($0)" })
+        let text = filter.textCondition
         let order = "ORDER BY CASE WHEN status = 'active' THEN 0 WHEN status IN \(Self.queueStatuses) THEN 1 ELSE 2 END, position, gid"
         guard !text.sql.isEmpty else {
             let sql = "SELECT gid, status FROM haul_downloads WHERE status IN \(filter.statusList) \(order)"

@@ -96,12 +96,9 @@ final class PostgresStore: StateStore {
         try takeLock()
     }
 
-    func matchingResults(_ filter: DownloadFilter) throws(ServiceError) -> [DownloadID: ServiceDownload.Status] {
-        guard let statuses = filter.resultStatusList else { return [:] }
+    func resultRows() throws(ServiceError) -> [StoreRow] {
         try reconnectIfLost()
-        let text = filter.textCondition({ "strpos(\($0), \($1))" }, placeholder: { "$\($0)" })
-        let rows = try select("WHERE status IN \(statuses)\(text.sql)", text.parameters).filter(filter.matches)
-        return Dictionary(rows.map { ($0.id, $0.status) }, uniquingKeysWith: { first, _ in first })
+        return try select("WHERE status IN \(Self.resultStatuses)")
     }
 
     private func select(_ clause: String, _ parameters: [String?] = []) throws(ServiceError) -> [StoreRow] {

@@ -9,8 +9,8 @@ final class MemoryStore: StateStore {
         [:]
     }
 
-    func matchingResults(_ filter: DownloadFilter) -> [DownloadID: ServiceDownload.Status] {
-        [:]
+    func resultRows() -> [StoreRow] {
+        []
     }
 
     func apply(_ changes: [StoreChange]) {}

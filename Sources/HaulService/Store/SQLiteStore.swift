@@ -115,18 +115,8 @@ final class SQLiteStore: StateStore {
         return found
     }
 
-    func matchingResults(_ filter: DownloadFilter) throws(ServiceError) -> [DownloadID: ServiceDownload.Status] {
-        guard let statuses = filter.resultStatusList else { return [:] }
-        // SQLite's lower() folds ASCII letters only, as the filter does.
-        let text = filter.textCondition({ "instr(\($0), \($1))" }, placeholder: { "?\($0)" })
-        let select = try database.prepare("SELECT \(Self.columns) FROM downloads WHERE status IN \(statuses)\(text.sql)")
-        defer { select.finalize() }
-        for (index, value) in text.parameters.enumerated() { select.bind(Int32(index + 1), value) }
-        var found: [DownloadID: ServiceDownload.Status] = [:]
-        while try select.step() {
-            if let row = Self.row(select), filter.matches(row) { found[row.id] = row.status }
-        }
-        return found
+    func resultRows() throws(ServiceError) -> [StoreRow] {
+        try select("WHERE status IN \(Self.resultStatuses)")
     }
 
     /// How SQLite plans each query the store runs, one line per step (for the test that holds

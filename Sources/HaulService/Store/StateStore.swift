@@ -18,10 +18,11 @@ protocol StateStore: AnyObject {
     /// - Throws: `store` when reading fails.
     func rows(_ ids: [DownloadID]) throws(ServiceError) -> [DownloadID: StoreRow]
 
-    /// The results (complete, error, removed) that match `filter`, with their statuses.
+    /// Every result's row (complete, error, removed), in no order: what the filter's index
+    /// holds of the results a service leaves to the store.
     ///
     /// - Throws: `store` when reading fails.
-    func matchingResults(_ filter: DownloadFilter) throws(ServiceError) -> [DownloadID: ServiceDownload.Status]
+    func resultRows() throws(ServiceError) -> [StoreRow]
 
     /// Applies changes in one transaction: all of them are durable once this returns, or none.
     ///
