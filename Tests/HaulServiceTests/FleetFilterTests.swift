@@ -23,6 +23,15 @@ struct FleetFilterTests {
             #expect(try nodes[1].matches(DownloadFilter(text: "ÉTÉ")).map(\.id) == [other])
             #expect(try nodes[1].matches(DownloadFilter(text: "été")).isEmpty)
             #expect(try nodes[1].matches(DownloadFilter(text: "%c3%89t")).map(\.id) == [other])
+            // The out name is found as given, its stored escapes undone.
+            var options = ServiceDownloadOptions()
+            options.fileName = "Half 50%.BIN"
+            let named = try nodes[0].add(ServiceRequest(urls: ["http://127.0.0.1:9/x"], options: options, paused: true))
+            #expect(try nodes[1].matches(DownloadFilter(text: "half 50%.bin")).map(\.id) == [named])
+            #expect(try nodes[1].matches(DownloadFilter(text: "50%25")).isEmpty)
+            let connection = try PostgresConnection(database)
+            defer { connection.close() }
+            try connection.run("DELETE FROM haul_downloads WHERE gid = $1", [PostgresLayout.key(named)])
             #expect(try nodes[1].matches(DownloadFilter(text: "part-")).map(\.id) == ids, "the queue in order, from the other node")
             #expect(try nodes[0].matches(DownloadFilter(text: ".iso?x=%25", statuses: [.paused])).count == 6)
             #expect(try nodes[0].matches(DownloadFilter(text: "part-", statuses: [.waiting])).isEmpty)
@@ -31,6 +40,25 @@ struct FleetFilterTests {
             #expect(page.total == 6)
             #expect(page.downloads.map(\.id) == Array(ids[4...]))
             #expect(page.downloads.allSatisfy { $0.status == .paused })
+        }
+    }
+
+    @Test func aDatabaseOfTheFirstLayoutGetsTheSearchColumn() async throws {
+        let database = try PostgresSettings(try #require(PostgresCluster.shared).makeDatabase())
+        try await withTemporaryDirectory { (dir) async throws in
+            do {
+                let node = try FleetNodeTests.node("a", database, dir, active: 1)
+                _ = try node.add(ServiceRequest(urls: ["http://127.0.0.1:9/Old.bin"], paused: true))
+                node.stop()
+            }
+            let connection = try PostgresConnection(database)
+            defer { connection.close() }
+            try connection.run("ALTER TABLE haul_downloads DROP COLUMN search")
+            try connection.run("UPDATE haul_schema SET version = 1")
+            let node = try FleetNodeTests.node("a", database, dir, active: 1)
+            defer { node.stop() }
+            #expect(try node.matches(DownloadFilter(text: "old.BIN")).count == 1)
+            #expect(try connection.value("SELECT max(version) FROM haul_schema") == "2")
         }
     }
 }

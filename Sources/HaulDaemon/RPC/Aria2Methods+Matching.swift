@@ -38,7 +38,9 @@ extension Aria2Methods {
         var filter = DownloadFilter()
         if let text = object["text"] {
             guard let text = text.string else { throw RPCFault.failure("The filter's text is not a string.") }
-            guard !text.utf8.contains(0) else { throw RPCFault.failure("The filter's text holds a NUL.") }
+            guard !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+                throw RPCFault.failure("The filter's text holds a control character.")
+            }
             guard text.utf8.count <= longestFilterText else {
                 throw RPCFault.failure("The filter's text is longer than \(longestFilterText) bytes.")
             }

@@ -44,12 +44,7 @@ extension FleetNode {
 
     package func matchingDownloads(_ filter: DownloadFilter, _ pick: (Int) -> Range<Int>)
         throws(ServiceError) -> (total: Int, downloads: [ServiceDownload]) {
-        let (total, rows) = try withCaller { (queue) throws(ServiceError) -> (Int, [FleetRow]) in
-            let ids = try queue.matching(filter).map(\.id)
-            let chosen = Array(ids[pick(ids.count).clamped(to: 0..<ids.count)])
-            let found = try queue.rows(chosen)
-            return (ids.count, chosen.compactMap { found[$0] })
-        }
+        let (total, rows) = try withCaller { (queue) throws(ServiceError) in try queue.matchingPage(filter, pick) }
         return (total, rows.map(live))
     }
 

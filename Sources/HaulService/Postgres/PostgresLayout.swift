@@ -8,8 +8,8 @@
 /// `haul_nodes` has a line per node: when it last renewed its claims, how many it runs and how
 /// fast. `haul_places` is the sequence of places at the back of the queue.
 enum PostgresLayout {
-    /// The layout this code reads and writes (`haul_schema.version`).
-    static let version = 1
+    /// The layout this code reads and writes (`haul_schema.version`): 2 added `search`.
+    static let version = 2
     /// The key of the transaction lock that makes two nodes starting at once create it once.
     static let creationLock = "1751217517"
 
@@ -25,6 +25,7 @@ enum PostgresLayout {
                 throw ServiceError(.store, "the PostgreSQL state at \(connection.place) has layout \(found), "
                                    + "newer than this haul's \(version)")
             }
+            if found == 1 { return try addSearch(connection) }
             guard found == 0 else { return }
             try connection.run("""
                 CREATE TABLE haul_downloads (
@@ -62,7 +63,23 @@ enum PostgresLayout {
                 )
                 """)
             try connection.run("INSERT INTO haul_schema (version) VALUES ($1)", [String(version)])
+            try addSearch(connection)
         }
+    }
+
+    /// Adds `search`, what a filter searches (layout 2): the file's path, the `out` name (its
+    /// escapes undone) and the URLs, a line each, ASCII letters (and only those) in lower case, as
+    /// a ``DownloadFilter`` folds them. PostgreSQL keeps it (a generated column).
+    private static func addSearch(_ connection: PostgresConnection) throws(ServiceError) {
+        try connection.run(#"""
+            ALTER TABLE haul_downloads ADD COLUMN search TEXT GENERATED ALWAYS AS (translate(
+                coalesce(file, '') || E'\n'
+                || coalesce(replace(replace(replace(substring(options from '(?:^|\n)out ([^\n]*)'),
+                                                    '%0A', E'\n'), '%0D', E'\r'), '%25', '%'), '')
+                || E'\n' || urls,
+                'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')) STORED
+            """#)
+        try connection.run("UPDATE haul_schema SET version = $1", [String(version)])
     }
 }
 
