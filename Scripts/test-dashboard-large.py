@@ -136,7 +136,7 @@ class Run:
         self.browser.wait(lambda: self.browser.js("return document.querySelector('#rows [role=row]') !== null"), "a row")
         self.browser.js("const list = document.getElementById('downloads');"
                         "const row = document.querySelector('#rows [role=row]');"
-                        "list.scrollTop = arguments[0] * row.offsetHeight;", index)
+                        "list.scrollTop = arguments[0] * row.getBoundingClientRect().height;", index)
 
     def poll_until(self, condition, what, timeout):
         """Polls every 10 ms; returns the seconds it took, or raises after `timeout`."""

@@ -116,10 +116,11 @@ export class DownloadList {
     viewport.addEventListener('scroll', () => handlers.onScroll());
   }
 
-  /** The height of one row in pixels (every row has the same; measured once one is drawn). */
+  /** The height of one row in pixels, unrounded (every row has the same; measured once one is drawn). */
   height() {
     const any = this.rows.values().next().value;
-    if (any && any.element.offsetHeight > 0) this.rowHeight = any.element.offsetHeight;
+    const measured = any ? any.element.getBoundingClientRect().height : 0;
+    if (measured > 0) this.rowHeight = measured;
     return this.rowHeight || 56;
   }
 
@@ -144,6 +145,9 @@ export class DownloadList {
   /** Shows `downloads` as the rows from `first`, in a list of `total`. */
   render(first, downloads, total) {
     const focused = document.activeElement;
+    // Measured before the rows change: a layout with rows gone and the padding not yet grown
+    // would make the browser pull the scroll back.
+    const height = this.height();
     this.total = total;
     this.first = first;
     const seen = new Set();
@@ -167,7 +171,7 @@ export class DownloadList {
         this.rows.delete(gid);
       }
     }
-    this.pad(first, downloads.length, total);
+    this.pad(first, downloads.length, total, height);
     setAttribute(this.viewport, 'aria-rowcount', total + 1);
     this.markCurrent();
     // Moving a row takes the focus from its button; give it back so the keyboard stays put.
@@ -175,8 +179,7 @@ export class DownloadList {
   }
 
   /** The space of the rows not in the page, above and below. */
-  pad(first, count, total) {
-    const height = this.height();
+  pad(first, count, total, height) {
     const above = `${first * height}px`, below = `${Math.max(0, total - first - count) * height}px`;
     if (this.body.style.paddingTop !== above) this.body.style.paddingTop = above;
     if (this.body.style.paddingBottom !== below) this.body.style.paddingBottom = below;
