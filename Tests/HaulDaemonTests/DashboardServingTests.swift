@@ -105,7 +105,8 @@ struct DashboardSegmentsTests {
             let gid = try #require(try JSONParser().parse(Array(add.body.utf8)).object?["result"]?.string)
             let status = #"{"jsonrpc":"2.0","id":2,"method":"aria2.tellStatus","params":["token:sekret","\#(gid)"]}"#
             var segments: [JSONValue] = []
-            let deadline = ContinuousClock.now + .seconds(20)
+            // Long enough for a loaded machine to start all four (a CI run once saw none in 20 s).
+            let deadline = ContinuousClock.now + .seconds(60)
             while ContinuousClock.now < deadline {
                 let reply = try JSONParser().parse(Array(try DaemonServerTests.post(daemon, status).body.utf8))
                 let found = reply.object?["result"]?.object?["segments"]?.array ?? []
