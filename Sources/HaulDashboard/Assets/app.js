@@ -257,7 +257,7 @@ function matchedRows(answer) {
   return { total: Number(answer && answer.total) || 0, downloads: ((answer && answer.downloads) || []).map(downloadFrom) };
 }
 
-/** The rows of the whole list from the window's answers, placed with the counts they were asked with. */
+/** The rows of the whole list from the window's answers, in order, and the list's length as counted now. */
 function wholeListRows(rowCalls, rows, first, count) {
   const { active, waiting, stopped } = page.counts;
   const downloads = [];
@@ -275,7 +275,7 @@ function showRows(first, { total, downloads }, before) {
   list.render(first, downloads, total);
   // When the first rows showed, for the browser test (a User Timing mark, once).
   if (downloads.length > 0 && performance.getEntriesByName('haul-first-rows').length === 0) performance.mark('haul-first-rows');
-  showStatus(first, total);
+  showStatus();
   showSelection();
   $('empty').hidden = total > 0;
   $('empty').textContent = filtering() ? 'No download matches.' : 'No downloads yet: add a URL above.';
@@ -297,7 +297,7 @@ function showDetails(detailGid, full) {
 }
 
 /** "Showing A–B of N" for each section of the list (or for the filter's matches). */
-function showStatus(first, total) {
+function showStatus() {
   const { first: from, last } = list.visible();
   const number = (n) => n.toLocaleString('en-US');
   const line = (start, size, words) => {
@@ -309,7 +309,7 @@ function showStatus(first, total) {
   let parts;
   if (filtering()) {
     const words = $('state-filter').selectedOptions[0].textContent.toLowerCase();
-    parts = [line(0, total, page.filter.state === 'all' ? 'matching' : `${words} matching`)];
+    parts = [line(0, list.total, page.filter.state === 'all' ? 'matching' : `${words} matching`)];
   } else {
     const { active, waiting, stopped } = page.counts;
     parts = [line(0, active, 'active'), line(active, waiting, 'waiting or paused'), line(active + waiting, stopped, 'finished, failed or removed')];
@@ -548,7 +548,7 @@ async function purge() {
 /** The rows in view changed: ask for them when the page does not hold them. */
 function scrolled() {
   const { first, last } = list.visible();
-  showStatus(list.first, list.total);
+  showStatus();
   const held = list.first <= first && last <= list.first + list.size;
   if (!held) refreshSoon();
 }

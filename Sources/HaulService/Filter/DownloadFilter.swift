@@ -37,45 +37,6 @@ public struct DownloadFilter: Sendable, Equatable {
         statuses.map { $0.contains(status) } ?? true
     }
 
-    /// Whether a download with these fields matches: its status is wanted and `needle` (from
-    /// ``needle``) is in its file's path, its `out` name or one of its URLs.
-    func matches(status: ServiceDownload.Status, urls: [String], file: String?, fileName: String?, needle: [UInt8]) -> Bool {
-        guard wants(status) else { return false }
-        guard !needle.isEmpty else { return true }
-        if let file, Self.contains(file, needle) { return true }
-        if let fileName, Self.contains(fileName, needle) { return true }
-        return urls.contains { Self.contains($0, needle) }
-    }
-
-    /// Whether `needle` (folded) occurs in `haystack`, ASCII letters folded.
-    static func contains(_ haystack: String, _ needle: [UInt8]) -> Bool {
-        var haystack = haystack
-        return haystack.withUTF8 { bytes in contains(bytes, needle) }
-    }
-
-    /// Whether `needle` (folded) occurs in `bytes`, ASCII letters folded.
-    static func contains(_ bytes: UnsafeBufferPointer<UInt8>, _ needle: [UInt8]) -> Bool {
-        guard needle.count <= bytes.count else { return false }
-        guard let first = needle.first else { return true }
-        return needle.withUnsafeBufferPointer { needle in
-            var start = 0
-            while start + needle.count <= bytes.count {
-                if fold(bytes[start]) == first, matchesAt(bytes, start, needle) { return true }
-                start += 1
-            }
-            return false
-        }
-    }
-
-    private static func matchesAt(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ needle: UnsafeBufferPointer<UInt8>) -> Bool {
-        var index = 1
-        while index < needle.count {
-            if fold(bytes[start + index]) != needle[index] { return false }
-            index += 1
-        }
-        return true
-    }
-
     /// `bytes` with ASCII letters folded to lower case.
     static func folded<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> [UInt8] { bytes.map(fold) }
 
